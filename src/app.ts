@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import { accessHook } from './http/auth.js';
+import { registerErrorHandling } from './http/errors.js';
+import { registerMetrics } from './http/metrics.js';
+import { copilotRoutes } from './http/routes/copilots.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { systemRoutes } from './http/routes/system.js';
+import { ApiKey, Copilot, ErrorBody } from './http/schemas.js';
+import type { Storage } from './storage/database.js';
+
+export interface AppDeps {
+  storage: Storage;
+  /** Logger options for Fastify; tests pass false. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function schemaValidators() {
+  const options = { allErrors: false, strict: false, useDefaults: true } as const;
+  // Bodies are JSON: no type coercion, unknown fields rejected by the schemas themselves.
+  const body = addFormats.default(new Ajv.default({ ...options, coerceTypes: false, removeAdditional: false }));
+  // Query strings and path parameters arrive as text: coerce "100" → 100, "true" → true.
+  const text = addFormats.default(new Ajv.default({ ...options, coerceTypes: 'array', removeAdditional: false }));
+  return { body, text };
+}
+
+/** Builds the application: every route registered here, explicitly; no listen. */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    requestIdHeader: false,
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false } },
+  });
+
+  const validators = schemaValidators();
+  for (const schema of [ErrorBody, Copilot, ApiKey]) {
+    validators.body.addSchema(schema);
+    validators.text.addSchema(schema);
+  }
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema),
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Copilot Management Service',
+        version: '0.1.0',
+        description: 'Copilots, the readiness of their API descriptions for LLM tool calling, and their knowledge bases.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer cms_…`' } },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.addSchema(ErrorBody);
+  app.addSchema(Copilot);
+  app.addSchema(ApiKey);
+
+  registerErrorHandling(app);
+  const metrics = registerMetrics(app);
+  const access = accessHook(deps.storage, config.allowAnonymousRead);
+  const routeDeps = { storage: deps.storage, access, config };
+
+  systemRoutes(app, { storage: deps.storage, metrics });
+  copilotRoutes(app, routeDeps);
+  keyRoutes(app, routeDeps);
+
+  return app;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+
+// Each command imports what it needs when it runs, so `validate` starts without
+// loading the HTTP framework or the database drivers.
+
+const program = new Command();
+program
+  .name('copilot-service')
+  .description('Copilot Management Service: serve the API, manage the database and API keys, validate API descriptions.')
+  .showHelpAfterError();
+
+async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
+  const { loadConfig } = await import('../config.js');
+  const { openStorage } = await import('../storage/database.js');
+  const { migrateToLatest } = await import('../storage/migrate.js');
+  const config = loadConfig();
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    await migrateToLatest(storage);
+    return await work(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+program
+  .command('serve', { isDefault: true })
+  .description('Run the HTTP service (configuration from the environment and .env)')
+  .action(async () => {
+    const { serve, reportStartupError } = await import('../server.js');
+    await serve().catch(reportStartupError);
+  });
+
+program
+  .command('migrate')
+  .description('Bring the database schema to the latest version and exit')
+  .action(async () => {
+    const { loadConfig } = await import('../config.js');
+    const { openStorage } = await import('../storage/database.js');
+    const { migrateToLatest } = await import('../storage/migrate.js');
+    const config = loadConfig();
+    const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    try {
+      const applied = await migrateToLatest(storage);
+      process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'The schema is up to date.\n');
+    } finally {
+      await storage.close();
+    }
+  });
+
+const keys = program.command('keys').description('Manage API keys');
+
+keys
+  .command('create')
+  .description('Create an API key and print it alone on stdout (it is shown only once)')
+  .requiredOption('--scopes <list>', 'comma-separated scopes: copilots:read, copilots:write, knowledgebase:read, knowledgebase:write, knowledgebase:delete, admin', list)
+  .option('--bots <ids>', 'comma-separated copilot ids the key is limited to', list)
+  .option('--name <label>', 'a label to recognise the key by', '')
+  .action(async (options: { scopes: string[]; bots?: string[]; name: string }) => {
+    const { createApiKey } = await import('../domain/auth/api-keys.js');
+    const created = await withStorage((storage) => createApiKey(storage, options));
+    process.stdout.write(`${created.key}\n`);
+  });
+
+keys
+  .command('list')
+  .description('List API keys (never their secrets)')
+  .option('--json', 'print JSON instead of a table')
+  .action(async (options: { json?: boolean }) => {
+    const { listApiKeys } = await import('../domain/auth/api-keys.js');
+    const all = await withStorage((storage) => listApiKeys(storage));
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      return;
+    }
+    const rows = all.map((k) => [k.id, k.revoked_at ? 'revoked' : 'active', k.scopes.join(','), k.bots ? k.bots.join(',') : '*', k.name, k.created_at]);
+    const header = ['ID', 'STATE', 'SCOPES', 'BOTS', 'NAME', 'CREATED'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    for (const row of [header, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  });
+
+keys
+  .command('revoke')
+  .description('Revoke an API key; it stops working at once')
+  .argument('<id>', 'the key id (from keys list)')
+  .action(async (id: string) => {
+    const { revokeApiKey } = await import('../domain/auth/api-keys.js');
+    await withStorage((storage) => revokeApiKey(storage, id));
+    process.stdout.write(`Revoked ${id}\n`);
+  });
+
+program
+  .command('validate')
+  .description('Validate an API description (file or http(s) URL) as the validator endpoint does')
+  .argument('<file-or-url>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
+  .option('--format <format>', 'json (the endpoint\'s answer) or text (a readable summary)', (value: string) => {
+    if (value !== 'json' && value !== 'text') throw new InvalidArgumentError('use json or text');
+    return value;
+  }, 'json')
+  .action(async (target: string, options: { format: 'json' | 'text' }) => {
+    const { runValidate } = await import('./validate.js');
+    const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
+    let fetchPolicy;
+    if (/^https?:\/\//i.test(target)) {
+      const { loadConfig } = await import('../config.js');
+      const config = loadConfig();
+      fetchPolicy = { timeoutMs: config.fetchTimeoutMs, maxBytes: config.maxDocumentBytes, maxRedirects: 5, allowNetworks: [...config.fetchAllowNetworks] };
+    }
+    process.exitCode = await runValidate(target, { format: options.format, fetchPolicy }, io);
+  });
+
+program.parseAsync(process.argv).catch(async (err: unknown) => {
+  const { AppError } = await import('../errors.js');
+  const { ConfigError } = await import('../config.js');
+  const message = err instanceof AppError || err instanceof ConfigError ? err.message : `Error: ${(err as Error).message ?? String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exitCode = err instanceof AppError ? 1 : 2;
+});

@@ -1,0 +1,108 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import dotenv from 'dotenv';
+import { parseAllowNetworks } from './net/guarded-fetch.js';
+
+/** Everything the service reads from its environment, validated once at start. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `postgres://…` selects PostgreSQL; otherwise the embedded SQLite file under dataDir. */
+  readonly databaseUrl: string | null;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly allowAnonymousRead: boolean;
+  readonly bodyLimitBytes: number;
+  readonly maxDocumentBytes: number;
+  readonly fetchTimeoutMs: number;
+  readonly fetchAllowNetworks: readonly string[];
+  readonly kbWorkers: number;
+  readonly kbPollIntervalMs: number;
+  readonly validationCacheBytes: number;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Reads `.env` in the working directory (if any) under the real environment:
+ * a variable set in the environment wins over the file.
+ */
+export function environmentWithDotenv(env: Env = process.env, cwd = process.cwd()): Env {
+  const file = path.join(cwd, '.env');
+  if (!existsSync(file)) return { ...env };
+  const fromFile = dotenv.parse(readFileSync(file));
+  return { ...fromFile, ...env };
+}
+
+/** Builds the frozen Config; every bad key is reported at once in one ConfigError. */
+export function loadConfig(env: Env = environmentWithDotenv()): Config {
+  const problems: string[] = [];
+  const get = (key: string): string | undefined => {
+    const value = env[key];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const int = (key: string, fallback: number, min: number, max: number): number => {
+    const raw = get(key);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${key} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const bool = (key: string, fallback: boolean): boolean => {
+    const raw = get(key);
+    if (raw === undefined) return fallback;
+    if (/^(true|1|yes|on)$/i.test(raw)) return true;
+    if (/^(false|0|no|off)$/i.test(raw)) return false;
+    problems.push(`${key} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+
+  const databaseUrl = get('DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite database)');
+  }
+
+  const logLevel = (get('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+
+  let fetchAllowNetworks: string[] = [];
+  try {
+    fetchAllowNetworks = parseAllowNetworks(get('FETCH_ALLOW_NETWORKS') ?? '');
+  } catch (err) {
+    problems.push(`FETCH_ALLOW_NETWORKS: ${(err as Error).message}`);
+  }
+
+  const MiB = 1024 * 1024;
+  const config: Config = {
+    port: int('PORT', 8080, 0, 65535),
+    host: get('HOST') ?? '0.0.0.0',
+    dataDir: path.resolve(get('DATA_DIR') ?? './data'),
+    databaseUrl,
+    logLevel: logLevel as Config['logLevel'],
+    allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
+    maxDocumentBytes: int('MAX_DOCUMENT_BYTES', 25 * MiB, 1024, 1024 * MiB),
+    fetchTimeoutMs: int('FETCH_TIMEOUT_MS', 10_000, 100, 600_000),
+    fetchAllowNetworks,
+    kbWorkers: int('KB_WORKERS', 2, 0, 64),
+    kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze({ ...config, fetchAllowNetworks: Object.freeze([...fetchAllowNetworks]) });
+}

@@ -1,0 +1,144 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AppError } from '../../errors.js';
+import * as keys from '../../storage/api-key.repository.js';
+import type { Storage } from '../../storage/database.js';
+import type { ApiKeyRow } from '../../storage/schema.js';
+import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+
+export const SCOPES = [
+  'copilots:read',
+  'copilots:write',
+  'knowledgebase:read',
+  'knowledgebase:write',
+  'knowledgebase:delete',
+  'admin',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: a key (with its scopes and bot limit) or nobody. */
+export type Principal =
+  | { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null }
+  | { kind: 'anonymous' };
+
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  bots: string[] | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** Wire format of a key: `cms_<16 id chars>_<32 secret chars>`. */
+const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
+export const BOOTSTRAP_KEY_ID = 'bootstrapAdmin00';
+export const BOOTSTRAP_KEY_FILE = 'bootstrap-admin-key';
+
+const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+function toInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    bots: row.bots === null ? null : (JSON.parse(row.bots) as string[]),
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+export function parseScopes(list: readonly string[]): Scope[] {
+  const unknown = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0 || list.length === 0) {
+    throw new AppError('invalid_request', `Scopes must be a non-empty list of: ${SCOPES.join(', ')}.`, { unknown });
+  }
+  return [...new Set(list)] as Scope[];
+}
+
+export async function createApiKey(
+  storage: Storage,
+  input: { scopes: readonly string[]; bots?: readonly string[] | null; name?: string },
+  fixedId?: string,
+): Promise<ApiKeyInfo & { key: string }> {
+  const scopes = parseScopes(input.scopes);
+  const id = fixedId ?? randomAlphanumeric(16);
+  const secret = randomAlphanumeric(32);
+  const bots = input.bots && input.bots.length > 0 ? [...new Set(input.bots.map((b) => b.toLowerCase()))] : null;
+  const row: ApiKeyRow = {
+    id,
+    name: input.name ?? '',
+    secret_hash: hashSecret(secret),
+    scopes: JSON.stringify(scopes),
+    bots: bots === null ? null : JSON.stringify(bots),
+    created_at: nowTimestamp(),
+    revoked_at: null,
+  };
+  await keys.insertApiKey(storage.db, row);
+  return { ...toInfo(row), key: `cms_${id}_${secret}` };
+}
+
+export async function listApiKeys(storage: Storage): Promise<ApiKeyInfo[]> {
+  return (await keys.listApiKeys(storage.readDb)).map(toInfo);
+}
+
+export async function revokeApiKey(storage: Storage, id: string): Promise<void> {
+  if (!(await keys.revokeApiKey(storage.db, id, nowTimestamp()))) {
+    throw new AppError('key_not_found', 'No API key has this id.', { id });
+  }
+}
+
+/**
+ * Resolves an `Authorization` header to a principal. Missing header → anonymous;
+ * malformed, unknown or revoked key → 401. Looked up on every request (no cache),
+ * so a revocation takes effect at once on every instance.
+ */
+export async function authenticate(storage: Storage, authorization: string | undefined): Promise<Principal> {
+  if (authorization === undefined || authorization === '') return { kind: 'anonymous' };
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+  const parts = match ? KEY_PATTERN.exec(match[1]!) : null;
+  if (!parts) throw new AppError('unauthorized', 'The Authorization header must be "Bearer <API key>" with a valid key.');
+  const row = await keys.findApiKey(storage.readDb, parts[1]!);
+  const presented = Buffer.from(hashSecret(parts[2]!), 'hex');
+  const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
+  const same = timingSafeEqual(presented, stored);
+  if (!row || !same || row.revoked_at !== null) {
+    throw new AppError('unauthorized', 'The API key is not valid or has been revoked.');
+  }
+  const info = toInfo(row);
+  return { kind: 'key', keyId: info.id, scopes: new Set(info.scopes), bots: info.bots };
+}
+
+/** 403 unless the principal holds `scope` (admin holds every scope) and, when given, may act on `botId`. */
+export function authorize(principal: Principal, scope: Scope, botId?: string): void {
+  if (principal.kind !== 'key') throw new AppError('unauthorized', 'This operation needs an API key: send "Authorization: Bearer <API key>".');
+  if (!principal.scopes.has(scope) && !principal.scopes.has('admin')) {
+    throw new AppError('forbidden', `This API key lacks the scope ${scope}.`, { required_scope: scope });
+  }
+  if (botId !== undefined && principal.bots !== null && !principal.bots.includes(botId.toLowerCase())) {
+    throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: botId });
+  }
+}
+
+/**
+ * First start: when the database holds no key at all, create one admin key and
+ * write it to DATA_DIR/bootstrap-admin-key (mode 0600). The key has a fixed id, so
+ * two instances starting at once on one database create it only once.
+ * Returns the file's path when this call created the key.
+ */
+export async function ensureBootstrapAdminKey(storage: Storage, dataDir: string): Promise<string | null> {
+  if ((await keys.listApiKeys(storage.db)).length > 0) return null;
+  let created: { key: string };
+  try {
+    created = await createApiKey(storage, { scopes: ['admin'], name: 'bootstrap admin' }, BOOTSTRAP_KEY_ID);
+  } catch (err) {
+    if (await keys.findApiKey(storage.db, BOOTSTRAP_KEY_ID)) return null; // another instance won
+    throw err;
+  }
+  await mkdir(dataDir, { recursive: true });
+  const file = path.join(dataDir, BOOTSTRAP_KEY_FILE);
+  await writeFile(file, `${created.key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return file;
+}

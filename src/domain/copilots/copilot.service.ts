@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import * as copilots from '../../storage/copilot.repository.js';
+import type { Storage } from '../../storage/database.js';
+import type { CopilotRow } from '../../storage/schema.js';
+import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+
+export const COPILOT_STATUSES = ['draft', 'live'] as const;
+export type CopilotStatus = (typeof COPILOT_STATUSES)[number];
+
+/** The copilot as the interface (§2.1) puts it on the wire, keys in this order. */
+export interface Copilot {
+  id: string;
+  name: string;
+  token: string;
+  website: string;
+  status: string;
+  prompt_message: string;
+  enhanced_privacy: number;
+  smart_sync: number;
+  swagger_url: string;
+  is_premade_demo_template: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface CopilotInput {
+  name?: string;
+  website?: string;
+  status?: CopilotStatus;
+  prompt_message?: string;
+  enhanced_privacy?: boolean | number;
+  smart_sync?: boolean | number;
+  swagger_url?: string;
+  is_premade_demo_template?: boolean | number;
+}
+
+export const DEFAULT_PROMPT_MESSAGE =
+  "You are a helpful assistant for this product. Answer the user's questions accurately and concisely.\n" +
+  'When an answer needs live data or an action, call the available API operations instead of guessing, ' +
+  "and say so plainly when you cannot help.";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The file name a stored API description gets: 20 alphanumerics and its format. */
+export const STORED_DOCUMENT_NAME = /^[A-Za-z0-9]{20}\.(json|yaml)$/;
+
+export function isCopilotId(id: string): boolean {
+  return UUID.test(id);
+}
+
+function toCopilot(row: CopilotRow): Copilot {
+  return {
+    id: row.id,
+    name: row.name,
+    token: row.token,
+    website: row.website,
+    status: row.status,
+    prompt_message: row.prompt_message,
+    enhanced_privacy: Number(row.enhanced_privacy),
+    smart_sync: Number(row.smart_sync),
+    swagger_url: row.swagger_url,
+    is_premade_demo_template: Number(row.is_premade_demo_template),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    deleted_at: row.deleted_at,
+  };
+}
+
+const flag = (value: boolean | number | undefined): number | undefined => (value === undefined ? undefined : value === true || value === 1 ? 1 : 0);
+
+function checkHttpUrl(field: string, value: string | undefined, allowStoredName: boolean): void {
+  if (value === undefined || value === '') return;
+  if (allowStoredName && STORED_DOCUMENT_NAME.test(value)) return;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    throw new AppError('invalid_request', `The field ${field} must be an absolute http(s) URL.`, { field });
+  }
+}
+
+function checkInput(input: CopilotInput): void {
+  if (input.name !== undefined && input.name.trim() === '') {
+    throw new AppError('invalid_request', 'The field name must not be empty.', { field: 'name' });
+  }
+  checkHttpUrl('website', input.website, false);
+  checkHttpUrl('swagger_url', input.swagger_url, true);
+}
+
+export async function createCopilot(storage: Storage, input: CopilotInput & { name: string }): Promise<Copilot> {
+  checkInput(input);
+  const now = nowTimestamp();
+  const row: CopilotRow = {
+    id: randomUUID(),
+    name: input.name.trim(),
+    token: randomAlphanumeric(20),
+    website: input.website ?? '',
+    status: input.status ?? 'draft',
+    prompt_message: input.prompt_message ?? DEFAULT_PROMPT_MESSAGE,
+    enhanced_privacy: flag(input.enhanced_privacy) ?? 0,
+    smart_sync: flag(input.smart_sync) ?? 0,
+    swagger_url: input.swagger_url ?? '',
+    is_premade_demo_template: flag(input.is_premade_demo_template) ?? 0,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  };
+  await copilots.insertCopilot(storage.db, row);
+  return toCopilot(row);
+}
+
+/** The copilot, or 404 for a malformed, unknown or (unless asked) soft-deleted id. */
+export async function getCopilot(storage: Storage, id: string, options: { includeDeleted?: boolean } = {}): Promise<Copilot> {
+  const row = isCopilotId(id) ? await copilots.findCopilot(storage.readDb, id.toLowerCase()) : undefined;
+  if (!row || (row.deleted_at !== null && !options.includeDeleted)) {
+    throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
+  }
+  return toCopilot(row);
+}
+
+export interface ListCopilotsInput {
+  limit: number;
+  cursor?: string;
+  status?: CopilotStatus;
+  q?: string;
+  includeDeleted?: boolean;
+  /** A key limited to some bots sees only those. */
+  onlyIds?: readonly string[];
+}
+
+export async function listCopilots(storage: Storage, input: ListCopilotsInput): Promise<{ items: Copilot[]; nextCursor: string | null }> {
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const rows = await copilots.listCopilots(storage.readDb, {
+    limit: input.limit + 1,
+    after: after && { createdAt: after.createdAt, id: after.id },
+    status: input.status,
+    nameContains: input.q,
+    includeDeleted: input.includeDeleted ?? false,
+    ids: input.onlyIds,
+  });
+  const more = rows.length > input.limit;
+  const page = more ? rows.slice(0, input.limit) : rows;
+  const last = page[page.length - 1];
+  return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
+}
+
+export async function updateCopilot(storage: Storage, id: string, input: CopilotInput): Promise<Copilot> {
+  checkInput(input);
+  const current = await getCopilot(storage, id);
+  const changes: Partial<CopilotRow> = {
+    ...(input.name !== undefined && { name: input.name.trim() }),
+    ...(input.website !== undefined && { website: input.website }),
+    ...(input.status !== undefined && { status: input.status }),
+    ...(input.prompt_message !== undefined && { prompt_message: input.prompt_message }),
+    ...(input.enhanced_privacy !== undefined && { enhanced_privacy: flag(input.enhanced_privacy) }),
+    ...(input.smart_sync !== undefined && { smart_sync: flag(input.smart_sync) }),
+    ...(input.swagger_url !== undefined && { swagger_url: input.swagger_url }),
+    ...(input.is_premade_demo_template !== undefined && { is_premade_demo_template: flag(input.is_premade_demo_template) }),
+    updated_at: nowTimestamp(),
+  };
+  const row = await copilots.updateCopilot(storage.db, current.id, changes);
+  if (!row) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
+  return toCopilot(row);
+}
+
+/** Soft deletion: the copilot keeps its row with deleted_at set. */
+export async function deleteCopilot(storage: Storage, id: string): Promise<Copilot> {
+  const current = await getCopilot(storage, id);
+  const now = nowTimestamp();
+  const row = await copilots.updateCopilot(storage.db, current.id, { deleted_at: now, updated_at: now });
+  return toCopilot(row!);
+}

@@ -1,0 +1,29 @@
+import { AppError } from '../errors.js';
+import { isTimestamp } from './ids.js';
+
+/** A position in a list ordered by (created_at, id) descending; opaque to clients. */
+export interface Cursor {
+  createdAt: string;
+  id: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor {
+  const invalid = () => new AppError('invalid_cursor', 'The cursor is not one this service issued.', { cursor: text.slice(0, 100) });
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(text)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(value) || value.length !== 2) throw invalid();
+  const [createdAt, id] = value;
+  if (typeof createdAt !== 'string' || !isTimestamp(createdAt) || typeof id !== 'string' || id.length === 0 || id.length > 100) {
+    throw invalid();
+  }
+  return { createdAt, id };
+}

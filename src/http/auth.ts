@@ -1,0 +1,39 @@
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { authenticate, authorize, type Principal, type Scope } from '../domain/auth/api-keys.js';
+import type { Storage } from '../storage/database.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export interface AccessRule {
+  scope: Scope;
+  /** Route parameter naming the bot (copilot) the request acts on, checked against a key's bot limit. */
+  botParam?: string;
+  /** Open to callers without a key when the operator sets ALLOW_ANONYMOUS_READ=true. */
+  anonymousReadable?: boolean;
+}
+
+/**
+ * Builds the onRequest hook that enforces an access rule. It runs before the body is
+ * read, so the order of answers is always 401 → 403 → 400 (body) → 404.
+ */
+export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
+  return (rule: AccessRule): onRequestHookHandler =>
+    async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
+      const principal = await authenticate(storage, request.headers.authorization);
+      request.principal = principal;
+      if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
+      const params = request.params as Record<string, string> | undefined;
+      authorize(principal, rule.scope, rule.botParam ? params?.[rule.botParam] : undefined);
+    };
+}
+
+export type AccessHook = ReturnType<typeof accessHook>;
+
+/** The bot ids a principal is limited to (undefined: all bots). */
+export function botLimit(principal: Principal): readonly string[] | undefined {
+  return principal.kind === 'key' && principal.bots !== null ? principal.bots : undefined;
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
+import { openStorage, type Storage } from './storage/database.js';
+import { migrateToLatest } from './storage/migrate.js';
+
+export interface RunningService {
+  app: FastifyInstance;
+  storage: Storage;
+  address: string;
+  /** Stops taking requests and jobs, finishes in-flight requests, closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the database, migrates it, builds the app and listens. */
+export async function startService(config: Config): Promise<RunningService> {
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let app: FastifyInstance | null = null;
+  try {
+    await migrateToLatest(storage);
+    app = await buildApp(config, { storage });
+    const keyFile = await ensureBootstrapAdminKey(storage, config.dataDir);
+    if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
+    const address = await app.listen({ port: config.port, host: config.host });
+    app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
+    const running = app;
+    return {
+      app: running,
+      storage,
+      address,
+      async close() {
+        await running.close();
+        await storage.close();
+      },
+    };
+  } catch (err) {
+    await app?.close();
+    await storage.close();
+    throw err;
+  }
+}
+
+/** `npm start` / `copilot-service serve`: run until SIGTERM or SIGINT, then drain and exit 0. */
+export async function serve(config: Config = loadConfig()): Promise<void> {
+  const service = await startService(config);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    service.app.log.info({ signal }, 'Shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      service.app.log.error('Shutdown took too long; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    service.close().then(
+      () => process.exit(0),
+      (err) => {
+        service.app.log.error({ err }, 'Error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+export function reportStartupError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`Could not start: ${(err as Error).message ?? String(err)}\n`);
+  }
+  process.exit(1);
+}
+

@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/**
+ * The open database. `db` is the connection used for writes (and for reads on
+ * PostgreSQL); on SQLite `readDb` is a second connection so that reads are served
+ * from the WAL snapshot while a long write transaction is running.
+ */
+export interface Storage {
+  readonly dialect: DialectName;
+  readonly db: Kysely<Database>;
+  readonly readDb: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Pool size for PostgreSQL. */
+  poolSize?: number;
+}
+
+// PostgreSQL int8 (count(*), bigserial) arrives as a string by default; our counts fit in a double.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export const SQLITE_FILE_NAME = 'copilot-service.sqlite';
+
+function openSqlite(file: string, readonly: boolean): SQLite.Database {
+  const connection = new SQLite(file, { readonly: false, fileMustExist: readonly });
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  if (readonly) connection.pragma('query_only = ON');
+  return connection;
+}
+
+export function openStorage(options: StorageOptions): Storage {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', () => undefined);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { dialect: 'postgres', db, readDb: db, close: () => db.destroy() };
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = path.join(options.dataDir, SQLITE_FILE_NAME);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, false) }) });
+  let reader: Kysely<Database> | null = null;
+  const storage: Storage = {
+    dialect: 'sqlite',
+    db,
+    // Opened lazily: the file and its schema must exist first (after migrations).
+    get readDb() {
+      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, true) }) });
+      return reader;
+    },
+    async close() {
+      if (reader) await reader.destroy();
+      await db.destroy();
+    },
+  };
+  return storage;
+}
+
+/** True when the database answers a trivial query. */
+export async function isDatabaseReachable(storage: Storage): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(storage.db);
+    return true;
+  } catch {
+    return false;
+  }
+}

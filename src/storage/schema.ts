@@ -1,0 +1,90 @@
+import type { Generated, Kysely, Transaction } from 'kysely';
+
+/** Row types as stored; they never leave src/storage (services map rows to API objects). */
+export interface CopilotRow {
+  id: string;
+  name: string;
+  token: string;
+  website: string;
+  status: string;
+  prompt_message: string;
+  enhanced_privacy: number;
+  smart_sync: number;
+  swagger_url: string;
+  is_premade_demo_template: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  name: string;
+  secret_hash: string;
+  scopes: string; // JSON array of scope names
+  bots: string | null; // JSON array of bot ids, null = every bot
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface SwaggerDocumentRow {
+  file_name: string;
+  copilot_id: string;
+  media_type: string;
+  sha256: string;
+  size: number;
+  content: Buffer;
+  created_at: string;
+}
+
+export interface KnowledgeBaseRow {
+  bot_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KbLinkRow {
+  id: string;
+  bot_id: string;
+  url: string;
+  status: string; // pending | indexed | failed
+  error: string | null;
+  passages: number;
+  attempts: number;
+  generation: number;
+  run_after: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KbPassageRow {
+  id: Generated<number>;
+  link_id: string;
+  bot_id: string;
+  seq: number;
+  content: string;
+}
+
+export interface AuditLogRow {
+  id: Generated<number>;
+  at: string;
+  actor_key_id: string | null;
+  action: string;
+  bot_id: string | null;
+  details: string; // JSON
+}
+
+export interface Database {
+  copilots: CopilotRow;
+  api_keys: ApiKeyRow;
+  swagger_documents: SwaggerDocumentRow;
+  knowledge_bases: KnowledgeBaseRow;
+  kb_links: KbLinkRow;
+  kb_passages: KbPassageRow;
+  audit_log: AuditLogRow;
+}
+
+/** What a repository function takes first: the database or an open transaction. */
+export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,14 @@
+import type { Db, SwaggerDocumentRow } from './schema.js';
+
+export async function insertSwaggerDocument(db: Db, row: SwaggerDocumentRow): Promise<void> {
+  await db.insertInto('swagger_documents').values(row).execute();
+}
+
+export async function findSwaggerDocument(db: Db, fileName: string): Promise<SwaggerDocumentRow | undefined> {
+  return db.selectFrom('swagger_documents').selectAll().where('file_name', '=', fileName).executeTakeFirst();
+}
+
+/** Documents of a copilot other than `keep` (replaced uploads) are removed. */
+export async function deleteOtherSwaggerDocuments(db: Db, copilotId: string, keep: string): Promise<void> {
+  await db.deleteFrom('swagger_documents').where('copilot_id', '=', copilotId).where('file_name', '!=', keep).execute();
+}
