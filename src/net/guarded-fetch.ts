@@ -1,0 +1,467 @@
+/**
+ * The one way the service fetches a URL a user gave it (API descriptions, DESIGN §5;
+ * knowledge-base pages, DESIGN §6): http(s) only, one overall deadline, a size cap on the
+ * decoded body, redirects followed by hand and re-checked, and only to addresses that
+ * `isAddressAllowed` accepts. Names are resolved once per connection, inside the socket's
+ * own lookup, so the socket connects to exactly the addresses that were checked (no DNS
+ * rebinding between check and connect).
+ */
+import dns from 'node:dns';
+import net from 'node:net';
+import type { ReadableStream } from 'node:stream/web';
+import { Agent, buildConnector, fetch } from 'undici';
+import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
+
+export { isAddressAllowed, parseAllowNetworks } from './address-policy.js';
+
+export interface FetchPolicy {
+  timeoutMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+  /** CIDRs (IPv4 and IPv6) the operator allows even though they are not global unicast. */
+  allowNetworks: string[];
+}
+
+export interface FetchedResource {
+  /** Final URL after redirects. */
+  url: string;
+  status: number;
+  contentType: string | null;
+  /** The decoded body (Content-Encoding removed), at most `maxBytes` long. */
+  body: Buffer;
+}
+
+export type FetchErrorKind =
+  | 'bad_url'
+  | 'refused'
+  | 'timeout'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'http_status'
+  | 'network';
+
+/**
+ * A fetch that did not produce a 2xx body. `message` is one sentence meant for a person;
+ * `url` is the URL being fetched when it failed (a redirect target for a refused or bad
+ * redirect); `status` is set for `http_status`.
+ */
+export class FetchError extends Error {
+  readonly kind: FetchErrorKind;
+  readonly url: string;
+  readonly status?: number;
+
+  constructor(kind: FetchErrorKind, url: string, message: string, status?: number) {
+    super(message);
+    this.name = 'FetchError';
+    this.kind = kind;
+    this.url = url;
+    if (status !== undefined) this.status = status;
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Seams for tests only; production callers never pass these.
+ * `resolve` replaces DNS; `onConnected` is told the remote address of every socket opened.
+ */
+export interface GuardedFetchHooks {
+  resolve?: (hostname: string) => Promise<ResolvedAddress[]>;
+  onConnected?: (remoteAddress: string, remotePort: number, hostname: string) => void;
+}
+
+export const USER_AGENT = 'copilot-management-service/0.1';
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+type ConnectorReturningSocket = (
+  options: buildConnector.Options,
+  callback: buildConnector.Callback,
+) => net.Socket | undefined;
+
+/** Per-call state shared between the request loop, the socket lookup and the timer. */
+interface CallState {
+  currentUrl: string;
+  /** The first failure decided by us (refusal in lookup, deadline, size cap); wins over whatever undici reports. */
+  failure: FetchError | null;
+}
+
+/**
+ * Fetch `url` under `policy`. Resolves with the final 2xx response and its decoded body;
+ * rejects with a `FetchError`, or with `init.signal.reason` when the caller aborts.
+ */
+export async function fetchGuarded(
+  url: string,
+  policy: FetchPolicy,
+  init: { accept?: string; signal?: AbortSignal } = {},
+  hooks: GuardedFetchHooks = {},
+): Promise<FetchedResource> {
+  assertPolicy(policy);
+  const callerSignal = init.signal;
+  if (callerSignal?.aborted) throw callerSignal.reason;
+
+  const state: CallState = { currentUrl: url, failure: null };
+  const controller = new AbortController();
+  const fail = (error: FetchError): FetchError => {
+    state.failure ??= error;
+    controller.abort(state.failure);
+    return state.failure;
+  };
+  const timer = setTimeout(() => {
+    fail(
+      new FetchError(
+        'timeout',
+        state.currentUrl,
+        `${describeHost(state.currentUrl)} did not answer completely within ${formatDuration(policy.timeoutMs)}.`,
+      ),
+    );
+  }, policy.timeoutMs);
+  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+
+  // One agent per call: its sockets live exactly as long as the call, whatever happens.
+  const agent = createAgent(policy, state, hooks);
+  try {
+    let target = checkUrl(url, policy.allowNetworks, null);
+    for (let redirects = 0; ; redirects++) {
+      state.currentUrl = target.href;
+      const response = await fetch(target, {
+        method: 'GET',
+        redirect: 'manual',
+        dispatcher: agent,
+        signal: controller.signal,
+        headers: { 'user-agent': USER_AGENT, accept: init.accept ?? '*/*' },
+      });
+      const { status } = response;
+
+      if (REDIRECT_STATUSES.has(status)) {
+        await discardBody(response.body);
+        const location = response.headers.get('location');
+        if (location === null || location.trim() === '') {
+          throw new FetchError(
+            'http_status',
+            target.href,
+            `${describeHost(target.href)} answered with a redirect (HTTP ${status}) that names no Location.`,
+            status,
+          );
+        }
+        if (redirects >= policy.maxRedirects) {
+          throw new FetchError(
+            'too_many_redirects',
+            target.href,
+            `The URL redirected more than ${policy.maxRedirects} time${policy.maxRedirects === 1 ? '' : 's'}.`,
+          );
+        }
+        target = checkUrl(location, policy.allowNetworks, target);
+        continue;
+      }
+
+      if (status < 200 || status > 299) {
+        await discardBody(response.body);
+        throw new FetchError(
+          'http_status',
+          target.href,
+          `${describeHost(target.href)} answered with HTTP status ${status}.`,
+          status,
+        );
+      }
+
+      const declared = response.headers.get('content-length');
+      if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > policy.maxBytes) {
+        throw fail(tooLarge(target.href, policy.maxBytes));
+      }
+      const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)));
+      return { url: target.href, status, contentType: response.headers.get('content-type'), body };
+    }
+  } catch (error) {
+    if (state.failure !== null) throw state.failure;
+    if (error instanceof FetchError) throw error;
+    if (callerSignal?.aborted) throw callerSignal.reason;
+    throw networkError(error, state.currentUrl, policy.timeoutMs);
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', onCallerAbort);
+    await agent.destroy().catch(() => undefined);
+  }
+}
+
+function assertPolicy(policy: FetchPolicy): void {
+  const { timeoutMs, maxBytes, maxRedirects, allowNetworks } = policy;
+  // setTimeout fires at once beyond 2^31-1 ms, which would turn a huge deadline into none.
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) {
+    throw new Error('FetchPolicy.timeoutMs must be a positive number of milliseconds (at most 2147483647).');
+  }
+  if (!(Number.isSafeInteger(maxBytes) && maxBytes >= 0)) throw new Error('FetchPolicy.maxBytes must be a non-negative integer.');
+  if (!(Number.isSafeInteger(maxRedirects) && maxRedirects >= 0)) throw new Error('FetchPolicy.maxRedirects must be a non-negative integer.');
+  parseAllowNetworks(allowNetworks.join(','));
+}
+
+/**
+ * Parse `raw` (relative to `base` when it is a redirect's Location) and apply the URL
+ * rules: http(s) only, no credentials, and an IP-literal host must be allowed. Names are
+ * checked later, when the socket resolves them.
+ */
+function checkUrl(raw: string, allowNetworks: string[], base: URL | null): URL {
+  const via = base === null ? '' : `${describeHost(base.href)} redirected to `;
+  let parsed: URL;
+  try {
+    parsed = base === null ? new URL(raw) : new URL(raw, base);
+  } catch {
+    throw new FetchError(
+      'bad_url',
+      raw,
+      base === null ? 'The URL is not a valid absolute URL.' : `${via}an address that is not a valid URL.`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new FetchError(
+      'bad_url',
+      parsed.href,
+      `${base === null ? 'The URL uses' : `${via}a URL using`} ${parsed.protocol}; only http: and https: URLs can be fetched.`,
+    );
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new FetchError(
+      'bad_url',
+      redactCredentials(parsed),
+      `${base === null ? 'The URL contains' : `${via}a URL containing`} a user name or password, which is not accepted.`,
+    );
+  }
+  const literal = ipLiteral(parsed.hostname);
+  if (literal !== null && !isAddressAllowed(literal, allowNetworks)) {
+    throw refused(parsed.href, literal, null);
+  }
+  return parsed;
+}
+
+function redactCredentials(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return copy.href;
+}
+
+/** The IP address a URL hostname spells (brackets removed), or null for a name. */
+function ipLiteral(hostname: string): string | null {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return net.isIP(bare) === 0 ? null : bare;
+}
+
+function refused(url: string, address: string, hostname: string | null): FetchError {
+  const of = hostname === null ? '' : ` of ${hostname}`;
+  const range = addressRange(address);
+  const why = range === null || range === 'unicast' ? '' : ` (${RANGE_WORDS[range] ?? 'a reserved or special-purpose range'})`;
+  return new FetchError('refused', url, `The address ${address}${of} is not allowed${why}.`);
+}
+
+const RANGE_WORDS: Record<string, string> = {
+  loopback: 'loopback',
+  private: 'private network',
+  linkLocal: 'link-local, including cloud metadata',
+  uniqueLocal: 'unique-local network',
+  carrierGradeNat: 'carrier-grade NAT, including cloud metadata',
+  multicast: 'multicast',
+  unspecified: 'unspecified address',
+  broadcast: 'broadcast',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6145: 'IPv4-translated',
+  rfc6052: 'NAT64, embeds an IPv4 address',
+  '6to4': '6to4, embeds an IPv4 address',
+  teredo: 'Teredo, embeds an IPv4 address',
+};
+
+function createAgent(policy: FetchPolicy, state: CallState, hooks: GuardedFetchHooks): Agent {
+  const resolve = hooks.resolve ?? systemResolve;
+
+  // Called by net.connect for host names (never for IP literals, which checkUrl judged).
+  // Resolves once, refuses the name if ANY of its addresses is refused, and hands the
+  // socket only those checked addresses.
+  const lookup = (
+    hostname: string,
+    options: dns.LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+  ): void => {
+    checkedAddresses(hostname, policy.allowNetworks, resolve, state).then(
+      (all) => {
+        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        if (wanted.length === 0) {
+          callback(Object.assign(new Error(`No IPv${options.family} address for ${hostname}.`), { code: 'ENOTFOUND' }), '');
+        } else if (options.all) {
+          callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+        } else {
+          callback(null, wanted[0].address, wanted[0].family);
+        }
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+
+  const baseConnect = buildConnector({ lookup, timeout: policy.timeoutMs });
+  const onConnected = hooks.onConnected;
+  const connect: buildConnector.connector =
+    onConnected === undefined
+      ? baseConnect
+      : (options, callback) => {
+          // undici's connector returns the socket it opens (its type says void); report the
+          // TCP connection itself, before any TLS handshake can fail.
+          const socket = (baseConnect as unknown as ConnectorReturningSocket)(options, callback);
+          socket?.once('connect', () => onConnected(socket.remoteAddress ?? '', socket.remotePort ?? 0, options.hostname));
+        };
+
+  return new Agent({
+    connect,
+    headersTimeout: policy.timeoutMs,
+    bodyTimeout: policy.timeoutMs,
+  });
+}
+
+async function checkedAddresses(
+  hostname: string,
+  allowNetworks: string[],
+  resolve: (hostname: string) => Promise<ResolvedAddress[]>,
+  state: CallState,
+): Promise<ResolvedAddress[]> {
+  const literal = ipLiteral(hostname);
+  const addresses: ResolvedAddress[] =
+    literal !== null ? [{ address: literal, family: net.isIP(literal) === 6 ? 6 : 4 }] : await resolve(hostname);
+  if (addresses.length === 0) {
+    throw Object.assign(new Error(`${hostname} has no address.`), { code: 'ENOTFOUND' });
+  }
+  for (const { address } of addresses) {
+    if (!isAddressAllowed(address, allowNetworks)) {
+      const error = refused(state.currentUrl, address, literal === null ? hostname : null);
+      state.failure ??= error;
+      throw error;
+    }
+  }
+  return addresses;
+}
+
+async function systemResolve(hostname: string): Promise<ResolvedAddress[]> {
+  const answers = await dns.promises.lookup(hostname, { all: true, order: 'verbatim' });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+}
+
+async function discardBody(body: ReadableStream | null): Promise<void> {
+  if (body !== null) await body.cancel().catch(() => undefined);
+}
+
+/** Read the whole body, never holding more than `maxBytes`; `onTooLarge` aborts and returns the error. */
+async function readCapped(
+  body: ReadableStream | null,
+  maxBytes: number,
+  onTooLarge: () => FetchError,
+): Promise<Buffer> {
+  if (body === null) return Buffer.alloc(0);
+  const reader = body.getReader();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = (await reader.read()) as ReadableStreamReadResult<Uint8Array>;
+    if (done) break;
+    if (total + value.byteLength > maxBytes) {
+      const error = onTooLarge();
+      await reader.cancel(error).catch(() => undefined);
+      throw error;
+    }
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    total += value.byteLength;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function tooLarge(url: string, maxBytes: number): FetchError {
+  return new FetchError('too_large', url, `The response from ${hostOf(url)} is larger than the limit of ${formatBytes(maxBytes)}.`);
+}
+
+/** Turn whatever undici/net threw into a readable `network` (or `timeout`) error. */
+function networkError(error: unknown, url: string, timeoutMs: number): FetchError {
+  const codes: string[] = [];
+  const messages: string[] = [];
+  let cursor: unknown = error;
+  for (let depth = 0; cursor !== null && typeof cursor === 'object' && depth < 8; depth++) {
+    if (cursor instanceof FetchError) return cursor;
+    const { code, message } = cursor as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') codes.push(code);
+    if (typeof message === 'string') messages.push(message);
+    cursor = (cursor as { cause?: unknown }).cause;
+  }
+  if (messages.includes('bad port')) {
+    // The fetch standard's blocked ports (SMTP, SSH, …): refused like a forbidden address.
+    let port = '';
+    try {
+      port = new URL(url).port;
+    } catch {
+      // keep the generic wording
+    }
+    return new FetchError('refused', url, `Port ${port || 'of this URL'} is not allowed for fetching.`);
+  }
+  const server = describeHost(url);
+  const host = hostOf(url);
+  const has = (...wanted: string[]): boolean => codes.some((c) => wanted.includes(c));
+  if (has('UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT')) {
+    return new FetchError('timeout', url, `${server} did not answer completely within ${formatDuration(timeoutMs)}.`);
+  }
+  let message: string;
+  if (has('ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'ENODATA', 'EAI_FAIL')) {
+    message = `The host name ${hostnameOf(url)} could not be resolved.`;
+  } else if (has('ECONNREFUSED')) {
+    message = `${server} refused the connection.`;
+  } else if (has('EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL')) {
+    message = `${server} cannot be reached from this server.`;
+  } else if (codes.some((c) => c.startsWith('ERR_TLS') || c.includes('CERT') || c === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE')) {
+    message = `The TLS certificate of ${host} could not be verified.`;
+  } else if (has('ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED')) {
+    message = `The connection to ${host} was closed unexpectedly.`;
+  } else if (codes.some((c) => c.startsWith('Z_') || c.startsWith('ERR_BROTLI') || c.startsWith('ERR__ZLIB'))) {
+    message = `The response from ${host} could not be decompressed.`;
+  } else {
+    message = `The response from ${host} could not be received.`;
+  }
+  return new FetchError('network', url, message);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the server';
+  }
+}
+
+function hostnameOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'the server';
+  }
+}
+
+/** "The server at example.com:8080" style subject for messages. */
+function describeHost(url: string): string {
+  try {
+    return `The server at ${new URL(url).host}`;
+  } catch {
+    return 'The server';
+  }
+}
+
+function formatDuration(ms: number): string {
+  if (ms % 1000 === 0) return `${ms / 1000} second${ms === 1000 ? '' : 's'}`;
+  return `${ms} ms`;
+}
+
+function formatBytes(bytes: number): string {
+  const units: Array<[number, string]> = [
+    [1024 ** 3, 'GiB'],
+    [1024 ** 2, 'MiB'],
+    [1024, 'KiB'],
+  ];
+  for (const [size, unit] of units) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}

@@ -1,0 +1,610 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FetchError,
+  type FetchErrorKind,
+  type FetchPolicy,
+  type GuardedFetchHooks,
+  type ResolvedAddress,
+  fetchGuarded,
+} from '../../src/net/guarded-fetch.js';
+import { type LocalServer, canListenOnIpv6Loopback, startServer } from './local-server.js';
+
+const LOCAL: FetchPolicy = {
+  timeoutMs: 3000,
+  maxBytes: 1024 * 1024,
+  maxRedirects: 5,
+  allowNetworks: ['127.0.0.0/8', '::1/128'],
+};
+const STRICT: FetchPolicy = { ...LOCAL, allowNetworks: [] };
+
+/** Events the server side saw for the streaming routes, to prove the client hung up early. */
+const streamLog = { bytesWritten: 0, closed: false, closedAt: 0 };
+const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+
+function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const path = url.pathname;
+  if (path === '/ok') {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('hello');
+  } else if (path === '/echo') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ua: req.headers['user-agent'], accept: req.headers.accept, host: req.headers.host }));
+  } else if (path.startsWith('/chain/')) {
+    const n = Number(path.slice('/chain/'.length));
+    if (n === 0) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('end of chain');
+    } else {
+      res.writeHead(n % 2 === 0 ? 302 : 301, { location: `/chain/${n - 1}` });
+      res.end();
+    }
+  } else if (path.startsWith('/slow-chain/')) {
+    const n = Number(path.slice('/slow-chain/'.length));
+    setTimeout(() => {
+      res.writeHead(307, { location: `/slow-chain/${n + 1}` });
+      res.end();
+    }, 120);
+  } else if (path === '/to') {
+    res.writeHead(Number(url.searchParams.get('status') ?? 302), { location: url.searchParams.get('loc') ?? '' });
+    res.end('redirect body');
+  } else if (path === '/relative/a/b') {
+    res.writeHead(303, { location: '../ok-rel?x=1' });
+    res.end();
+  } else if (path === '/relative/ok-rel') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`relative ${url.search}`);
+  } else if (path === '/no-location') {
+    res.writeHead(302);
+    res.end();
+  } else if (path === '/stall') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('partial');
+    // never ends: the client's deadline must fire
+  } else if (path === '/declared-big') {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(50 * 1024 * 1024) });
+    res.write(Buffer.alloc(1024));
+    res.on('close', () => {
+      streamLog.closed = true;
+      streamLog.closedAt = Date.now();
+    });
+  } else if (path === '/endless') {
+    streamLog.bytesWritten = 0;
+    streamLog.closed = false;
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }); // chunked
+    const chunk = Buffer.alloc(16 * 1024, 0x61);
+    const pump = (): void => {
+      while (!res.destroyed && streamLog.bytesWritten < 512 * 1024 * 1024) {
+        streamLog.bytesWritten += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+    };
+    res.on('close', () => {
+      streamLog.closed = true;
+      streamLog.closedAt = Date.now();
+    });
+    pump();
+  } else if (path === '/exact') {
+    const size = Number(url.searchParams.get('size'));
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    res.end(Buffer.alloc(size, 0x62));
+  } else if (path === '/gzip') {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+    res.end(gzipSync('compressed hello'));
+  } else if (path === '/bomb') {
+    res.writeHead(200, {
+      'content-type': 'text/plain',
+      'content-encoding': 'gzip',
+      'content-length': String(bomb.length),
+    });
+    res.end(bomb);
+  } else if (path === '/missing') {
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not here');
+  } else {
+    res.writeHead(500);
+    res.end();
+  }
+}
+
+let v4: LocalServer;
+let v6: LocalServer | null = null;
+
+beforeAll(async () => {
+  v4 = await startServer('127.0.0.1', handler);
+  if (await canListenOnIpv6Loopback()) v6 = await startServer('::1', handler);
+});
+
+afterAll(async () => {
+  await v4?.close();
+  await v6?.close();
+});
+
+/** The rejection of `promise` as a FetchError (fails the test when it resolves or throws something else). */
+async function fetchError(promise: Promise<unknown>): Promise<FetchError> {
+  const outcome = await promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  if (outcome.ok) throw new Error(`expected a FetchError, got a response: ${JSON.stringify(outcome.value)}`);
+  expect(outcome.error).toBeInstanceOf(FetchError);
+  return outcome.error as FetchError;
+}
+
+/** Hooks that record every resolution and every socket connected. */
+function recorder(resolve?: (hostname: string) => Promise<ResolvedAddress[]>) {
+  const seen = { resolved: [] as string[], connected: [] as string[] };
+  const hooks: GuardedFetchHooks = {
+    onConnected: (address) => seen.connected.push(address),
+  };
+  if (resolve) {
+    hooks.resolve = async (hostname) => {
+      seen.resolved.push(hostname);
+      return resolve(hostname);
+    };
+  }
+  return { seen, hooks };
+}
+
+describe('fetchGuarded: success', () => {
+  it('returns status, content type, body and final URL', async () => {
+    const result = await fetchGuarded(`${v4.origin}/ok`, LOCAL);
+    expect(result).toEqual({
+      url: `${v4.origin}/ok`,
+      status: 200,
+      contentType: 'text/plain; charset=utf-8',
+      body: Buffer.from('hello'),
+    });
+  });
+
+  it('sends the User-Agent, the default Accept and the original Host', async () => {
+    const result = await fetchGuarded(`http://localhost:${v4.port}/echo`, LOCAL);
+    expect(JSON.parse(result.body.toString())).toEqual({
+      ua: 'copilot-management-service/0.1',
+      accept: '*/*',
+      host: `localhost:${v4.port}`,
+    });
+  });
+
+  it('sends the Accept given by the caller', async () => {
+    const result = await fetchGuarded(`${v4.origin}/echo`, LOCAL, { accept: 'application/json, application/yaml' });
+    expect(JSON.parse(result.body.toString()).accept).toBe('application/json, application/yaml');
+  });
+
+  it('reaches an allowed IPv6 loopback server', async (ctx) => {
+    if (v6 === null) ctx.skip();
+    const result = await fetchGuarded(`${v6!.origin}/ok`, { ...LOCAL, allowNetworks: ['::1/128'] });
+    expect(result.body.toString()).toBe('hello');
+  });
+
+  it('reaches allowed addresses however the IPv4 literal is spelled', async () => {
+    for (const host of ['127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.1', '127.1']) {
+      const result = await fetchGuarded(`http://${host}:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.0/8'] });
+      expect(result.url).toBe(`http://127.0.0.1:${v4.port}/ok`);
+    }
+  });
+
+  it('judges an IPv4-mapped IPv6 literal by its IPv4 address', async () => {
+    const { seen, hooks } = recorder();
+    const result = await fetchGuarded(`http://[::ffff:127.0.0.1]:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.0/8'] }, {}, hooks);
+    expect(result.body.toString()).toBe('hello');
+    // An IPv6 socket to an IPv4-mapped address reaches the IPv4 host.
+    expect(seen.connected).toEqual(['::ffff:127.0.0.1']);
+  });
+
+  it('decodes gzip', async () => {
+    const result = await fetchGuarded(`${v4.origin}/gzip`, LOCAL);
+    expect(result.body.toString()).toBe('compressed hello');
+  });
+
+  it('accepts a body of exactly maxBytes', async () => {
+    const result = await fetchGuarded(`${v4.origin}/exact?size=4096`, { ...LOCAL, maxBytes: 4096 });
+    expect(result.body.length).toBe(4096);
+  });
+});
+
+describe('fetchGuarded: URLs that are not http(s)', () => {
+  const cases: Array<[string, string]> = [
+    ['not a url', 'The URL is not a valid absolute URL.'],
+    ['/relative/path', 'The URL is not a valid absolute URL.'],
+    ['file:///etc/passwd', 'The URL uses file:; only http: and https: URLs can be fetched.'],
+    ['ftp://example.com/spec.yaml', 'The URL uses ftp:; only http: and https: URLs can be fetched.'],
+    ['gopher://example.com/', 'The URL uses gopher:; only http: and https: URLs can be fetched.'],
+    ['data:text/plain,hi', 'The URL uses data:; only http: and https: URLs can be fetched.'],
+    ['javascript:alert(1)', 'The URL uses javascript:; only http: and https: URLs can be fetched.'],
+    ['http://user:secret@example.com/', 'The URL contains a user name or password, which is not accepted.'],
+    ['https://token@example.com/', 'The URL contains a user name or password, which is not accepted.'],
+  ];
+  it.each(cases)('%s → bad_url', async (url, message) => {
+    const { seen, hooks } = recorder(async () => [{ address: '8.8.8.8', family: 4 }]);
+    const error = await fetchError(fetchGuarded(url, STRICT, {}, hooks));
+    expect(error.kind).toBe('bad_url');
+    expect(error.message).toBe(message);
+    expect(error.url).not.toContain('secret');
+    expect(seen).toEqual({ resolved: [], connected: [] });
+  });
+});
+
+describe('fetchGuarded: refused addresses, before any connection', () => {
+  const literalCases = (): Array<[string, string]> => [
+    [`http://127.0.0.1:${v4.port}/ok`, '127.0.0.1'],
+    [`http://2130706433:${v4.port}/ok`, '127.0.0.1'],
+    [`http://0177.0.0.1:${v4.port}/ok`, '127.0.0.1'],
+    [`http://0x7f.1:${v4.port}/ok`, '127.0.0.1'],
+    [`http://0x7f000001:${v4.port}/ok`, '127.0.0.1'],
+    [`http://127.1:${v4.port}/ok`, '127.0.0.1'],
+    [`http://[::ffff:127.0.0.1]:${v4.port}/ok`, '::ffff:7f00:1'],
+    [`http://0.0.0.0:${v4.port}/ok`, '0.0.0.0'],
+    [`http://0:${v4.port}/ok`, '0.0.0.0'],
+    [`http://[::1]:${v6?.port ?? v4.port}/ok`, '::1'],
+    [`http://[::]:${v4.port}/ok`, '::'],
+    ['http://169.254.169.254/latest/meta-data/', '169.254.169.254'],
+    ['http://100.100.100.200/latest/meta-data/', '100.100.100.200'],
+    ['http://10.1.2.3/', '10.1.2.3'],
+    ['http://172.16.5.4/', '172.16.5.4'],
+    ['http://192.168.1.1/', '192.168.1.1'],
+    ['http://[fd00:ec2::254]/', 'fd00:ec2::254'],
+    ['http://[fe80::1]/', 'fe80::1'],
+    ['http://[64:ff9b::7f00:1]/', '64:ff9b::7f00:1'],
+    ['http://[2002:7f00:1::]/', '2002:7f00:1::'],
+    ['http://224.0.0.1/', '224.0.0.1'],
+    ['http://255.255.255.255/', '255.255.255.255'],
+  ];
+
+  it('refuses every non-global IP literal without resolving or connecting', async () => {
+    const before = v4.connections + (v6?.connections ?? 0);
+    for (const [url, address] of literalCases()) {
+      const { seen, hooks } = recorder(async () => [{ address: '8.8.8.8', family: 4 }]);
+      const error = await fetchError(fetchGuarded(url, STRICT, {}, hooks));
+      expect(error.kind, url).toBe('refused');
+      expect(error.message, url).toMatch(new RegExp(`^The address ${address.replace(/[.]/g, '\\.')} is not allowed( \\(.+\\))?\\.$`));
+      expect(seen, url).toEqual({ resolved: [], connected: [] });
+    }
+    expect(v4.connections + (v6?.connections ?? 0)).toBe(before);
+  });
+
+  it('refuses localhost (real DNS) without connecting', async () => {
+    const before = v4.connections + (v6?.connections ?? 0);
+    const { seen, hooks } = recorder();
+    const error = await fetchError(fetchGuarded(`http://localhost:${v4.port}/ok`, STRICT, {}, hooks));
+    expect(error.kind).toBe('refused');
+    expect(error.message).toMatch(/^The address (127\.0\.0\.1|::1) of localhost is not allowed/);
+    expect(seen.connected).toEqual([]);
+    expect(v4.connections + (v6?.connections ?? 0)).toBe(before);
+  });
+
+  it('refuses a name that resolves to a metadata address, naming both', async () => {
+    const { seen, hooks } = recorder(async () => [{ address: '169.254.169.254', family: 4 }]);
+    const error = await fetchError(fetchGuarded('http://metadata.example.test/', STRICT, {}, hooks));
+    expect(error).toMatchObject({ kind: 'refused', url: 'http://metadata.example.test/' });
+    expect(error.message).toBe(
+      'The address 169.254.169.254 of metadata.example.test is not allowed (link-local, including cloud metadata).',
+    );
+    expect(seen).toEqual({ resolved: ['metadata.example.test'], connected: [] });
+  });
+
+  it('refuses a name when any one of its addresses is refused', async () => {
+    const { seen, hooks } = recorder(async () => [
+      { address: '127.0.0.1', family: 4 },
+      { address: '10.0.0.1', family: 4 },
+    ]);
+    const error = await fetchError(
+      fetchGuarded(`http://mixed.example.test:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.1/32'] }, {}, hooks),
+    );
+    expect(error.kind).toBe('refused');
+    expect(error.message).toContain('10.0.0.1 of mixed.example.test');
+    expect(seen.connected).toEqual([]);
+  });
+
+  it('refuses a port the fetch standard blocks', async () => {
+    const error = await fetchError(fetchGuarded('http://127.0.0.1:25/', LOCAL));
+    expect(error).toMatchObject({ kind: 'refused', message: 'Port 25 is not allowed for fetching.' });
+  });
+});
+
+describe('fetchGuarded: DNS rebinding', () => {
+  it('resolves once and connects to exactly the address it checked, keeping the Host name', async () => {
+    let calls = 0;
+    const { seen, hooks } = recorder(async () => {
+      calls++;
+      // The first answer is allowed; any later answer (a rebinding attack) is not.
+      return calls === 1 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }];
+    });
+    const result = await fetchGuarded(
+      `http://rebind.example.test:${v4.port}/echo`,
+      { ...LOCAL, allowNetworks: ['127.0.0.1/32'] },
+      {},
+      hooks,
+    );
+    expect(JSON.parse(result.body.toString()).host).toBe(`rebind.example.test:${v4.port}`);
+    expect(seen.resolved).toEqual(['rebind.example.test']);
+    expect(seen.connected).toEqual(['127.0.0.1']);
+  });
+
+  it('connects only to checked addresses when a name has several', async (ctx) => {
+    if (v6 === null) ctx.skip();
+    const { seen, hooks } = recorder(async () => [
+      { address: '::1', family: 6 },
+      { address: '127.0.0.1', family: 4 },
+    ]);
+    const result = await fetchGuarded(`http://both.example.test:${v6!.port}/ok`, LOCAL, {}, hooks);
+    expect(result.body.toString()).toBe('hello');
+    expect(seen.resolved).toEqual(['both.example.test']);
+    expect(seen.connected).toEqual(['::1']);
+  });
+
+  it.runIf(hasOpenssl())('keeps the original name as TLS server name while connecting to the checked address', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'guarded-fetch-tls-'));
+    try {
+      execFileSync('openssl', [
+        'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=tls.example.test',
+        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+      ], { stdio: 'ignore' });
+      const serverNames: string[] = [];
+      const server = https.createServer(
+        {
+          key: readFileSync(join(dir, 'key.pem')),
+          cert: readFileSync(join(dir, 'cert.pem')),
+          SNICallback: (name, callback) => {
+            serverNames.push(name);
+            callback(null, undefined);
+          },
+        },
+        (_req, res) => res.end('secret'),
+      );
+      server.on('tlsClientError', () => undefined);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      try {
+        const { seen, hooks } = recorder(async () => [{ address: '127.0.0.1', family: 4 }]);
+        // The certificate is self-signed, so verification fails: what matters is where the
+        // socket went and which name it presented.
+        const error = await fetchError(fetchGuarded(`https://tls.example.test:${port}/`, LOCAL, {}, hooks));
+        expect(error).toMatchObject({ kind: 'network', message: `The TLS certificate of tls.example.test:${port} could not be verified.` });
+        expect(seen.connected).toEqual(['127.0.0.1']);
+        expect(serverNames).toEqual(['tls.example.test']);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fetchGuarded: redirects', () => {
+  it('follows a chain of maxRedirects', async () => {
+    const result = await fetchGuarded(`${v4.origin}/chain/5`, LOCAL);
+    expect(result).toMatchObject({ url: `${v4.origin}/chain/0`, status: 200 });
+    expect(result.body.toString()).toBe('end of chain');
+  });
+
+  it('refuses one redirect more than maxRedirects', async () => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/chain/6`, LOCAL));
+    expect(error).toMatchObject({ kind: 'too_many_redirects', url: `${v4.origin}/chain/1` });
+    expect(error.message).toBe('The URL redirected more than 5 times.');
+  });
+
+  it('with maxRedirects 0, refuses any redirect', async () => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/chain/1`, { ...LOCAL, maxRedirects: 0 }));
+    expect(error.kind).toBe('too_many_redirects');
+  });
+
+  it('resolves a relative Location against the current URL', async () => {
+    const result = await fetchGuarded(`${v4.origin}/relative/a/b`, LOCAL);
+    expect(result.url).toBe(`${v4.origin}/relative/ok-rel?x=1`);
+    expect(result.body.toString()).toBe('relative ?x=1');
+  });
+
+  it.each([301, 302, 303, 307, 308])('follows %i', async (status) => {
+    const loc = encodeURIComponent(`${v4.origin}/ok`);
+    const result = await fetchGuarded(`${v4.origin}/to?status=${status}&loc=${loc}`, LOCAL);
+    expect(result.body.toString()).toBe('hello');
+  });
+
+  it('refuses a redirect from an allowed address to a refused one, without connecting there', async () => {
+    const { seen, hooks } = recorder();
+    const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'] };
+    const error = await fetchError(
+      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent('http://10.0.0.1/')}`, policy, {}, hooks),
+    );
+    expect(error).toMatchObject({ kind: 'refused', url: 'http://10.0.0.1/' });
+    expect(seen.connected).toEqual(['127.0.0.1']);
+
+    const second = recorder();
+    const loopbackElsewhere = `http://127.0.0.2:${v4.port}/ok`;
+    const error2 = await fetchError(
+      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(loopbackElsewhere)}`, policy, {}, second.hooks),
+    );
+    expect(error2).toMatchObject({ kind: 'refused', url: loopbackElsewhere });
+    expect(second.seen.connected).toEqual(['127.0.0.1']);
+  });
+
+  it('refuses a redirect to a name that resolves to a refused address', async () => {
+    const { seen, hooks } = recorder(async (host) =>
+      host === 'public.example.test' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '192.168.0.10', family: 4 }],
+    );
+    const error = await fetchError(
+      fetchGuarded(
+        `http://public.example.test:${v4.port}/to?loc=${encodeURIComponent('http://intranet.example.test/')}`,
+        { ...LOCAL, allowNetworks: ['127.0.0.1/32'] },
+        {},
+        hooks,
+      ),
+    );
+    expect(error).toMatchObject({ kind: 'refused', url: 'http://intranet.example.test/' });
+    expect(error.message).toBe('The address 192.168.0.10 of intranet.example.test is not allowed (private network).');
+    expect(seen.connected).toEqual(['127.0.0.1']);
+  });
+
+  it.each([
+    ['file:///etc/passwd', 'file:'],
+    ['ftp://example.com/spec.yaml', 'ftp:'],
+  ])('refuses a redirect to %s as bad_url', async (target, scheme) => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(target)}`, LOCAL));
+    expect(error).toMatchObject({ kind: 'bad_url', url: target });
+    expect(error.message).toBe(
+      `The server at 127.0.0.1:${v4.port} redirected to a URL using ${scheme}; only http: and https: URLs can be fetched.`,
+    );
+  });
+
+  it('refuses a redirect to a URL with credentials as bad_url', async () => {
+    const error = await fetchError(
+      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(`http://u:p@127.0.0.1:${v4.port}/ok`)}`, LOCAL),
+    );
+    expect(error.kind).toBe('bad_url');
+  });
+
+  it('treats a redirect without Location as http_status', async () => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/no-location`, LOCAL));
+    expect(error).toMatchObject({ kind: 'http_status', status: 302, url: `${v4.origin}/no-location` });
+  });
+});
+
+describe('fetchGuarded: status, time and size limits', () => {
+  it('turns a 404 into http_status with the status', async () => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/missing`, LOCAL));
+    expect(error).toMatchObject({ kind: 'http_status', status: 404, url: `${v4.origin}/missing` });
+    expect(error.message).toBe(`The server at 127.0.0.1:${v4.port} answered with HTTP status 404.`);
+  });
+
+  it('times out on a server that sends headers and then stalls, at the deadline', async () => {
+    const started = Date.now();
+    const error = await fetchError(fetchGuarded(`${v4.origin}/stall`, { ...LOCAL, timeoutMs: 300 }));
+    const elapsed = Date.now() - started;
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toBe(`The server at 127.0.0.1:${v4.port} did not answer completely within 300 ms.`);
+    expect(elapsed).toBeGreaterThanOrEqual(280);
+    expect(elapsed).toBeLessThan(1000);
+  });
+
+  it('applies one deadline across redirects', async () => {
+    // Each hop answers within 120 ms, well under the deadline; together they exceed it.
+    const started = Date.now();
+    const error = await fetchError(fetchGuarded(`${v4.origin}/slow-chain/0`, { ...LOCAL, timeoutMs: 400, maxRedirects: 20 }));
+    expect(error.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('rejects early when Content-Length exceeds maxBytes, closing the connection', async () => {
+    streamLog.closed = false;
+    const started = Date.now();
+    const error = await fetchError(fetchGuarded(`${v4.origin}/declared-big`, LOCAL));
+    expect(error.kind).toBe('too_large');
+    expect(error.message).toBe(`The response from 127.0.0.1:${v4.port} is larger than the limit of 1 MiB.`);
+    await waitFor(() => streamLog.closed);
+    expect(streamLog.closedAt - started).toBeLessThan(1000);
+  });
+
+  it('stops a chunked stream as soon as it exceeds maxBytes, and the server sees the connection close', async () => {
+    const error = await fetchError(fetchGuarded(`${v4.origin}/endless`, { ...LOCAL, maxBytes: 256 * 1024 }));
+    expect(error.kind).toBe('too_large');
+    await waitFor(() => streamLog.closed);
+    // The server stopped long before its 512 MiB: socket buffers hold at most a few MiB.
+    expect(streamLog.bytesWritten).toBeLessThan(32 * 1024 * 1024);
+  });
+
+  it('caps a gzip bomb on the decoded bytes', async () => {
+    expect(bomb.length).toBeLessThan(LOCAL.maxBytes);
+    const started = Date.now();
+    const error = await fetchError(fetchGuarded(`${v4.origin}/bomb`, LOCAL));
+    expect(error.kind).toBe('too_large');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('honours the caller signal', async () => {
+    const controller = new AbortController();
+    const reason = new Error('shutting down');
+    setTimeout(() => controller.abort(reason), 100);
+    const started = Date.now();
+    await expect(fetchGuarded(`${v4.origin}/stall`, LOCAL, { signal: controller.signal })).rejects.toBe(reason);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(fetchGuarded(`${v4.origin}/ok`, LOCAL, { signal: controller.signal })).rejects.toBe(reason);
+  });
+});
+
+describe('fetchGuarded: network failures', () => {
+  it('reports a refused connection as network', async () => {
+    const closed = await startServer('127.0.0.1', (_req, res) => res.end());
+    const url = `${closed.origin}/`;
+    await closed.close();
+    const error = await fetchError(fetchGuarded(url, LOCAL));
+    expect(error).toMatchObject({ kind: 'network', url });
+    expect(error.message).toBe(`The server at ${new URL(url).host} refused the connection.`);
+  });
+
+  it('reports a name that does not resolve as network', async () => {
+    const { hooks } = recorder(async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.example.test'), { code: 'ENOTFOUND' });
+    });
+    const error = await fetchError(fetchGuarded('http://nowhere.example.test/', STRICT, {}, hooks));
+    expect(error).toMatchObject({ kind: 'network', message: 'The host name nowhere.example.test could not be resolved.' });
+  });
+
+  it('leaves no timer or socket behind', async () => {
+    const count = (type: string): number => process.getActiveResourcesInfo().filter((t) => t === type).length;
+    await fetchGuarded(`${v4.origin}/ok`, LOCAL); // warm up
+    await new Promise((resolve) => setImmediate(resolve));
+    const timers = count('Timeout');
+    const sockets = count('TCPSocketWrap');
+    await fetchGuarded(`${v4.origin}/ok`, LOCAL);
+    await fetchError(fetchGuarded(`${v4.origin}/missing`, LOCAL));
+    await fetchError(fetchGuarded(`${v4.origin}/endless`, { ...LOCAL, maxBytes: 1024 }));
+    await fetchError(fetchGuarded(`${v4.origin}/stall`, { ...LOCAL, timeoutMs: 100 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(count('Timeout')).toBeLessThanOrEqual(timers);
+    expect(count('TCPSocketWrap')).toBeLessThanOrEqual(sockets);
+  });
+});
+
+describe('fetchGuarded: policy', () => {
+  it.each<[Partial<FetchPolicy>, string]>([
+    [{ timeoutMs: 0 }, 'timeoutMs'],
+    [{ maxBytes: -1 }, 'maxBytes'],
+    [{ maxRedirects: 1.5 }, 'maxRedirects'],
+    [{ allowNetworks: ['127.0.0.0/8', 'bogus'] }, 'bogus'],
+  ])('rejects a malformed policy %j', async (override, mention) => {
+    await expect(fetchGuarded(`${v4.origin}/ok`, { ...LOCAL, ...override })).rejects.toThrow(mention);
+  });
+});
+
+// Kinds are a closed list shared with callers; keep this in sync with the type.
+const _kinds: Record<FetchErrorKind, true> = {
+  bad_url: true,
+  refused: true,
+  timeout: true,
+  too_large: true,
+  too_many_redirects: true,
+  http_status: true,
+  network: true,
+};
+void _kinds;
+
+async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
