@@ -12,3 +12,12 @@ export async function findSwaggerDocument(db: Db, fileName: string): Promise<Swa
 export async function deleteOtherSwaggerDocuments(db: Db, copilotId: string, keep: string): Promise<void> {
   await db.deleteFrom('swagger_documents').where('copilot_id', '=', copilotId).where('file_name', '!=', keep).execute();
 }
+
+/** Everything but the content: enough to answer a validation from the cache. */
+export async function findSwaggerDocumentMeta(db: Db, fileName: string): Promise<Omit<SwaggerDocumentRow, 'content'> | undefined> {
+  return db
+    .selectFrom('swagger_documents')
+    .select(['file_name', 'copilot_id', 'media_type', 'sha256', 'size', 'created_at'])
+    .where('file_name', '=', fileName)
+    .executeTakeFirst();
+}

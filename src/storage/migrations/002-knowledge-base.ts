@@ -52,12 +52,13 @@ export function knowledgeBase(dialect: DialectName): Migration {
             seq integer not null,
             content text not null
           )`.execute(db);
-        // External-content FTS5 index kept in step by triggers.
-        await sql`create virtual table kb_passages_fts using fts5(content, content='kb_passages', content_rowid='id', tokenize='porter unicode61')`.execute(db);
+        // Contentless FTS5 index (the text lives in kb_passages); contentless_delete lets a
+        // deletion by rowid leave a cheap tombstone instead of re-tokenising the text.
+        await sql`create virtual table kb_passages_fts using fts5(content, content='', contentless_delete=1, tokenize='porter unicode61')`.execute(db);
         await sql`create trigger kb_passages_ai after insert on kb_passages begin
           insert into kb_passages_fts(rowid, content) values (new.id, new.content); end`.execute(db);
         await sql`create trigger kb_passages_ad after delete on kb_passages begin
-          insert into kb_passages_fts(kb_passages_fts, rowid, content) values ('delete', old.id, old.content); end`.execute(db);
+          delete from kb_passages_fts where rowid = old.id; end`.execute(db);
       }
       await db.schema.createIndex('kb_passages_link').on('kb_passages').columns(['link_id', 'seq']).execute();
       await db.schema.createIndex('kb_passages_bot').on('kb_passages').column('bot_id').execute();

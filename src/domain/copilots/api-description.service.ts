@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
+import * as copilotRepo from '../../storage/copilot.repository.js';
+import type { Storage } from '../../storage/database.js';
+import type { CopilotRow } from '../../storage/schema.js';
+import * as documents from '../../storage/swagger-document.repository.js';
+import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { cachedValidation, detectFormat, parseDocument, renderValidation, type DocumentSource } from '../validator/index.js';
+import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
+
+/**
+ * A copilot's API description: checked and stored on upload (in the database, so
+ * every instance sees it), fetched under the guarded-fetch rules when it is a URL,
+ * and validated with a cache keyed by the document's content.
+ */
+
+const MEDIA_TYPES = { json: 'application/json', yaml: 'application/yaml' } as const;
+
+export interface UploadedDocument {
+  bytes: Buffer;
+  mediaType?: string | null;
+  fileName?: string | null;
+}
+
+interface CheckedDocument {
+  fileName: string;
+  mediaType: string;
+  sha256: string;
+  bytes: Buffer;
+}
+
+function checkDocument(upload: UploadedDocument, maxBytes: number): CheckedDocument {
+  if (upload.bytes.length === 0) throw new AppError('invalid_swagger_file', 'The API description is empty.');
+  if (upload.bytes.length > maxBytes) {
+    throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+  }
+  const source: DocumentSource = { bytes: upload.bytes, mediaType: upload.mediaType, fileName: upload.fileName };
+  parseDocument(source); // throws invalid_swagger_file with the parser's position
+  const format = detectFormat(source);
+  return {
+    fileName: `${randomAlphanumeric(20)}.${format}`,
+    mediaType: MEDIA_TYPES[format],
+    sha256: createHash('sha256').update(upload.bytes).digest('hex'),
+    bytes: upload.bytes,
+  };
+}
+
+async function storeFor(storage: Storage, copilot: { id: string }, doc: CheckedDocument): Promise<CopilotRow> {
+  return storage.db.transaction().execute(async (trx) => {
+    const now = nowTimestamp();
+    await documents.insertSwaggerDocument(trx, {
+      file_name: doc.fileName,
+      copilot_id: copilot.id,
+      media_type: doc.mediaType,
+      sha256: doc.sha256,
+      size: doc.bytes.length,
+      content: doc.bytes,
+      created_at: now,
+    });
+    await documents.deleteOtherSwaggerDocuments(trx, copilot.id, doc.fileName);
+    const row = await copilotRepo.updateCopilot(trx, copilot.id, { swagger_url: doc.fileName, updated_at: now });
+    return row!;
+  });
+}
+
+/** PUT …/swagger: replaces the copilot's API description; returns the updated copilot. */
+export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number): Promise<Copilot> {
+  const copilot = await getCopilot(storage, copilotId);
+  const doc = checkDocument(upload, maxBytes);
+  await storeFor(storage, copilot, doc);
+  return getCopilot(storage, copilot.id);
+}
+
+/** POST /backend/api/copilot/swagger: a new copilot with its API description, in one call. */
+export async function createCopilotWithApiDescription(
+  storage: Storage,
+  input: CopilotInput & { name: string },
+  upload: UploadedDocument,
+  maxBytes: number,
+): Promise<Copilot> {
+  const doc = checkDocument(upload, maxBytes);
+  const copilot = await createCopilot(storage, input);
+  await storeFor(storage, copilot, doc);
+  return getCopilot(storage, copilot.id);
+}
+
+/** GET …/swagger: the stored bytes and their media type. */
+export async function getStoredApiDescription(storage: Storage, copilotId: string): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
+  const copilot = await getCopilot(storage, copilotId);
+  if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) throw swaggerMissing(copilot);
+  const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
+  if (!row) throw swaggerMissing(copilot);
+  return { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
+}
+
+function swaggerMissing(copilot: Copilot): AppError {
+  return copilot.swagger_url === ''
+    ? new AppError('swagger_missing', 'This copilot has no API description yet; upload one or set swagger_url.')
+    : new AppError('swagger_missing', 'This copilot has no stored API description; its swagger_url points elsewhere.', { swagger_url: copilot.swagger_url });
+}
+
+export function fetchErrorToAppError(err: FetchError, what: string): AppError {
+  if (err.kind === 'refused' || err.kind === 'bad_url') return new AppError('address_not_allowed', err.message, { url: err.url });
+  return new AppError('swagger_fetch_failed', `The ${what} could not be fetched: ${err.message}`, {
+    url: err.url,
+    reason: err.kind,
+    ...(err.status !== undefined && { status: err.status }),
+  });
+}
+
+/**
+ * GET …/validator: the interface's answer `{chatbot_id, all_endpoints, validations}` as
+ * JSON text. A stored document whose content was validated before is answered from the
+ * cache without reading or parsing it again.
+ */
+export async function validateCopilot(storage: Storage, copilotId: string, policy: FetchPolicy): Promise<string> {
+  const copilot = await getCopilot(storage, copilotId);
+  const prefix = `{"chatbot_id":${JSON.stringify(copilot.id)},`;
+  if (copilot.swagger_url === '') throw swaggerMissing(copilot);
+
+  if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
+    const meta = await documents.findSwaggerDocumentMeta(storage.readDb, copilot.swagger_url);
+    if (!meta) throw swaggerMissing(copilot);
+    const cached = cachedValidation(meta.sha256);
+    if (cached !== undefined) return prefix + cached.slice(1);
+    const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
+    if (!row) throw swaggerMissing(copilot);
+    const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
+    return prefix + renderValidation(source, { sha256: row.sha256 }).slice(1);
+  }
+
+  let fetched;
+  try {
+    fetched = await fetchGuarded(copilot.swagger_url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
+  } catch (err) {
+    if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
+    throw err;
+  }
+  const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+  return prefix + renderValidation(source).slice(1);
+}

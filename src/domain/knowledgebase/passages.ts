@@ -1,0 +1,219 @@
+/**
+ * Splits extracted page text into passages of a few hundred words for full-text indexing.
+ *
+ * Paragraphs (blank-line separated) are the unit: whole paragraphs are packed together up to
+ * `targetWords`. Only a paragraph longer than `maxWords` is cut, at sentence ends (a line break
+ * inside a paragraph counts as one: list items, table rows), a sentence longer than `maxWords`
+ * at word boundaries, and a "word" longer than the character bound at that bound. Every word
+ * of the input lands in exactly one passage, in order; no passage has more than `maxWords`
+ * words or `maxWords * 20` characters.
+ *
+ * Two refinements keep a section's heading with its text: a short passage so far (a heading,
+ * an intro line) may take the next piece up to `maxWords` instead of `targetWords`, and a
+ * heading-like paragraph (one short line without a sentence end) starts a new passage once the
+ * current one is half full rather than trailing at the end of the previous section.
+ */
+
+export interface PassageOptions {
+  /** Packing stops before a passage would exceed this many words. Default 200. */
+  targetWords?: number;
+  /** Hard limit on a passage's words. Default 300 (or targetWords, when that is larger). */
+  maxWords?: number;
+}
+
+const DEFAULT_TARGET_WORDS = 200;
+const DEFAULT_MAX_WORDS = 300;
+/** Character bound per passage is maxWords times this: generous for real words, firm for garbage. */
+const CHARS_PER_WORD = 20;
+const HEADING_MAX_WORDS = 12;
+
+/** A run of one paragraph: [start, end) offsets into the normalised paragraph text. */
+interface Piece {
+  para: number;
+  start: number;
+  end: number;
+  words: number;
+  /** The piece is a whole, heading-like paragraph. */
+  heading: boolean;
+}
+
+export function splitPassages(text: string, opts: PassageOptions = {}): string[] {
+  const { targetWords, maxWords, maxChars } = resolveOptions(opts);
+  const paragraphs = toParagraphs(text);
+
+  const pieces: Piece[] = [];
+  paragraphs.forEach((paragraph, para) => {
+    const words = countWords(paragraph, 0, paragraph.length);
+    if (words <= maxWords && paragraph.length <= maxChars) {
+      pieces.push({ para, start: 0, end: paragraph.length, words, heading: isHeadingLike(paragraph, words) });
+    } else {
+      splitLongParagraph(paragraph, para, maxWords, maxChars, pieces);
+    }
+  });
+
+  const passages: string[] = [];
+  let first = 0; // index of the current passage's first piece
+  let words = 0;
+  let chars = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i];
+    const length = piece.end - piece.start;
+    if (i > first) {
+      // Pieces of one paragraph are at most one character apart, paragraphs a blank line.
+      const joined = chars + (piece.para === pieces[i - 1].para ? 1 : 2) + length;
+      const fitsTarget = words + piece.words <= targetWords && joined <= maxChars;
+      const fitsAfterShortStart =
+        words * 4 <= targetWords && words + piece.words <= maxWords && joined <= maxChars;
+      const headingStartsNew = piece.heading && words * 2 >= targetWords;
+      if (!headingStartsNew && (fitsTarget || fitsAfterShortStart)) {
+        words += piece.words;
+        chars = joined;
+        continue;
+      }
+      passages.push(render(paragraphs, pieces, first, i));
+    }
+    first = i;
+    words = piece.words;
+    chars = length;
+  }
+  if (first < pieces.length) passages.push(render(paragraphs, pieces, first, pieces.length));
+  return passages;
+}
+
+function resolveOptions(opts: PassageOptions): { targetWords: number; maxWords: number; maxChars: number } {
+  const targetWords = opts.targetWords ?? DEFAULT_TARGET_WORDS;
+  const maxWords = opts.maxWords ?? Math.max(DEFAULT_MAX_WORDS, targetWords);
+  if (!Number.isSafeInteger(targetWords) || targetWords < 1) {
+    throw new RangeError('PassageOptions.targetWords must be a positive integer.');
+  }
+  if (!Number.isSafeInteger(maxWords) || maxWords < targetWords) {
+    throw new RangeError('PassageOptions.maxWords must be an integer no smaller than targetWords.');
+  }
+  return { targetWords, maxWords, maxChars: maxWords * CHARS_PER_WORD };
+}
+
+/**
+ * Paragraphs with whitespace normalised: inside a paragraph, words are separated by exactly
+ * one space or one line break, so offsets and word counts can be worked out character by
+ * character.
+ */
+function toParagraphs(text: string): string[] {
+  // Each pattern leaves lone spaces alone: replacing every space with itself is slow on megabytes.
+  const normalised = text
+    .replace(/\r\n?/g, '\n')
+    .replace(/\u0000/g, '')
+    .replace(/[^\S\n]{2,}|[^\S\n ]/g, ' ')
+    .replace(/ \n ?|\n /g, '\n');
+  const paragraphs: string[] = [];
+  for (const paragraph of normalised.split(/\n{2,}/)) {
+    const trimmed = paragraph.trim();
+    if (trimmed !== '') paragraphs.push(trimmed);
+  }
+  return paragraphs;
+}
+
+function isSeparator(code: number): boolean {
+  return code === 0x20 || code === 0x0a;
+}
+
+function countWords(s: string, start: number, end: number): number {
+  if (end <= start) return 0;
+  let words = 1;
+  for (let i = start; i < end; i++) if (isSeparator(s.charCodeAt(i))) words++;
+  return words;
+}
+
+const codes = (chars: string): Set<number> => new Set([...chars].map((c) => c.charCodeAt(0)));
+const SENTENCE_END = codes('.!?…。！？');
+const CLOSING = codes('"\'”’)]»」』）】〉》');
+// Scripts written without spaces end sentences with these and go straight on.
+const FULL_WIDTH_END = codes('。！？');
+
+function isHeadingLike(paragraph: string, words: number): boolean {
+  return words <= HEADING_MAX_WORDS && !paragraph.includes('\n') && !endsSentence(paragraph, paragraph.length);
+}
+
+/** Whether the text just before `at` ends a sentence (terminal punctuation, maybe closed by a quote). */
+function endsSentence(s: string, at: number): boolean {
+  let k = at - 1;
+  for (let closers = 0; k >= 0 && closers < 3 && CLOSING.has(s.charCodeAt(k)); closers++) k--;
+  return k >= 0 && SENTENCE_END.has(s.charCodeAt(k));
+}
+
+/** Cut an over-long paragraph at sentence ends; over-long sentences go to `splitLongRun`. */
+function splitLongParagraph(p: string, para: number, maxWords: number, maxChars: number, out: Piece[]): void {
+  const emit = (start: number, end: number): void => {
+    if (end <= start) return;
+    const words = countWords(p, start, end);
+    if (words <= maxWords && end - start <= maxChars) out.push({ para, start, end, words, heading: false });
+    else splitLongRun(p, para, start, end, maxWords, maxChars, out);
+  };
+
+  let start = 0;
+  for (let i = 0; i < p.length; i++) {
+    const c = p.charCodeAt(i);
+    if (c === 0x0a || (c === 0x20 && endsSentence(p, i))) {
+      emit(start, i);
+      start = i + 1;
+    } else if (FULL_WIDTH_END.has(c) && i + 1 < p.length) {
+      const next = p.charCodeAt(i + 1);
+      if (!isSeparator(next) && !CLOSING.has(next) && !SENTENCE_END.has(next)) {
+        emit(start, i + 1);
+        start = i + 1;
+      }
+    }
+  }
+  emit(start, p.length);
+}
+
+/** Cut a run without usable sentence ends at word boundaries, and giant words at maxChars. */
+function splitLongRun(p: string, para: number, start: number, end: number, maxWords: number, maxChars: number, out: Piece[]): void {
+  let chunkStart = -1;
+  let chunkEnd = -1;
+  let chunkWords = 0;
+  const flush = (): void => {
+    if (chunkStart >= 0) out.push({ para, start: chunkStart, end: chunkEnd, words: chunkWords, heading: false });
+    chunkStart = -1;
+    chunkWords = 0;
+  };
+
+  let w = start;
+  while (w < end) {
+    let we = w;
+    while (we < end && !isSeparator(p.charCodeAt(we))) we++;
+    if (we - w > maxChars) {
+      flush();
+      for (let s = w; s < we; ) {
+        let e = Math.min(s + maxChars, we);
+        // Never split a surrogate pair.
+        if (e < we && isHighSurrogate(p.charCodeAt(e - 1))) e--;
+        out.push({ para, start: s, end: e, words: 1, heading: false });
+        s = e;
+      }
+    } else {
+      if (chunkStart >= 0 && (chunkWords + 1 > maxWords || we - chunkStart > maxChars)) flush();
+      if (chunkStart < 0) chunkStart = w;
+      chunkEnd = we;
+      chunkWords++;
+    }
+    w = we + 1;
+  }
+  flush();
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Text of pieces [from, to): consecutive pieces of one paragraph as one slice, paragraphs joined by a blank line. */
+function render(paragraphs: string[], pieces: Piece[], from: number, to: number): string {
+  const parts: string[] = [];
+  let i = from;
+  while (i < to) {
+    let j = i;
+    while (j + 1 < to && pieces[j + 1].para === pieces[i].para) j++;
+    parts.push(paragraphs[pieces[i].para].slice(pieces[i].start, pieces[j].end));
+    i = j + 1;
+  }
+  return parts.join('\n\n');
+}

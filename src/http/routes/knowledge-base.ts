@@ -1,0 +1,168 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
+import type { Storage } from '../../storage/database.js';
+import type { AccessHook } from '../auth.js';
+import { errorResponses, Timestamp } from '../schemas.js';
+
+const BotParams = Type.Object({ bot_id: Type.String({ maxLength: 100 }) });
+
+const Link = Type.Object({
+  url: Type.String(),
+  status: Type.String({ enum: ['pending', 'indexed', 'failed'] }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  passages: Type.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+const LinksBody = Type.Object({ bot_id: Type.String(), links: Type.Array(Link) });
+// The links are checked by the service (checkLinks) so that 400 names each offending index.
+const LinksRequest = Type.Object({ links: Type.Unknown() }, { description: '{"links": [1 to 1000 absolute http(s) URLs, each at most 2048 characters]}' });
+
+const PageQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })), cursor: Type.Optional(Type.String({ maxLength: 400 })) },
+  { additionalProperties: false },
+);
+
+function nextLink(path: string, limit: number, cursor: string | null, extra: Record<string, string> = {}): string | null {
+  if (!cursor) return null;
+  const query = new URLSearchParams({ ...extra, limit: String(limit), cursor });
+  return `<${path}?${query.toString()}>; rel="next"`;
+}
+
+export function knowledgeBaseRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook; onLinksQueued?: () => void }): void {
+  const { storage, access } = deps;
+  const path = '/backend/knowledgebase/b/:bot_id';
+
+  app.post(
+    path,
+    {
+      onRequest: access({ scope: 'knowledgebase:write', botParam: 'bot_id' }),
+      schema: {
+        summary: "Add links to the bot's knowledge base (queued for ingestion; a link already there is refreshed)",
+        tags: ['knowledge base'],
+        params: BotParams,
+        body: LinksRequest,
+        response: { 202: LinksBody, ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type') },
+      },
+    },
+    async (request, reply) => {
+      const links = knowledgeBase.requireLinks(request.body);
+      const result = await knowledgeBase.addLinks(storage, (request.params as { bot_id: string }).bot_id, links);
+      deps.onLinksQueued?.();
+      reply.code(202);
+      return result;
+    },
+  );
+
+  app.get(
+    path,
+    {
+      onRequest: access({ scope: 'knowledgebase:read', botParam: 'bot_id' }),
+      schema: {
+        summary: 'The links of a knowledge base with their ingestion status (oldest first, paged with a Link header)',
+        tags: ['knowledge base'],
+        params: BotParams,
+        querystring: PageQuery,
+        response: { 200: LinksBody, ...errorResponses('invalid_cursor', 'unauthorized', 'forbidden', 'knowledge_base_not_found') },
+      },
+    },
+    async (request, reply) => {
+      const { bot_id: botId } = request.params as { bot_id: string };
+      const { limit = 100, cursor } = request.query as { limit?: number; cursor?: string };
+      const page = await knowledgeBase.listLinks(storage, botId, { limit, cursor });
+      const link = nextLink(`/backend/knowledgebase/b/${encodeURIComponent(page.body.bot_id)}`, limit, page.nextCursor);
+      if (link) reply.header('link', link);
+      return page.body;
+    },
+  );
+
+  app.get(
+    `${path}/search`,
+    {
+      onRequest: access({ scope: 'knowledgebase:read', botParam: 'bot_id' }),
+      schema: {
+        summary: "Full-text search of the knowledge base's passages, best first",
+        tags: ['knowledge base'],
+        params: BotParams,
+        querystring: Type.Object(
+          { q: Type.String({ maxLength: 1000 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            bot_id: Type.String(),
+            query: Type.String(),
+            results: Type.Array(Type.Object({ url: Type.String(), passage: Type.Integer(), content: Type.String(), score: Type.Number() })),
+          }),
+          ...errorResponses('unauthorized', 'forbidden', 'knowledge_base_not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { q, limit = 10 } = request.query as { q: string; limit?: number };
+      return knowledgeBase.searchKnowledgeBase(storage, (request.params as { bot_id: string }).bot_id, q, limit);
+    },
+  );
+
+  app.delete(
+    path,
+    {
+      onRequest: access({ scope: 'knowledgebase:delete', botParam: 'bot_id' }),
+      schema: {
+        summary: 'Delete links and their passages from the knowledge base (the knowledge base goes with its last link)',
+        description: 'Checks in this order: 401, 403, 400, 404, then 200. Cannot be undone; every deletion is written to the audit log.',
+        tags: ['knowledge base'],
+        params: BotParams,
+        body: LinksRequest,
+        response: {
+          200: Type.Object({ message: Type.String(), deleted_links: Type.Array(Type.String()), not_found_links: Type.Array(Type.String()) }),
+          ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'knowledge_base_not_found', 'payload_too_large', 'unsupported_media_type'),
+        },
+      },
+    },
+    async (request) => {
+      const links = knowledgeBase.requireLinks(request.body);
+      return knowledgeBase.deleteLinks(storage, (request.params as { bot_id: string }).bot_id, links, request.principal);
+    },
+  );
+
+  app.get(
+    '/backend/api/audit',
+    {
+      onRequest: access({ scope: 'admin' }),
+      schema: {
+        summary: 'The audit log of deletions, newest first (paged with a Link header)',
+        tags: ['knowledge base'],
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+            cursor: Type.Optional(Type.String({ maxLength: 20 })),
+            bot_id: Type.Optional(Type.String({ maxLength: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Array(
+            Type.Object({
+              id: Type.Integer(),
+              at: Timestamp,
+              actor_key_id: Type.Union([Type.String(), Type.Null()]),
+              action: Type.String(),
+              bot_id: Type.Union([Type.String(), Type.Null()]),
+              details: Type.Unknown(),
+            }),
+          ),
+          ...errorResponses('invalid_cursor', 'unauthorized', 'forbidden'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = 100, cursor, bot_id: botId } = request.query as { limit?: number; cursor?: string; bot_id?: string };
+      const page = await knowledgeBase.listAudit(storage, { limit, cursor, botId });
+      const link = nextLink('/backend/api/audit', limit, page.nextCursor, botId ? { bot_id: botId } : {});
+      if (link) reply.header('link', link);
+      return page.items;
+    },
+  );
+}
