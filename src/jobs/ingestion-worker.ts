@@ -61,8 +61,9 @@ export class IngestionWorker {
   ) {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.backoffMs = options.backoffMs ?? 2000;
-    // Long enough for one fetch plus storing its passages.
-    this.leaseMs = options.fetchPolicy.timeoutMs + 15_000;
+    // Long enough for one fetch (bounded by its deadline) plus extracting and storing its
+    // passages; a job cut off by a crash is taken again once this has run out.
+    this.leaseMs = 2 * options.fetchPolicy.timeoutMs + 5_000;
   }
 
   start(): void {
