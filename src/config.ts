@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import dotenv from 'dotenv';
-import { parseAllowNetworks } from './net/guarded-fetch.js';
+// From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
+import { parseAllowNetworks } from './net/address-policy.js';
 
 /** Everything the service reads from its environment, validated once at start. */
 export interface Config {

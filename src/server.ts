@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
+import { IngestionWorker } from './jobs/ingestion-worker.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 
@@ -19,17 +20,28 @@ export async function startService(config: Config): Promise<RunningService> {
   let app: FastifyInstance | null = null;
   try {
     await migrateToLatest(storage);
-    app = await buildApp(config, { storage });
+    let worker: IngestionWorker | null = null;
+    app = await buildApp(config, { storage, onLinksQueued: () => worker?.notify() });
+    worker = new IngestionWorker(storage, {
+      concurrency: config.kbWorkers,
+      pollIntervalMs: config.kbPollIntervalMs,
+      fetchPolicy: { timeoutMs: config.fetchTimeoutMs, maxBytes: config.maxDocumentBytes, maxRedirects: 5, allowNetworks: [...config.fetchAllowNetworks] },
+      logger: app.log,
+    });
     const keyFile = await ensureBootstrapAdminKey(storage, config.dataDir);
     if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
+    worker.start();
     const running = app;
+    const runningWorker = worker;
     return {
       app: running,
       storage,
       address,
       async close() {
+        // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
+        await runningWorker.stop();
         await running.close();
         await storage.close();
       },

@@ -53,6 +53,11 @@ export function toErrorBody(err: AppError): ErrorBody {
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
+  // Fastify parses text/plain by default: a text body would reach the JSON routes as a
+  // string and be answered 400 by the schema instead of 415. Bodies are JSON here; a
+  // route that takes other types registers its own parsers in its own scope.
+  app.removeContentTypeParser('text/plain');
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = err instanceof AppError ? err : fromFastifyError(err);
     if (appError) {

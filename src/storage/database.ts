@@ -47,23 +47,40 @@ export function openStorage(options: StorageOptions): Storage {
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { dialect: 'postgres', db, readDb: db, close: () => db.destroy() };
+    return {
+      dialect: 'postgres',
+      db,
+      readDb: db,
+      async close() {
+        await db.destroy();
+        // Kysely's destroy is a no-op when no query ever ran; the pool must still end,
+        // or a later query would quietly open new connections.
+        if (!pool.ended) await pool.end();
+      },
+    };
   }
   mkdirSync(options.dataDir, { recursive: true });
   const file = path.join(options.dataDir, SQLITE_FILE_NAME);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, false) }) });
+  const writer = openSqlite(file, false);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
   let reader: Kysely<Database> | null = null;
+  let closed = false;
   const storage: Storage = {
     dialect: 'sqlite',
     db,
     // Opened lazily: the file and its schema must exist first (after migrations).
+    // Once closed, the destroyed writer is handed out so that queries fail instead of
+    // silently opening a new connection.
     get readDb() {
+      if (closed) return db;
       reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, true) }) });
       return reader;
     },
     async close() {
+      closed = true;
       if (reader) await reader.destroy();
       await db.destroy();
+      if (writer.open) writer.close(); // destroy() skips a connection no query ever used
     },
   };
   return storage;

@@ -25,17 +25,55 @@ function check(result: MigrationResultSet): string[] {
 /**
  * Brings the schema to the latest version. Safe when several instances start at
  * once: on PostgreSQL the whole run holds a session-level advisory lock on one
- * connection (the others wait, then find nothing left to do); on SQLite the file
- * lock and Kysely's migration lock table do the same.
+ * connection (the others wait, then find nothing left to do); on SQLite the whole
+ * run is one `begin immediate` transaction, which holds the file's write lock.
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
-  if (storage.dialect !== 'postgres') return check(await migrator(storage.db, storage).migrateToLatest());
+  if (storage.dialect !== 'postgres') return migrateSqlite(storage);
   return storage.db.connection().execute(async (connection) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {
       return check(await migrator(connection, storage).migrateToLatest());
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    }
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Kysely runs SQLite migrations without a transaction or lock, so two instances on one
+ * file would both see "nothing applied" and the second would fail on `create table`.
+ * We take the write lock first. The busy timeout is switched off while waiting for it:
+ * better-sqlite3 waits synchronously, which would also stall another connection of this
+ * same process that holds the lock; we wait with timers instead.
+ */
+async function migrateSqlite(storage: Storage): Promise<string[]> {
+  return storage.db.connection().execute(async (connection) => {
+    const [previous] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(connection)).rows;
+    await sql`pragma busy_timeout = 0`.execute(connection);
+    try {
+      for (let waited = 0; ; waited += 20) {
+        try {
+          await sql`begin immediate`.execute(connection);
+          break;
+        } catch (err) {
+          const code = (err as { code?: string }).code ?? '';
+          if (!code.startsWith('SQLITE_BUSY') || waited > 60_000) throw err;
+          await sleep(20);
+        }
+      }
+    } finally {
+      await sql.raw(`pragma busy_timeout = ${Number(previous?.timeout ?? 5000)}`).execute(connection);
+    }
+    try {
+      const applied = check(await migrator(connection, storage).migrateToLatest());
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (err) {
+      await sql`rollback`.execute(connection).catch(() => undefined);
+      throw err;
     }
   });
 }

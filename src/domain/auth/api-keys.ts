@@ -52,7 +52,8 @@ function toInfo(row: ApiKeyRow): ApiKeyInfo {
 export function parseScopes(list: readonly string[]): Scope[] {
   const unknown = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0 || list.length === 0) {
-    throw new AppError('invalid_request', `Scopes must be a non-empty list of: ${SCOPES.join(', ')}.`, { unknown });
+    const named = unknown.length > 0 ? `Unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}. ` : '';
+    throw new AppError('invalid_request', `${named}Scopes must be a non-empty list of: ${SCOPES.join(', ')}.`, { unknown });
   }
   return [...new Set(list)] as Scope[];
 }

@@ -1,0 +1,121 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, listApiKeys } from '../../src/domain/auth/api-keys.js';
+import { openStorage, type Storage } from '../../src/storage/database.js';
+import { buildCli } from '../support/build.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+import { API_KEY } from '../support/http.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let cliPath: string;
+beforeAll(async () => {
+  cliPath = await buildCli();
+});
+
+function run(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cliPath, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const KEY_ALONE = new RegExp(`^${API_KEY.source.slice(1, -1)}\\n$`);
+
+// The dialects run side by side (each on its own database); the steps within one run in order.
+for (const dialect of DIALECTS) {
+  describe.concurrent(`copilot-service keys (${dialect})`, () => {
+    let database: TestDatabase;
+    let storage: Storage;
+    beforeAll(async () => {
+      database = await createTestDatabase(dialect);
+    });
+    afterAll(async () => {
+      await storage?.close();
+      await database.drop();
+    });
+
+    const cli = (...args: string[]) =>
+      run(args, { DATA_DIR: database.dataDir, ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }) }, database.dataDir);
+    /** The same database, opened in-process (after the CLI has migrated it). */
+    const db = () => (storage ??= openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1 }));
+
+    const bot = randomUUID();
+    let key = '';
+    let id = '';
+
+    it.sequential('create prints the new key alone on stdout, valid at once', async () => {
+      const result = await cli('keys', 'create', '--scopes', 'copilots:read', '--bots', bot, '--name', 'x');
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(KEY_ALONE);
+      key = result.stdout.trim();
+      id = key.split('_')[1]!;
+      expect(result.stderr).not.toContain(key);
+      const principal = await authenticate(db(), `Bearer ${key}`);
+      expect(principal).toMatchObject({ kind: 'key', keyId: id, bots: [bot] });
+      expect(principal.kind === 'key' && [...principal.scopes]).toEqual(['copilots:read']);
+    });
+
+    it.sequential('list shows the key without its secret', async () => {
+      const [table, asJson] = await Promise.all([cli('keys', 'list'), cli('keys', 'list', '--json')]);
+      expect(table.code, table.stderr).toBe(0);
+      const row = table.stdout.split('\n').find((l) => l.startsWith(id));
+      expect(row).toBeDefined();
+      expect(row!.split(/\s+/)).toEqual([id, 'active', 'copilots:read', bot, 'x', expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/)]);
+      expect(asJson.code, asJson.stderr).toBe(0);
+      const entry = (JSON.parse(asJson.stdout) as Array<Record<string, unknown>>).find((k) => k.id === id);
+      expect(entry).toEqual({ id, name: 'x', scopes: ['copilots:read'], bots: [bot], created_at: expect.any(String), revoked_at: null });
+      for (const out of [table.stdout, asJson.stdout]) {
+        expect(out).not.toContain(key);
+        expect(out).not.toContain(key.split('_')[2]);
+        expect(out).not.toMatch(/secret|hash/i);
+      }
+    });
+
+    it.sequential('revoke ID revokes the key at once', async () => {
+      const result = await cli('keys', 'revoke', id);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(id);
+      await expect(authenticate(db(), `Bearer ${key}`)).rejects.toMatchObject({ code: 'unauthorized' });
+      const list = await cli('keys', 'list');
+      expect(list.stdout.split('\n').find((l) => l.startsWith(id))).toMatch(/^\S+\s+revoked\s/);
+    });
+
+    it.sequential('revoke of an unknown id and create with a bad scope fail clearly, printing nothing on stdout', async () => {
+      const [unknown, badScope] = await Promise.all([cli('keys', 'revoke', 'nosuchkey0000000'), cli('keys', 'create', '--scopes', 'copilots:read,copilots:delete')]);
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stdout).toBe('');
+      expect(unknown.stderr).toMatch(/no api key has this id/i);
+
+      expect(badScope.code).not.toBe(0);
+      expect(badScope.stdout).toBe('');
+      expect(badScope.stderr).toContain('copilots:delete'); // names the culprit…
+      expect(badScope.stderr).toContain('knowledgebase:delete'); // …and the valid ones
+      for (const out of [unknown.stderr, badScope.stderr]) expect(out).not.toMatch(/\n\s+at /); // no stack trace
+      expect(await listApiKeys(db())).toHaveLength(1);
+    });
+  });
+}
+
+describe('copilot-service usage errors', () => {
+  it('create without --scopes is a usage error', async () => {
+    const result = await run(['keys', 'create', '--name', 'y'], { DATA_DIR: '/nonexistent/never-created' }, '/');
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/--scopes/);
+  });
+
+  it('a bad DATABASE_URL is reported clearly, with no key printed', async () => {
+    const result = await run(['keys', 'create', '--scopes', 'admin'], { DATABASE_URL: 'mysql://x' }, '/');
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('DATABASE_URL');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

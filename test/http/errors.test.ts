@@ -1,0 +1,215 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { openStorage } from '../../src/storage/database.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { call, expectError, expectNoLeaks, LEAKS } from '../support/http.js';
+
+const LIST = '/backend/api/copilots';
+const one = (id: string) => `/backend/api/copilot/${id}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+for (const dialect of DIALECTS) {
+  describe(`error answers (${dialect})`, () => {
+    let t: TestApp;
+    let id: string;
+    /** Every error response of this file, checked together for leaks at the end. */
+    const seen: LightMyRequestResponse[] = [];
+    const expectErr = (res: LightMyRequestResponse, status: number, code: string) => {
+      seen.push(res);
+      return expectError(res, status, code);
+    };
+
+    beforeAll(async () => {
+      t = await buildTestApp(dialect, { BODY_LIMIT_BYTES: '1024' });
+      id = (await call(t, 'POST', LIST, { payload: { name: 'Target' } })).json().id;
+    });
+    afterAll(async () => t.close());
+
+    describe('malformed JSON → 400 invalid_json', () => {
+      const bodies = ['{', '{"name": "x",}', "{'name': 'x'}", '{"name": "x"} trailing', 'nul', '{"name": "\\x"}'];
+      it.each(bodies)('POST copilots %j', async (payload) => {
+        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+      });
+
+      it('PATCH copilot and POST keys too', async () => {
+        expectErr(await call(t, 'PATCH', one(id), { payload: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+        expectErr(await call(t, 'POST', '/backend/api/keys', { payload: '[1,', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+      });
+
+      it('an empty body declared as JSON', async () => {
+        expectErr(await call(t, 'POST', LIST, { payload: '', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+      });
+
+      it('JSON with a charset parameter is still JSON', async () => {
+        const res = await call(t, 'POST', LIST, { payload: JSON.stringify({ name: 'Charset' }), headers: { 'content-type': 'application/json; charset=utf-8' } });
+        expect(res.statusCode).toBe(201);
+      });
+    });
+
+    describe('wrong content type → 415 unsupported_media_type', () => {
+      it.each([
+        ['text/plain', '{"name":"x"}'],
+        ['text/plain', 'name=x'],
+        ['application/x-www-form-urlencoded', 'name=x'],
+        ['application/xml', '<name>x</name>'],
+        ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--x--\r\n'],
+        ['application/octet-stream', 'xxxx'],
+      ])('POST copilots as %s', async (type, payload) => {
+        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': type } }), 415, 'unsupported_media_type');
+      });
+
+      it('PATCH copilot as text/plain', async () => {
+        expectErr(await call(t, 'PATCH', one(id), { payload: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+        expect((await call(t, 'GET', one(id))).json().name).toBe('Target');
+      });
+
+      it('POST keys as text/plain', async () => {
+        expectErr(await call(t, 'POST', '/backend/api/keys', { payload: '{"scopes":["admin"]}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      });
+    });
+
+    describe('body over the limit → 413 payload_too_large', () => {
+      it('POST copilots', async () => {
+        const payload = JSON.stringify({ name: 'Big', prompt_message: 'x'.repeat(4000) });
+        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+      });
+
+      it('PATCH copilot', async () => {
+        const payload = JSON.stringify({ prompt_message: 'y'.repeat(2000) });
+        expectErr(await call(t, 'PATCH', one(id), { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+      });
+
+      it('a body just under the limit is accepted', async () => {
+        const payload = JSON.stringify({ name: 'Fits', prompt_message: 'z'.repeat(900) });
+        expect(Buffer.byteLength(payload)).toBeLessThan(1024);
+        expect((await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } })).statusCode).toBe(201);
+      });
+    });
+
+    describe('unknown routes → 404 not_found', () => {
+      it.each([
+        ['GET', '/backend/'],
+        ['GET', '/nope'],
+        ['GET', '/backend'],
+        ['GET', '/backend/api/copilot'],
+        ['GET', '/backend/api/copilots/extra/segments'],
+        ['PUT', LIST],
+        ['POST', '/backend/api/nothing-here'],
+        ['DELETE', '/backend/api/keys'],
+      ])('%s %s', async (method, url) => {
+        expectErr(await call(t, method as 'GET', url), 404, 'not_found');
+        expectErr(await call(t, method as 'GET', url, { key: null }), 404, 'not_found');
+      });
+    });
+
+    describe('validation errors', () => {
+      it('carry details naming the field', async () => {
+        const body = expectErr(await call(t, 'POST', LIST, { payload: { name: 'x', enhanced_privacy: 'yes' } }), 400, 'invalid_request');
+        expect(JSON.stringify(body.details ?? body.message)).toContain('enhanced_privacy');
+      });
+
+      it('for the query string too', async () => {
+        const body = expectErr(await call(t, 'GET', `${LIST}?limit=abc`), 400, 'invalid_request');
+        expect(JSON.stringify(body)).toContain('limit');
+      });
+    });
+
+    describe('x-request-id', () => {
+      it('is echoed when the client sends one', async () => {
+        const res = await call(t, 'GET', LIST, { headers: { 'x-request-id': 'client-id.42:abc_DEF' } });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['x-request-id']).toBe('client-id.42:abc_DEF');
+      });
+
+      it('is echoed on error answers too', async () => {
+        const res = await call(t, 'GET', '/nope', { headers: { 'x-request-id': 'trace-404' } });
+        expectErr(res, 404, 'not_found');
+        expect(res.headers['x-request-id']).toBe('trace-404');
+        const unauthorized = await call(t, 'GET', LIST, { key: null, headers: { 'x-request-id': 'trace-401' } });
+        expectErr(unauthorized, 401, 'unauthorized');
+        expect(unauthorized.headers['x-request-id']).toBe('trace-401');
+      });
+
+      it('is generated when the client sends none, different for each request', async () => {
+        const a = await call(t, 'GET', LIST);
+        const b = await call(t, 'GET', '/healthz', { key: null });
+        expect(a.headers['x-request-id']).toMatch(UUID);
+        expect(b.headers['x-request-id']).toMatch(UUID);
+        expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+      });
+
+      it('is replaced when the client sends an unsafe one', async () => {
+        for (const unsafe of ['has spaces', 'x'.repeat(200), '<script>', 'a\u00e9']) {
+          const res = await call(t, 'GET', LIST, { headers: { 'x-request-id': unsafe } });
+          expect(res.headers['x-request-id']).toMatch(UUID);
+        }
+      });
+    });
+
+    it('no error body so far has leaked internals', () => {
+      expect(seen.length).toBeGreaterThan(30);
+      for (const res of seen) {
+        expectNoLeaks(res.body);
+        expect(Object.keys(res.json()).every((k) => ['error', 'message', 'details'].includes(k))).toBe(true);
+      }
+    });
+  });
+
+  describe(`unexpected failures (${dialect})`, () => {
+    let t: TestApp;
+    let broken: FastifyInstance;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+      // A second instance on the same database whose storage is closed under it.
+      const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1 });
+      broken = await buildApp(t.config, { storage, logger: false });
+      await broken.ready();
+      await storage.close();
+    });
+    afterAll(async () => {
+      await broken.close();
+      await t.close();
+    });
+
+    it('answer 500 internal_error with a fixed message and nothing of the cause', async () => {
+      const headers = { authorization: t.admin, 'content-type': 'application/json' };
+      const responses = [
+        await broken.inject({ method: 'GET', url: LIST, headers }),
+        await broken.inject({ method: 'POST', url: LIST, headers, payload: JSON.stringify({ name: 'x' }) }),
+        await broken.inject({ method: 'GET', url: '/backend/api/keys', headers }),
+      ];
+      for (const res of responses) {
+        const body = expectError(res, 500, 'internal_error');
+        expect(body.details).toBeUndefined();
+        expect(res.body).not.toMatch(/destroyed|closed|connection|driver|kysely|pool/i);
+      }
+      // The instance with a working database is unaffected.
+      expect((await call(t, 'GET', LIST)).statusCode).toBe(200);
+    });
+  });
+}
+
+// The leak patterns must themselves catch what they are meant to catch.
+describe('leak patterns', () => {
+  it.each([
+    'Error: boom\n    at Object.<anonymous> (/work/main/src/app.ts:12:3)',
+    'at async Promise.all (index 0)\n    at file:///x.js:1:1',
+    'select * from copilots where id = $1',
+    'insert into "api_keys" ("id") values (?)',
+    'relation "copilots" does not exist',
+    'SqliteError: no such table: copilots',
+    '/work/main/node_modules/fastify/lib/route.js',
+    '/home/user/app/dist/server.js',
+  ])('flags %j', (text) => {
+    expect(LEAKS.some(([, pattern]) => pattern.test(text))).toBe(true);
+  });
+
+  it.each(['No copilot has this id.', 'The request body is not valid JSON.', 'No route GET /backend/api/nothing-here.', 'This API key lacks the scope copilots:write.'])(
+    'passes %j',
+    (text) => {
+      expect(LEAKS.some(([, pattern]) => pattern.test(text))).toBe(false);
+    },
+  );
+});

@@ -1,0 +1,272 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { BOOTSTRAP_KEY_FILE } from '../src/domain/auth/api-keys.js';
+import { startService, type RunningService } from '../src/server.js';
+import { buildCli } from './support/build.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from './support/databases.js';
+import { API_KEY } from './support/http.js';
+
+const KEY_LINE = new RegExp(`${API_KEY.source.slice(0, -1)}\\n$`);
+
+function serviceConfig(database: TestDatabase, dataDir = database.dataDir) {
+  return loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }),
+    LOG_LEVEL: 'silent',
+  });
+}
+
+async function json(response: Response): Promise<any> {
+  const text = await response.text();
+  return JSON.parse(text);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`startService on a real port (${dialect})`, () => {
+    let database: TestDatabase;
+    const running: RunningService[] = [];
+    const extraDirs: string[] = [];
+    beforeAll(async () => {
+      database = await createTestDatabase(dialect);
+    });
+    afterAll(async () => {
+      for (const service of running.splice(0)) await service.close().catch(() => undefined);
+      for (const dir of extraDirs) rmSync(dir, { recursive: true, force: true });
+      await database.drop();
+    });
+
+    async function start(dataDir?: string): Promise<RunningService> {
+      const service = await startService(serviceConfig(database, dataDir));
+      running.push(service);
+      return service;
+    }
+    async function stop(service: RunningService): Promise<void> {
+      running.splice(running.indexOf(service), 1);
+      await service.close();
+    }
+
+    it('first start writes one admin key to DATA_DIR/bootstrap-admin-key with mode 0600, and it works over HTTP', async () => {
+      const service = await start();
+      expect(service.address).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const file = path.join(database.dataDir, BOOTSTRAP_KEY_FILE);
+      expect(existsSync(file)).toBe(true);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const content = readFileSync(file, 'utf8');
+      expect(content).toMatch(KEY_LINE);
+      const authorization = `Bearer ${content.trim()}`;
+
+      const keys = await fetch(`${service.address}/backend/api/keys`, { headers: { authorization } });
+      expect(keys.status).toBe(200);
+      const listed = await json(keys);
+      expect(listed).toHaveLength(1);
+      expect(listed[0]).toMatchObject({ scopes: ['admin'], bots: null, revoked_at: null });
+
+      const created = await fetch(`${service.address}/backend/api/copilots`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Over the wire' }),
+      });
+      expect(created.status).toBe(201);
+      expect(created.headers.get('x-request-id')).toBeTruthy();
+      const list = await fetch(`${service.address}/backend/api/copilots`, { headers: { authorization, accept: 'application/json' } });
+      expect(list.status).toBe(200);
+      expect(list.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = await json(list);
+      expect(body.map((c: { name: string }) => c.name)).toEqual(['Over the wire']);
+
+      const anonymous = await fetch(`${service.address}/backend/api/copilots`);
+      expect(anonymous.status).toBe(401);
+      expect(await json(anonymous)).toMatchObject({ error: 'unauthorized' });
+      expect((await fetch(`${service.address}/healthz`)).status).toBe(200);
+      expect((await fetch(`${service.address}/readyz`)).status).toBe(200);
+      await stop(service);
+    });
+
+    it('a second start on the same database creates no other key (nor a new file)', async () => {
+      const file = path.join(database.dataDir, BOOTSTRAP_KEY_FILE);
+      const before = readFileSync(file, 'utf8');
+      const service = await start();
+      expect(readFileSync(file, 'utf8')).toBe(before);
+      const listed = await json(await fetch(`${service.address}/backend/api/keys`, { headers: { authorization: `Bearer ${before.trim()}` } }));
+      expect(listed).toHaveLength(1);
+      await stop(service);
+
+      // Even with the file gone, the database has a key: nothing is written again.
+      unlinkSync(file);
+      const again = await start();
+      expect(existsSync(file)).toBe(false);
+      const still = await json(await fetch(`${again.address}/backend/api/keys`, { headers: { authorization: `Bearer ${before.trim()}` } }));
+      expect(still).toHaveLength(1);
+      await stop(again);
+    });
+
+    it('two instances starting at once on one fresh database: both serve, one bootstrap key', async () => {
+      const fresh = await createTestDatabase(dialect);
+      try {
+        // On PostgreSQL each instance has its own data directory (other machines); on SQLite they share the file.
+        const dirA = fresh.dataDir;
+        const dirB = dialect === 'postgres' ? mkdtempSync(path.join(tmpdir(), 'cms-test-b-')) : fresh.dataDir;
+        if (dirB !== dirA) extraDirs.push(dirB);
+        const [a, b] = await Promise.all([startService(serviceConfig(fresh, dirA)), startService(serviceConfig(fresh, dirB))]);
+        running.push(a, b);
+        const files = [...new Set([dirA, dirB])].map((d) => path.join(d, BOOTSTRAP_KEY_FILE)).filter((f) => existsSync(f));
+        expect(files).toHaveLength(1);
+        const authorization = `Bearer ${readFileSync(files[0]!, 'utf8').trim()}`;
+        for (const service of [a, b]) {
+          const res = await fetch(`${service.address}/backend/api/keys`, { headers: { authorization } });
+          expect(res.status).toBe(200);
+          expect(await json(res)).toHaveLength(1);
+        }
+        await stop(a);
+        await stop(b);
+      } finally {
+        await fresh.drop();
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The built program, as `npm start` runs it.
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+class Output {
+  text = '';
+  private waiters: Array<() => void> = [];
+  constructor(stream: NodeJS.ReadableStream) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      this.text += chunk;
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+  }
+  lines(): string[] {
+    return this.text.split('\n').filter((l) => l.trim() !== '');
+  }
+  /** Resolves when a complete line satisfies `test`. */
+  async waitFor(test: (line: string) => boolean, what: string, child: ChildProcess): Promise<string> {
+    for (;;) {
+      const found = this.text.split('\n').slice(0, -1).find(test);
+      if (found) return found;
+      if (child.exitCode !== null) throw new Error(`The service exited (${child.exitCode}) before ${what}:\n${this.text}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        child.once('exit', () => resolve());
+      });
+    }
+  }
+}
+
+const parsed = (line: string): Record<string, any> | null => {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+};
+
+describe('the built service process', () => {
+  let cli: string;
+  let dataDir: string;
+  let child: ChildProcess;
+  let stdout: Output;
+  let stderr: Output;
+  let port: number;
+
+  beforeAll(async () => {
+    cli = await buildCli();
+    dataDir = mkdtempSync(path.join(tmpdir(), 'cms-serve-'));
+    port = await freePort();
+    child = spawn(process.execPath, [cli, 'serve'], {
+      cwd: dataDir,
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    stdout = new Output(child.stdout!);
+    stderr = new Output(child.stderr!);
+    await stdout.waitFor((l) => /listening/i.test(l), 'listening', child);
+  });
+
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('on SIGTERM finishes the in-flight request, then exits 0; logs are JSON lines with request ids and never the key', async () => {
+    const keyFile = path.join(dataDir, BOOTSTRAP_KEY_FILE);
+    const key = readFileSync(keyFile, 'utf8').trim();
+    expect(key).toMatch(API_KEY);
+
+    // A request whose body is still on its way when SIGTERM arrives.
+    const body = Buffer.from(JSON.stringify({ name: 'In flight', prompt_message: 'x'.repeat(2000) }));
+    const half = Math.floor(body.length / 2);
+    const request = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/backend/api/copilots',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        'x-request-id': 'in-flight-1',
+      },
+    });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      request.on('error', reject);
+    });
+    request.write(body.subarray(0, half));
+    // The service has the request once it logs it.
+    await stdout.waitFor((l) => parsed(l)?.reqId === 'in-flight-1', 'the request was logged', child);
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    await stdout.waitFor((l) => /shutting down/i.test(parsed(l)?.msg ?? ''), 'the shutdown was logged', child);
+    expect(child.exitCode).toBeNull(); // still draining
+
+    request.end(body.subarray(half));
+    const response = await answered;
+    expect(response.status, response.body).toBe(201);
+    expect(JSON.parse(response.body)).toMatchObject({ name: 'In flight', status: 'draft' });
+
+    expect(await exited).toBe(0);
+
+    // Logs: JSON lines; requests carry their id; the key file's path, never the key.
+    const lines = stdout.lines();
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(parsed(line), line).not.toBeNull();
+    const entries = lines.map((l) => parsed(l)!);
+    expect(entries.filter((e) => e.reqId === 'in-flight-1').length).toBeGreaterThanOrEqual(2); // incoming and completed
+    expect(entries.some((e) => e.reqId === 'in-flight-1' && e.res?.statusCode === 201)).toBe(true);
+    expect(entries.some((e) => JSON.stringify(e).includes(keyFile))).toBe(true);
+    const everything = stdout.text + stderr.text;
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(key.split('_')[2]);
+    expect(stderr.text).toBe('');
+  });
+});
