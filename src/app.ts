@@ -7,14 +7,19 @@ import type { Config } from './config.js';
 import { accessHook } from './http/auth.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerMetrics } from './http/metrics.js';
+import { apiDescriptionRoutes } from './http/routes/api-descriptions.js';
 import { copilotRoutes } from './http/routes/copilots.js';
+import { DASHBOARD_ROOT, dashboardRoutes } from './http/routes/dashboard.js';
 import { keyRoutes } from './http/routes/keys.js';
+import { knowledgeBaseRoutes } from './http/routes/knowledge-base.js';
 import { systemRoutes } from './http/routes/system.js';
 import { ApiKey, Copilot, ErrorBody } from './http/schemas.js';
 import type { Storage } from './storage/database.js';
 
 export interface AppDeps {
   storage: Storage;
+  /** Told when links were queued, so the ingestion worker need not wait for its next poll. */
+  onLinksQueued?: () => void;
   /** Logger options for Fastify; tests pass false. */
   logger?: FastifyServerOptions['logger'];
 }
@@ -61,6 +66,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as their component name (ErrorBody, Copilot, ApiKey).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -85,7 +92,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   systemRoutes(app, { storage: deps.storage, metrics });
   copilotRoutes(app, routeDeps);
+  apiDescriptionRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
+  knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: deps.onLinksQueued });
+  await dashboardRoutes(app, { root: DASHBOARD_ROOT });
 
   return app;
 }

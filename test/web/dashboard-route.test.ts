@@ -1,0 +1,85 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerErrorHandling } from '../../src/http/errors.js';
+import { DASHBOARD_ROOT, dashboardRoutes } from '../../src/http/routes/dashboard.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'cms-dashboard-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function appServing(root: string): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  registerErrorHandling(app);
+  app.get('/backend/api/ping', async () => ({ pong: true }));
+  await dashboardRoutes(app, { root });
+  await app.ready();
+  return app;
+}
+
+describe('dashboard routes', () => {
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    const root = path.join(scratch, 'dist');
+    mkdirSync(path.join(root, 'assets'), { recursive: true });
+    writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>Dashboard</title><script type="module" src="./assets/index-AbC123.js"></script>');
+    writeFileSync(path.join(root, 'assets/index-AbC123.js'), 'console.log("dashboard")');
+    writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    writeFileSync(path.join(root, '.env'), 'SECRET=1');
+    app = await appServing(root);
+    return () => app.close();
+  });
+
+  it('serves index.html at / without caching it, with a strict content security policy', async () => {
+    const res = await app.inject({ method: 'GET', url: '/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers['content-security-policy']).toMatch(/default-src 'none'.*script-src 'self'.*connect-src 'self'.*frame-ancestors 'none'/);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.body).toContain('<title>Dashboard</title>');
+    expect((await app.inject({ method: 'HEAD', url: '/' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/index.html' })).statusCode).toBe(200);
+  });
+
+  it('caches hashed assets for a year and revalidates everything else', async () => {
+    const asset = await app.inject({ method: 'GET', url: '/assets/index-AbC123.js' });
+    expect(asset.statusCode).toBe(200);
+    expect(asset.headers['content-type']).toMatch(/javascript/);
+    expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers['content-security-policy']).toBeUndefined();
+    const icon = await app.inject({ method: 'GET', url: '/favicon.svg' });
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('leaves every other path to the API: JSON 404s, dotfiles and traversal included', async () => {
+    for (const url of ['/backend/api/unknown', '/backend/', '/assets/missing.js', '/.env', '/assets/../../package.json', '/%2e%2e/package.json', '/copilots']) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['content-type'], url).toMatch(/^application\/json/);
+      expect(res.json(), url).toMatchObject({ error: 'not_found' });
+    }
+    expect((await app.inject({ method: 'GET', url: '/backend/api/ping' })).json()).toEqual({ pong: true });
+    expect((await app.inject({ method: 'POST', url: '/' })).statusCode).toBe(404);
+  });
+
+  it('explains how to build the dashboard when it is not built', async () => {
+    const bare = await appServing(path.join(scratch, 'not-built'));
+    try {
+      const res = await bare.inject({ method: 'GET', url: '/' });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      expect(res.body).toContain('npm run build');
+      expect((await bare.inject({ method: 'GET', url: '/backend/api/unknown' })).json()).toMatchObject({ error: 'not_found' });
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('finds web/dist three levels above the route file', () => {
+    expect(path.relative(process.cwd(), DASHBOARD_ROOT).split(path.sep).join('/')).toBe('web/dist');
+  });
+});

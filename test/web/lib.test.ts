@@ -1,0 +1,127 @@
+/** The dashboard's pure helpers (web/src/lib), run under Node. */
+import { describe, expect, it } from 'vitest';
+import { highlight, queryTerms, snippet } from '../../web/src/lib/highlight.js';
+import { nextCursor, nextLinkTarget } from '../../web/src/lib/link-header.js';
+import { buildReport, filterRows, flaggedIndexes, type Endpoint, type ValidatorResult } from '../../web/src/lib/report-model.js';
+import { descriptionMediaType } from '../../web/src/lib/upload.js';
+
+describe('Link header', () => {
+  it.each([
+    ['</backend/api/copilots?limit=20&cursor=abc%3D>; rel="next"', 'abc='],
+    ['<https://x.example/a?cursor=1>; rel="prev", </b?cursor=2&q=x>; rel="next"', '2'],
+    ['</b?cursor=3>; title="a, b"; rel=next', '3'],
+    ['</b?cursor=4>; rel="prev next"', '4'],
+    ['</b?cursor=5>; rel="prev"', null],
+    ['', null],
+    [null, null],
+  ])('%s → %s', (header, cursor) => {
+    expect(nextCursor(header)).toBe(cursor);
+  });
+
+  it('returns the target as written', () => {
+    expect(nextLinkTarget('</backend/knowledgebase/b/x?limit=1000&cursor=Q>; rel="next"')).toBe('/backend/knowledgebase/b/x?limit=1000&cursor=Q');
+  });
+});
+
+describe('highlight', () => {
+  it('marks query words at word starts, case-insensitively, longest first', () => {
+    const terms = queryTerms('Pet petstore the');
+    expect(terms).toEqual(['petstore', 'pet', 'the']);
+    expect(highlight('The Petstore sells pets; carpet is not marked.', terms)).toEqual([
+      { text: 'The', match: true },
+      { text: ' ', match: false },
+      { text: 'Petstore', match: true },
+      { text: ' sells ', match: false },
+      { text: 'pet', match: true },
+      { text: 's; carpet is not marked.', match: false },
+    ]);
+  });
+
+  it('treats search syntax and markup in the query and the text as plain characters', () => {
+    // Single letters are left out (they would mark half the text); numbers are kept.
+    expect(queryTerms('a*b (c) "d" OR <b> $(x) [.*] 7')).toEqual(['or', '7']);
+    const pieces = highlight('<b>bold</b> OR x', queryTerms('<bold> or'));
+    expect(pieces.map((p) => p.text).join('')).toBe('<b>bold</b> OR x');
+    expect(pieces.filter((p) => p.match).map((p) => p.text)).toEqual(['bold', 'OR']);
+    expect(highlight('text', [])).toEqual([{ text: 'text', match: false }]);
+    expect(highlight('', ['x'])).toEqual([]);
+  });
+
+  it('handles letters beyond ASCII', () => {
+    expect(highlight('Tromsø og Ålesund', queryTerms('ålesund TROMSØ')).filter((p) => p.match).map((p) => p.text)).toEqual(['Tromsø', 'Ålesund']);
+  });
+
+  it('cuts long passages around the first match', () => {
+    const text = `${'lorem '.repeat(200)}needle here ${'ipsum '.repeat(200)}`;
+    const cut = snippet(text, ['needle'], 200);
+    expect(cut.length).toBeLessThanOrEqual(204);
+    expect(cut).toContain('needle here');
+    expect(cut.startsWith('… ')).toBe(true);
+    expect(cut.endsWith(' …')).toBe(true);
+    expect(snippet('short text', ['x'])).toBe('short text');
+  });
+});
+
+describe('validation report model', () => {
+  const ep = (path: string, type = 'GET', extra: Partial<Endpoint> = {}): Endpoint => ({
+    operationId: `op${path.replace(/\W/g, '')}`,
+    type,
+    name: `Name ${path}`,
+    description: 'd',
+    requestBody: null,
+    requestParameters: null,
+    responseBody: {},
+    path,
+    ...extra,
+  });
+  const endpoints = [ep('/a'), ep('/b', 'POST', { operationId: null }), ep('/c', 'GET', { name: '' }), ep('/d')];
+  const result: ValidatorResult = {
+    chatbot_id: 'x',
+    all_endpoints: endpoints,
+    validations: {
+      endpoints_without_operation_id: { '1': endpoints[1]! },
+      endpoints_without_description: [],
+      endpoints_without_name: { '2': endpoints[2]! },
+      endpoints_with_duplicate_operation_id: { '0': endpoints[0]!, '3': endpoints[3]! },
+      endpoints_with_invalid_operation_id: [],
+      auth_type: 'apiKey',
+      base_url: null,
+    },
+  };
+
+  it('counts each finding and flags each endpoint by its index', () => {
+    const report = buildReport(result);
+    expect(report.counts).toEqual({ no_operation_id: 1, no_description: 0, no_name: 1, duplicate_operation_id: 2, invalid_operation_id: 0 });
+    expect(report.rows.map((r) => r.flags)).toEqual([['duplicate_operation_id'], ['no_operation_id'], ['no_name'], ['duplicate_operation_id']]);
+    expect(report.flagged).toBe(4);
+    expect(report.authType).toBe('apiKey');
+    expect(report.baseUrl).toBeNull();
+  });
+
+  it('filters by flagged, by kind and by text', () => {
+    const { rows } = buildReport(result);
+    expect(filterRows(rows, { onlyFlagged: false, kind: null, text: '' })).toBe(rows);
+    expect(filterRows(rows, { onlyFlagged: false, kind: 'no_name', text: '' }).map((r) => r.index)).toEqual([2]);
+    expect(filterRows(rows, { onlyFlagged: true, kind: null, text: 'post' }).map((r) => r.index)).toEqual([1]);
+    expect(filterRows(rows, { onlyFlagged: false, kind: null, text: 'NAME /d' }).map((r) => r.index)).toEqual([3]);
+  });
+
+  it('ignores keys that are not indexes of all_endpoints, and missing maps', () => {
+    expect(flaggedIndexes({ '0': {}, '7': {}, x: {}, '-1': {} }, 4)).toEqual([0]);
+    expect(flaggedIndexes(undefined, 4)).toEqual([]);
+    expect(flaggedIndexes([], 4)).toEqual([]);
+    expect(buildReport({ chatbot_id: 'x', all_endpoints: [], validations: {} }).authType).toBe('unknown');
+  });
+});
+
+describe('upload media type', () => {
+  it.each([
+    ['petstore.json', '', 'application/json'],
+    ['API.YAML', '', 'application/yaml'],
+    ['spec.yml', '{', 'application/yaml'],
+    ['openapi', '  {"openapi": "3.0.0"}', 'application/json'],
+    ['openapi.txt', 'openapi: 3.0.0', 'application/yaml'],
+  ])('%s → %s', (name, head, type) => {
+    expect(descriptionMediaType(name, head)).toBe(type);
+  });
+});

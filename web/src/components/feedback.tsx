@@ -1,0 +1,46 @@
+import type { ComponentChildren } from 'preact';
+import { ApiError } from '../api';
+
+/** The one sentence a person should read for an error: the API's `message`, or the error's own. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error && error.message) return error.message;
+  return 'Something went wrong.';
+}
+
+/** An error, shown as its message (never a blank screen). */
+export function ErrorNotice({ error, children }: { error: unknown; children?: ComponentChildren }) {
+  if (!error) return null;
+  return (
+    <div class="notice notice-error" role="alert">
+      <p>{errorMessage(error)}</p>
+      {children}
+    </div>
+  );
+}
+
+export function SuccessNotice({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="notice notice-ok" role="status">
+      {children}
+    </div>
+  );
+}
+
+export function Loading({ label }: { label: string }) {
+  return (
+    <p class="loading" role="status">
+      <span class="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+export function MethodBadge({ method }: { method: string }) {
+  const m = (method || '?').toUpperCase();
+  return <span class={`method method-${m.toLowerCase()}`}>{m}</span>;
+}
+
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
+  return <span class={`badge badge-${status}`}>{label ?? status}</span>;
+}

@@ -1,0 +1,58 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, type Copilot } from '../api';
+import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
+import { useLoad } from '../hooks';
+import { flash, href, type CopilotTab } from '../router';
+import { KnowledgeBaseScreen } from './knowledge-base';
+import { ReportScreen } from './report';
+import { SettingsScreen } from './settings';
+
+const TABS: ReadonlyArray<{ tab: CopilotTab; label: string }> = [
+  { tab: 'settings', label: 'Settings' },
+  { tab: 'report', label: 'Validation report' },
+  { tab: 'knowledge-base', label: 'Knowledge base' },
+];
+
+/** One copilot: its name and status, tabs for its settings, validation report and knowledge base. */
+export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
+  const copilot = useLoad((signal) => api.getCopilot(id, signal), [id]);
+  const [message] = useState(() => ({ text: flash.take(), tab }));
+
+  if (copilot.loading && !copilot.data) return <Loading label="Loading the copilot…" />;
+  if (!copilot.data) {
+    const notFound = copilot.error instanceof ApiError && copilot.error.status === 404;
+    return (
+      <section>
+        <h1 tabIndex={-1}>Copilot</h1>
+        <ErrorNotice error={copilot.error}>
+          {notFound ? <a href={href({ name: 'copilots' })}>Back to the copilots</a> : <button onClick={() => copilot.reload()}>Try again</button>}
+        </ErrorNotice>
+      </section>
+    );
+  }
+  const c = copilot.data;
+  return (
+    <section aria-labelledby="page-title">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a href={href({ name: 'copilots' })}>Copilots</a> <span aria-hidden="true">›</span> <span aria-current="page">{c.name}</span>
+      </nav>
+      <div class="page-head">
+        <h1 id="page-title" tabIndex={-1}>
+          {c.name}
+        </h1>
+        <StatusBadge status={c.status} />
+      </div>
+      <nav class="tabs" aria-label="Copilot sections">
+        {TABS.map((t) => (
+          <a key={t.tab} href={href({ name: 'copilot', id, tab: t.tab })} aria-current={t.tab === tab ? 'page' : undefined}>
+            {t.label}
+          </a>
+        ))}
+      </nav>
+      {message.text && message.tab === tab && <SuccessNotice>{message.text}</SuccessNotice>}
+      {tab === 'settings' && <SettingsScreen copilot={c} onChange={(next: Copilot) => copilot.set(next)} />}
+      {tab === 'report' && <ReportScreen copilot={c} />}
+      {tab === 'knowledge-base' && <KnowledgeBaseScreen copilot={c} />}
+    </section>
+  );
+}
