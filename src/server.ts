@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
+import { configureValidationCache } from './domain/validator/index.js';
 import { IngestionWorker } from './jobs/ingestion-worker.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
@@ -16,6 +17,7 @@ export interface RunningService {
 
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
+  configureValidationCache({ maxChars: config.validationCacheBytes });
   const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let app: FastifyInstance | null = null;
   try {

@@ -1,0 +1,266 @@
+import { isPlainObject } from './problems.js';
+import { HTTP_METHODS, specVersion } from './root-check.js';
+import type { ApiDocument, Endpoint } from './types.js';
+
+/** Method key → endpoint `type` (a table rather than `toUpperCase`, which allocates a string per endpoint). */
+const METHOD_TYPES: Record<string, string> = {
+  get: 'GET',
+  put: 'PUT',
+  post: 'POST',
+  delete: 'DELETE',
+  options: 'OPTIONS',
+  head: 'HEAD',
+  patch: 'PATCH',
+  trace: 'TRACE',
+};
+
+/**
+ * Every (path, method) of a root-checked document: paths in document order, methods in
+ * the order they appear under their path; other path-item keys (`parameters`, `summary`,
+ * `servers`, `$ref`, `x-…`) and `webhooks` are not endpoints. Endpoint values are the
+ * document's own subtrees (never copies), so building them is linear in the number of
+ * operations, not in the size of the document.
+ */
+export function extractEndpoints(doc: ApiDocument): Endpoint[] {
+  const paths = doc.paths;
+  if (!isPlainObject(paths)) return [];
+  const swagger2 = specVersion(doc) === 'swagger2';
+  const endpoints: Endpoint[] = [];
+  for (const path in paths) {
+    const item = paths[path] as Record<string, unknown>;
+    for (const method in item) {
+      if (!HTTP_METHODS.has(method)) continue;
+      const operation = item[method] as Record<string, unknown>;
+      const parameters = mergeParameters(item.parameters, operation.parameters);
+      let requestBody: unknown;
+      let requestParameters: Record<string, unknown>[];
+      let responseBody: Record<string, unknown>;
+      if (swagger2) {
+        const parts = splitSwagger2Parameters(doc, operation, parameters);
+        requestBody = parts.requestBody;
+        requestParameters = parts.requestParameters;
+        responseBody = convertSwagger2Responses(doc, operation);
+      } else {
+        requestBody = operation.requestBody === undefined ? null : operation.requestBody;
+        requestParameters = parameters;
+        responseBody = isPlainObject(operation.responses) ? operation.responses : {};
+      }
+      endpoints.push({
+        operationId: typeof operation.operationId === 'string' ? operation.operationId : null,
+        type: METHOD_TYPES[method]!,
+        name: typeof operation.summary === 'string' ? operation.summary : '',
+        description: typeof operation.description === 'string' ? operation.description : '',
+        requestBody,
+        requestParameters: requestParameters.length > 0 ? requestParameters : null,
+        responseBody,
+        path,
+      });
+    }
+  }
+  return endpoints;
+}
+
+/**
+ * An operation's parameters with its path item's (DESIGN §5): path-level parameters
+ * first, each replaced in place by the operation's parameter of the same name and `in`,
+ * then the operation's other parameters in their order. A `$ref` parameter is not
+ * resolved; two are the same when their `$ref` strings are. Entries that are not
+ * objects are dropped. Returns the document's own array when there is nothing to merge.
+ */
+function mergeParameters(pathLevel: unknown, operationLevel: unknown): Record<string, unknown>[] {
+  const base = objectsOf(pathLevel);
+  const own = objectsOf(operationLevel);
+  if (base.length === 0) return own;
+  if (own.length === 0) return base;
+
+  // Parameter lists are short: a linear search beats building a map for each operation.
+  const merged = base.slice();
+  const baseKeys = base.map(parameterKey);
+  for (const parameter of own) {
+    const key = parameterKey(parameter);
+    const i = key === null ? -1 : baseKeys.indexOf(key);
+    if (i === -1) {
+      merged.push(parameter);
+    } else {
+      merged[i] = parameter;
+      baseKeys[i] = null; // a second parameter of the same key is appended
+    }
+  }
+  return merged;
+}
+
+function objectsOf(list: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(list)) return [];
+  for (const item of list) {
+    if (!isPlainObject(item)) return list.filter(isPlainObject);
+  }
+  return list as Record<string, unknown>[];
+}
+
+function parameterKey(parameter: Record<string, unknown>): string | null {
+  if (typeof parameter.$ref === 'string') return `$ref\u0000${parameter.$ref}`;
+  if (typeof parameter.name === 'string' && typeof parameter.in === 'string') return `${parameter.in}\u0000${parameter.name}`;
+  return null;
+}
+
+/**
+ * Swagger 2.0 operations in the OpenAPI 3 form of the endpoint object (DESIGN §5).
+ * New objects are built only where the forms differ; schemas and everything below them
+ * are the document's own values, never copies.
+ *
+ * - `in: body` → `requestBody: {description?, content: {<consumes…>: {schema}}, required?}`.
+ * - `in: formData` → one object schema (a property per parameter, `type: file` becoming
+ *   `{type: string, format: binary}`), under the form media types of `consumes`, else
+ *   `multipart/form-data` when a file is sent and `application/x-www-form-urlencoded`
+ *   otherwise.
+ * - `consumes`/`produces`: the operation's, else the document's, else `application/json`.
+ * - A response `schema` (and `examples`) → `content: {<produces…>: {schema, example?}}`.
+ */
+
+const DEFAULT_MEDIA_TYPES = ['application/json'];
+const FORM_URLENCODED = 'application/x-www-form-urlencoded';
+const MULTIPART = 'multipart/form-data';
+
+/** The parameter fields that are schema keywords in Swagger 2.0. */
+const SCHEMA_FIELDS = new Set([
+  'description',
+  'type',
+  'format',
+  'items',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'enum',
+  'multipleOf',
+]);
+
+interface Swagger2Parts {
+  requestBody: Record<string, unknown> | null;
+  requestParameters: Record<string, unknown>[];
+}
+
+function splitSwagger2Parameters(
+  doc: Record<string, unknown>,
+  operation: Record<string, unknown>,
+  parameters: Record<string, unknown>[],
+): Swagger2Parts {
+  let body: Record<string, unknown> | null = null;
+  const form: Record<string, unknown>[] = [];
+  let rest: Record<string, unknown>[] | null = null;
+  for (let i = 0; i < parameters.length; i++) {
+    const parameter = parameters[i]!;
+    const location = parameter.in;
+    if (location === 'body' || location === 'formData') {
+      rest ??= parameters.slice(0, i);
+      if (location === 'body') body ??= parameter;
+      else form.push(parameter);
+    } else if (rest) {
+      rest.push(parameter);
+    }
+  }
+  if (!rest) return { requestBody: null, requestParameters: parameters };
+
+  const consumes = mediaTypes(operation.consumes, doc.consumes);
+  const content: Record<string, unknown> = {};
+  const requestBody: Record<string, unknown> = {};
+  let required: boolean | undefined;
+  if (body) {
+    if (typeof body.description === 'string') requestBody.description = body.description;
+    for (const mediaType of consumes) content[mediaType] = body.schema === undefined ? {} : { schema: body.schema };
+    if (typeof body.required === 'boolean') required = body.required;
+  }
+  if (form.length > 0) {
+    const properties: Record<string, unknown> = {};
+    const names: string[] = [];
+    let sendsFile = false;
+    for (const parameter of form) {
+      const name = typeof parameter.name === 'string' ? parameter.name : '';
+      properties[name] = formFieldSchema(parameter);
+      if (parameter.required === true) names.push(name);
+      if (parameter.type === 'file') sendsFile = true;
+    }
+    const schema: Record<string, unknown> = { type: 'object', properties };
+    if (names.length > 0) schema.required = names;
+    const declared = consumes.filter((t) => {
+      const essence = t.split(';', 1)[0]!.trim().toLowerCase();
+      return essence === FORM_URLENCODED || essence === MULTIPART;
+    });
+    for (const mediaType of declared.length > 0 ? declared : [sendsFile ? MULTIPART : FORM_URLENCODED]) {
+      if (!Object.hasOwn(content, mediaType)) content[mediaType] = { schema };
+    }
+    if (names.length > 0) required = true;
+  }
+  requestBody.content = content;
+  if (required !== undefined) requestBody.required = required;
+  return { requestBody, requestParameters: rest };
+}
+
+function formFieldSchema(parameter: Record<string, unknown>): Record<string, unknown> {
+  const schema: Record<string, unknown> = {};
+  for (const key in parameter) {
+    if (SCHEMA_FIELDS.has(key) || key.startsWith('x-')) schema[key] = parameter[key];
+  }
+  if (parameter.type === 'file') {
+    schema.type = 'string';
+    schema.format = 'binary';
+  }
+  return schema;
+}
+
+/** An operation's `responses` in OpenAPI 3 form; `{}` when absent or not an object. */
+function convertSwagger2Responses(
+  doc: Record<string, unknown>,
+  operation: Record<string, unknown>,
+): Record<string, unknown> {
+  const responses = operation.responses;
+  if (!isPlainObject(responses)) return {};
+  let produces: string[] | null = null;
+  const converted: Record<string, unknown> = {};
+  for (const status in responses) {
+    const response = responses[status];
+    if (!isPlainObject(response) || (response.schema === undefined && !isPlainObject(response.examples))) {
+      converted[status] = response;
+      continue;
+    }
+    produces ??= mediaTypes(operation.produces, doc.produces);
+    const out: Record<string, unknown> = {};
+    for (const key in response) {
+      if (key !== 'schema' && key !== 'examples') out[key] = response[key];
+    }
+    const examples = isPlainObject(response.examples) ? response.examples : null;
+    const content: Record<string, unknown> = {};
+    for (const mediaType of examples ? union(produces, Object.keys(examples)) : produces) {
+      const media: Record<string, unknown> = {};
+      if (response.schema !== undefined) media.schema = response.schema;
+      if (examples && examples[mediaType] !== undefined) media.example = examples[mediaType];
+      content[mediaType] = media;
+    }
+    out.content = content;
+    converted[status] = out;
+  }
+  return converted;
+}
+
+function mediaTypes(own: unknown, inherited: unknown): string[] {
+  for (const list of [own, inherited]) {
+    if (Array.isArray(list)) {
+      const types = list.filter((t): t is string => typeof t === 'string' && t.trim() !== '');
+      if (types.length > 0) return types;
+    }
+  }
+  return DEFAULT_MEDIA_TYPES;
+}
+
+function union(first: string[], second: string[]): string[] {
+  const out = first.slice();
+  for (const t of second) if (!out.includes(t)) out.push(t);
+  return out;
+}

@@ -1,0 +1,190 @@
+import { createRequire } from 'node:module';
+import type * as JsYaml from 'js-yaml';
+import { AppError } from '../../errors.js';
+import { duplicateKeyError, parseJson, type DecodedJson } from './json.js';
+import { at, invalidDocument } from './problems.js';
+import { checkRoot } from './root-check.js';
+import type { ApiDocument, DocumentFormat, DocumentSource, ParseOptions } from './types.js';
+
+/**
+ * Reading an API description: JSON or YAML, guarded against hostile input (nesting
+ * depth, alias expansion, duplicate keys, object-constructing tags), then root-checked.
+ * Throws `AppError('invalid_swagger_file')` with `{line, column}` or `{pointer}` in its
+ * details when the document cannot be used.
+ */
+
+export const DEFAULT_MAX_DEPTH = 256;
+
+export function parseDocument(src: DocumentSource, opts: ParseOptions = {}): unknown {
+  return parseDocumentWithFormat(src, opts).doc;
+}
+
+export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions = {}): { doc: ApiDocument; format: DocumentFormat } {
+  const { bytes } = src;
+  if (opts.maxBytes !== undefined && bytes.length > opts.maxBytes) {
+    throw new AppError('payload_too_large', `The API description is larger than ${opts.maxBytes} bytes.`, { max_bytes: opts.maxBytes });
+  }
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const format = detectFormat(src);
+  const decoded = decode(bytes);
+  if (decoded.text.trim() === '') throw invalidDocument('The document is empty.');
+
+  let doc: unknown;
+  if (format === 'json') {
+    const { value, members } = parseJson(decoded, maxDepth);
+    doc = value;
+    if (typeof doc === 'object' && doc !== null && measureTree(doc, maxDepth, Number.POSITIVE_INFINITY) !== members) {
+      const duplicate = duplicateKeyError(decoded.text);
+      if (duplicate) throw duplicate;
+    }
+  } else {
+    doc = parseYaml(decoded.text, maxDepth);
+    const maxNodes = opts.maxExpandedNodes ?? 1_000_000 + 2 * bytes.length;
+    if (typeof doc === 'object' && doc !== null) measureTree(doc, maxDepth, maxNodes);
+  }
+  checkRoot(doc);
+  return { doc, format };
+}
+
+/**
+ * Which parser a document goes to: its media type when that names JSON or YAML, else the
+ * file name's extension, else the first non-blank character (`{` is JSON, anything
+ * else YAML).
+ */
+export function detectFormat(src: DocumentSource): DocumentFormat {
+  return formatFromMediaType(src.mediaType) ?? formatFromFileName(src.fileName) ?? sniffFormat(src.bytes);
+}
+
+function formatFromMediaType(mediaType: string | null | undefined): DocumentFormat | null {
+  if (!mediaType) return null;
+  const essence = mediaType.split(';', 1)[0]!.trim().toLowerCase();
+  if (essence === 'application/json' || essence === 'text/json' || essence.endsWith('+json')) return 'json';
+  if (
+    essence === 'application/yaml' ||
+    essence === 'application/x-yaml' ||
+    essence === 'text/yaml' ||
+    essence === 'text/x-yaml' ||
+    essence === 'application/vnd.oai.openapi' ||
+    essence.endsWith('+yaml')
+  ) {
+    return 'yaml';
+  }
+  return null;
+}
+
+function formatFromFileName(fileName: string | null | undefined): DocumentFormat | null {
+  if (!fileName) return null;
+  const name = fileName.split(/[?#]/, 1)[0]!.toLowerCase();
+  if (name.endsWith('.json')) return 'json';
+  if (name.endsWith('.yaml') || name.endsWith('.yml')) return 'yaml';
+  return null;
+}
+
+function sniffFormat(bytes: Uint8Array): DocumentFormat {
+  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  for (; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    return c === 0x7b ? 'json' : 'yaml';
+  }
+  return 'yaml';
+}
+
+/** The document as text (a byte-order mark dropped) and as the UTF-8 bytes the JSON scan reads. */
+function decode(bytes: Buffer): DecodedJson {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return { text: bytes.toString('utf8', 3), utf8: bytes, start: 3 };
+  }
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    let body = bytes.subarray(2, bytes.length - (bytes.length % 2));
+    if (bytes[0] === 0xfe) body = Buffer.from(body).swap16(); // big-endian: swap a copy
+    const text = body.toString('utf16le');
+    return { text, utf8: Buffer.from(text, 'utf8'), start: 0 };
+  }
+  return { text: bytes.toString('utf8'), utf8: bytes, start: 0 };
+}
+
+/**
+ * The bounded walk after parsing: nesting deeper than `maxDepth` (which also catches the
+ * cycles a self-referencing YAML alias makes) and more than `maxNodes` values once
+ * aliases are followed (a "billion laughs" document is a few hundred bytes that expand
+ * to billions of values) are refused before anything serialises the tree. Returns the
+ * number of object keys, for the JSON duplicate-key check.
+ */
+function measureTree(root: object, maxDepth: number, maxNodes: number): number {
+  let keys = 0;
+  let nodes = 0;
+  const visit = (value: object, depth: number): void => {
+    if (depth > maxDepth) {
+      throw invalidDocument(`The document is nested more than ${maxDepth} levels deep (or refers to itself through an alias).`, {
+        max_depth: maxDepth,
+      });
+    }
+    if (Array.isArray(value)) {
+      nodes += value.length + 1;
+      if (nodes > maxNodes) throw tooLarge(maxNodes);
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        if (typeof item === 'object' && item !== null) visit(item, depth + 1);
+      }
+    } else {
+      let own = 0;
+      for (const key in value) {
+        own++;
+        const item: unknown = (value as Record<string, unknown>)[key];
+        if (typeof item === 'object' && item !== null) visit(item, depth + 1);
+      }
+      keys += own;
+      nodes += own + 1;
+      if (nodes > maxNodes) throw tooLarge(maxNodes);
+    }
+  };
+  visit(root, 1);
+  return keys;
+}
+
+function tooLarge(maxNodes: number) {
+  return invalidDocument(`The document expands to more than ${maxNodes} values once its YAML aliases are followed.`, {
+    max_nodes: maxNodes,
+  });
+}
+
+/**
+ * YAML with js-yaml (about six times faster than `yaml` on large documents), loaded on
+ * first use so a JSON-only process never pays for it. Its default schema is the YAML 1.2
+ * core schema: no tag constructs objects (`!!js/function`, `!!python/object`, custom
+ * tags and even `!!binary`/`!!timestamp` are refused), dates stay strings, duplicate keys
+ * are errors, and `<<` merge keys are plain keys. It follows aliases by reference, so
+ * `measureTree` bounds depth (cycles included) and the expanded size afterwards.
+ */
+const require = createRequire(import.meta.url);
+let jsYaml: typeof JsYaml | undefined;
+
+function parseYaml(text: string, maxDepth: number): unknown {
+  jsYaml ??= require('js-yaml') as typeof JsYaml;
+  try {
+    // js-yaml counts the document itself as a level; measureTree applies the exact limit.
+    return jsYaml.load(text, { maxDepth: maxDepth + 2 });
+  } catch (err) {
+    throw yamlError(err, maxDepth);
+  }
+}
+
+interface YamlExceptionLike {
+  reason?: unknown;
+  mark?: { line?: unknown; column?: unknown } | null;
+}
+
+function yamlError(err: unknown, maxDepth: number) {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as YamlExceptionLike;
+  const reason = typeof e.reason === 'string' && e.reason !== '' ? e.reason : err instanceof RangeError ? 'the document is too complex' : 'unreadable';
+  const mark = e.mark;
+  const position = mark && typeof mark.line === 'number' && typeof mark.column === 'number' ? { line: mark.line + 1, column: mark.column + 1 } : null;
+  if (reason.startsWith('nesting exceeded maxDepth')) {
+    const where = position ? ` ${at(position)}` : '';
+    return invalidDocument(`The document is nested more than ${maxDepth} levels deep${where}.`, { ...position, max_depth: maxDepth });
+  }
+  if (reason === 'expected a document, but the input is empty') return invalidDocument('The document is empty.');
+  if (position) return invalidDocument(`The document is not valid YAML: ${reason} ${at(position)}.`, { ...position });
+  return invalidDocument(`The document is not valid YAML: ${reason}.`);
+}

@@ -1,0 +1,58 @@
+/** The validator's public types (interface §2.3, §2.4; DESIGN §5). */
+
+/** The bytes of an API description and what is known about them. */
+export interface DocumentSource {
+  bytes: Buffer;
+  /** Content-Type of the upload or the HTTP response, parameters allowed. */
+  mediaType?: string | null;
+  /** File name or URL path; only its extension is used. */
+  fileName?: string | null;
+}
+
+export type DocumentFormat = 'json' | 'yaml';
+
+/** Limits for parsing untrusted documents. */
+export interface ParseOptions {
+  /** Reject documents longer than this many bytes (413). Callers normally enforce it first. */
+  maxBytes?: number;
+  /** Deepest nesting of objects and arrays accepted (default 256). */
+  maxDepth?: number;
+  /**
+   * YAML only: the most values the document may expand to once its aliases are followed
+   * (default 1,000,000 plus twice the byte length). Stops alias bombs.
+   */
+  maxExpandedNodes?: number;
+}
+
+/** One (path, HTTP method) of the document. Keys are in the order of DESIGN §5. */
+export interface Endpoint {
+  operationId: string | null;
+  type: string;
+  name: string;
+  description: string;
+  requestBody: unknown;
+  requestParameters: unknown[] | null;
+  responseBody: Record<string, unknown>;
+  path: string;
+}
+
+/** Index in `all_endpoints` (as a string) → the identical endpoint object; `[]` when empty. */
+export type FlagMap = Record<string, Endpoint> | [];
+
+export interface Validations {
+  endpoints_without_operation_id: FlagMap;
+  endpoints_without_description: FlagMap;
+  endpoints_without_name: FlagMap;
+  auth_type: string;
+  endpoints_with_duplicate_operation_id: FlagMap;
+  endpoints_with_invalid_operation_id: FlagMap;
+  base_url: string | null;
+}
+
+export interface ValidationResult {
+  all_endpoints: Endpoint[];
+  validations: Validations;
+}
+
+/** A root-checked document: an OpenAPI 3.x or Swagger 2.0 object. */
+export type ApiDocument = Record<string, unknown>;

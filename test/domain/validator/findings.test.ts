@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FINDINGS,
+  parseDocument,
+  validateDocument,
+  type Endpoint,
+  type EndpointFindingKey,
+  type ValidationResult,
+} from '../../../src/domain/validator/index.js';
+import { fixture, source } from './helpers.js';
+
+const validate = (path: string): ValidationResult => validateDocument(parseDocument(fixture(`validator/cases/${path}`)));
+const flagged = (result: ValidationResult, key: EndpointFindingKey): string[] => {
+  const map = result.validations[key];
+  return Array.isArray(map) ? [] : Object.keys(map);
+};
+
+/** A one-operation OpenAPI 3 document with the given operation fields. */
+function oneOperation(operation: Record<string, unknown>): ValidationResult {
+  const doc = { openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/x': { get: operation } } };
+  return validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json')));
+}
+
+describe('the registry', () => {
+  it('lists the four documented findings first, then the additive ones', () => {
+    expect(FINDINGS.map((f) => f.key)).toEqual([
+      'endpoints_without_operation_id',
+      'endpoints_without_description',
+      'endpoints_without_name',
+      'auth_type',
+      'endpoints_with_duplicate_operation_id',
+      'endpoints_with_invalid_operation_id',
+      'base_url',
+    ]);
+  });
+
+  it('gives [] for an empty map and index → the identical endpoint object otherwise', () => {
+    const result = validate('blank-values.yaml');
+    expect(result.validations.endpoints_with_duplicate_operation_id).toEqual([]);
+    const map = result.validations.endpoints_without_operation_id as Record<string, Endpoint>;
+    for (const [index, endpoint] of Object.entries(map)) expect(endpoint).toBe(result.all_endpoints[Number(index)]);
+  });
+});
+
+// Each check: a passing case, a failing case, edge cases (missing, empty, blank, non-string).
+const fieldCases: [string, Record<string, unknown>, boolean][] = [
+  ['present', { operationId: 'getX', summary: 'Get x', description: 'Gets x.' }, false],
+  ['missing', {}, true],
+  ['empty', { operationId: '', summary: '', description: '' }, true],
+  ['white space only', { operationId: ' \t\n', summary: '   ', description: '\n\n' }, true],
+  ['null', { operationId: null, summary: null, description: null }, true],
+  ['not a string', { operationId: 7, summary: ['a'], description: { text: 'x' } }, true],
+  ['padded but present', { operationId: ' getX ', summary: ' Get x ', description: ' Gets x. ' }, false],
+];
+
+describe.each([
+  ['endpoints_without_operation_id', 'operationId'],
+  ['endpoints_without_name', 'summary'],
+  ['endpoints_without_description', 'description'],
+] as const)('%s', (key, field) => {
+  it.each(fieldCases)(`%s ${field}`, (_label, fields, expected) => {
+    const result = oneOperation({ [field]: fields[field], ...(field === 'operationId' ? {} : { operationId: 'x' }) });
+    expect(flagged(result, key)).toEqual(expected ? ['0'] : []);
+  });
+
+  it('matches the fixture with every kind of missing value', () => {
+    // blank-values.yaml: 0 absent, 1 empty, 2 blank, 3 non-string, 4 null, 5 padded.
+    expect(flagged(validate('blank-values.yaml'), key)).toEqual(['0', '1', '2', '3', '4']);
+  });
+});
+
+describe('endpoints_with_duplicate_operation_id', () => {
+  it('flags every endpoint whose operationId another endpoint also has, as written', () => {
+    const result = validate('operation-ids.json');
+    expect(flagged(result, 'endpoints_with_duplicate_operation_id')).toEqual(['0', '5', '6', '7']);
+  });
+
+  it('passes unique ids and ignores blank ones (they are missing)', () => {
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/a': { get: { operationId: '' }, put: { operationId: '' }, post: { operationId: ' ' }, patch: { operationId: 'x' } } },
+    };
+    const result = validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json')));
+    expect(result.validations.endpoints_with_duplicate_operation_id).toEqual([]);
+    expect(flagged(result, 'endpoints_without_operation_id')).toEqual(['0', '1', '2']);
+  });
+});
+
+describe('endpoints_with_invalid_operation_id', () => {
+  it('flags ids that are not 1–64 of [A-Za-z0-9_-]', () => {
+    // 1 space and dot, 3 sixty-five characters, 6/7 space, 8 non-ASCII; 4 is exactly 64.
+    expect(flagged(validate('operation-ids.json'), 'endpoints_with_invalid_operation_id')).toEqual(['1', '3', '6', '7', '8']);
+  });
+
+  it.each([
+    ['getPetById', false],
+    ['get_pet-by-id_2', false],
+    ['a', false],
+    ['x'.repeat(64), false],
+    ['x'.repeat(65), true],
+    [' getPet ', true],
+    ['get/pet', true],
+    ['get.pet', true],
+    ['', false], // missing, not invalid
+    ['   ', false], // missing, not invalid
+  ])('%j → %s', (operationId, invalid) => {
+    expect(flagged(oneOperation({ operationId }), 'endpoints_with_invalid_operation_id')).toEqual(invalid ? ['0'] : []);
+  });
+});
+
+describe('auth_type (DESIGN §5)', () => {
+  it.each([
+    ['auth-top-level-security.json', 'http', 'the first scheme the top-level security names (an empty requirement skipped)'],
+    ['auth-first-declared.json', 'oauth2', 'the first declared scheme when there is no top-level security'],
+    ['auth-undeclared-name.json', 'openIdConnect', 'an undeclared name is skipped for the next named scheme'],
+    ['auth-mutual-tls.yaml', 'mutualTLS', 'OpenAPI 3.1 mutualTLS; a $ref-only scheme is not a declaration'],
+    ['auth-swagger2-basic.yaml', 'http', 'Swagger 2.0 basic reports http'],
+    ['auth-swagger2-security.json', 'oauth2', 'Swagger 2.0 top-level security over securityDefinitions'],
+    ['auth-none.yaml', 'none', 'no scheme declared'],
+    ['path-parameters.json', 'none', 'no components at all'],
+  ])('%s → %s (%s)', (file, expected) => {
+    expect(validate(file).validations.auth_type).toBe(expected);
+  });
+
+  it('reports apiKey', () => {
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {},
+      components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Key' } } },
+    };
+    expect(validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json'))).validations.auth_type).toBe('apiKey');
+  });
+});
+
+describe('base_url', () => {
+  it.each([
+    ['servers-variables.yaml', 'https://eu-west.api.example.com:8443/{version}/{unknown}', 'variables by their default; none → as written'],
+    ['servers-relative.json', '/v1', 'a relative server URL as written'],
+    ['servers-none.json', null, 'an empty servers list'],
+    ['webhooks.oas31.yaml', null, 'no servers'],
+    ['swagger2-body.json', 'http://api.example.com/v2', 'Swagger 2.0 schemes[0]://host basePath'],
+    ['swagger2-host.yaml', 'https://api.example.com:8080/base', 'Swagger 2.0 default scheme https'],
+    ['swagger2-no-host.yaml', null, 'Swagger 2.0 without host'],
+  ] as [string, string | null, string][])('%s → %s (%s)', (file, expected) => {
+    expect(validate(file).validations.base_url).toBe(expected);
+  });
+});
