@@ -79,7 +79,7 @@ export const CopilotCreate = Type.Object(
 
 export const CopilotPatch = Type.Partial(Type.Object(copilotFields), { additionalProperties: false, minProperties: 1 });
 
-export const CopilotIdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const CopilotIdParams = Type.Object({ id: Type.String() });
 
 export const ListCopilotsQuery = Type.Object(
   {

@@ -12,6 +12,22 @@ export async function findKnowledgeBase(db: Db, botId: string) {
   return db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', botId).executeTakeFirst();
 }
 
+/**
+ * The knowledge base row, locked until the transaction ends on PostgreSQL (SQLite's single
+ * writer serialises transactions anyway). A delete takes this lock first so that it runs
+ * one at a time per bot with other deletes and with adds (whose upsert locks the same row):
+ * otherwise two deletes of a bot's last links each still count the other's link and keep
+ * an empty knowledge base, or a delete removes the knowledge base under a link just added.
+ */
+export async function lockKnowledgeBase(db: Db, dialect: DialectName, botId: string) {
+  return db
+    .selectFrom('knowledge_bases')
+    .selectAll()
+    .where('bot_id', '=', botId)
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
+    .executeTakeFirst();
+}
+
 export async function ensureKnowledgeBase(db: Db, botId: string, now: string): Promise<void> {
   await db
     .insertInto('knowledge_bases')

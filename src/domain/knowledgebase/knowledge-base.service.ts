@@ -103,7 +103,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export async function deleteLinks(storage: Storage, botId: string, links: readonly string[], actor: Principal) {
   const id = await liveBot(storage, botId, () => kbNotFound(botId));
   const result = await storage.db.transaction().execute(async (trx) => {
-    if (!(await kb.findKnowledgeBase(trx, id))) throw kbNotFound(botId);
+    if (!(await kb.lockKnowledgeBase(trx, storage.dialect, id))) throw kbNotFound(botId);
     const found = await kb.findLinksByUrls(trx, id, links);
     const foundUrls = new Set(found.map((r) => r.url));
     await kb.deleteLinksAndPassages(

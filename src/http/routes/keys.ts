@@ -47,7 +47,7 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
       schema: {
         summary: 'Revoke an API key; it stops working at once on every instance',
         tags: ['keys'],
-        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String() }),
         response: { 204: Type.Null(), ...errorResponses('unauthorized', 'forbidden', 'key_not_found') },
       },
     },

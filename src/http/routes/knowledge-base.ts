@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
 import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
+import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { errorResponses, Timestamp } from '../schemas.js';
 
-const BotParams = Type.Object({ bot_id: Type.String({ maxLength: 100 }) });
+const BotParams = Type.Object({ bot_id: Type.String() });
 
 const Link = Type.Object({
   url: Type.String(),
@@ -19,6 +21,11 @@ const LinksBody = Type.Object({ bot_id: Type.String(), links: Type.Array(Link) }
 // The links are checked by the service (checkLinks) so that 400 names each offending index.
 const LinksRequest = Type.Object({ links: Type.Unknown() }, { description: '{"links": [1 to 1000 absolute http(s) URLs, each at most 2048 characters]}' });
 
+// A body within the links' own bounds (1000 URLs of 2048 characters, each at most 3 bytes in
+// UTF-8, plus JSON punctuation and spacing) is always read, so that it is answered by those
+// bounds (400) and never 413 by the general body limit.
+const LINKS_BODY_BYTES = MAX_LINKS_PER_REQUEST * (MAX_LINK_LENGTH * 3 + 16) + 1024;
+
 const PageQuery = Type.Object(
   { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })), cursor: Type.Optional(Type.String({ maxLength: 400 })) },
   { additionalProperties: false },
@@ -30,14 +37,19 @@ function nextLink(path: string, limit: number, cursor: string | null, extra: Rec
   return `<${path}?${query.toString()}>; rel="next"`;
 }
 
-export function knowledgeBaseRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook; onLinksQueued?: () => void }): void {
+export function knowledgeBaseRoutes(
+  app: FastifyInstance,
+  deps: { storage: Storage; access: AccessHook; config: Pick<Config, 'bodyLimitBytes'>; onLinksQueued?: () => void },
+): void {
   const { storage, access } = deps;
+  const linksBodyLimit = Math.max(deps.config.bodyLimitBytes, LINKS_BODY_BYTES);
   const path = '/backend/knowledgebase/b/:bot_id';
 
   app.post(
     path,
     {
       onRequest: access({ scope: 'knowledgebase:write', botParam: 'bot_id' }),
+      bodyLimit: linksBodyLimit,
       schema: {
         summary: "Add links to the bot's knowledge base (queued for ingestion; a link already there is refreshed)",
         tags: ['knowledge base'],
@@ -109,6 +121,7 @@ export function knowledgeBaseRoutes(app: FastifyInstance, deps: { storage: Stora
     path,
     {
       onRequest: access({ scope: 'knowledgebase:delete', botParam: 'bot_id' }),
+      bodyLimit: linksBodyLimit,
       schema: {
         summary: 'Delete links and their passages from the knowledge base (the knowledge base goes with its last link)',
         description: 'Checks in this order: 401, 403, 400, 404, then 200. Cannot be undone; every deletion is written to the audit log.',
