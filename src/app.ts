@@ -45,7 +45,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: config.bodyLimitBytes,
     // Long path parameters reach the routes (and their 401/403/404) instead of the
     // router's own 414 outside the error contract.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
