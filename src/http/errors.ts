@@ -19,7 +19,7 @@ function fromFastifyError(err: FastifyError): AppError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'The request body is larger than this service accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('unsupported_media_type', 'This content type is not accepted here; send application/json.');
+      return new AppError('unsupported_media_type', 'This content type is not accepted here; see the route in /backend/openapi.json for the ones it takes.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('invalid_request', 'The Content-Length header does not match the body.');
     case 'FST_ERR_CTP_INVALID_TYPE':

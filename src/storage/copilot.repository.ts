@@ -40,3 +40,9 @@ export async function updateCopilot(db: Db, id: string, changes: Partial<Copilot
   await db.updateTable('copilots').set(changes).where('id', '=', id).execute();
   return findCopilot(db, id);
 }
+
+/** Bumped by the database on every change to the copilots table (migration 003). */
+export async function copilotsVersion(db: Db): Promise<number> {
+  const row = await db.selectFrom('change_counters').select('version').where('name', '=', 'copilots').executeTakeFirstOrThrow();
+  return Number(row.version);
+}

@@ -76,7 +76,13 @@ export interface AuditLogRow {
   details: string; // JSON
 }
 
+export interface ChangeCounterRow {
+  name: string;
+  version: number;
+}
+
 export interface Database {
+  change_counters: ChangeCounterRow;
   copilots: CopilotRow;
   api_keys: ApiKeyRow;
   swagger_documents: SwaggerDocumentRow;

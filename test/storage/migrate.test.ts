@@ -5,8 +5,8 @@ import { migrateToLatest } from '../../src/storage/migrate.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
-const ALL_MIGRATIONS = ['001-initial', '002-knowledge-base'];
-const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
+const ALL_MIGRATIONS = ['001-initial', '002-knowledge-base', '003-change-counters'];
+const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log', 'change_counters'];
 
 async function tableNames(storage: Storage): Promise<string[]> {
   const tables = await storage.db.introspection.getTables({ withInternalKyselyTables: true });

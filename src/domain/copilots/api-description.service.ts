@@ -3,10 +3,10 @@ import { AppError } from '../../errors.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
 import type { Storage } from '../../storage/database.js';
-import type { CopilotRow } from '../../storage/schema.js';
+import type { CopilotRow, Db } from '../../storage/schema.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { cachedValidation, detectFormat, parseDocument, renderValidation, type DocumentSource } from '../validator/index.js';
+import { cachedValidation, detectFormat, renderValidation, type DocumentSource } from '../validator/index.js';
 import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
 
 /**
@@ -36,43 +36,44 @@ function checkDocument(upload: UploadedDocument, maxBytes: number): CheckedDocum
     throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
   }
   const source: DocumentSource = { bytes: upload.bytes, mediaType: upload.mediaType, fileName: upload.fileName };
-  parseDocument(source); // throws invalid_swagger_file with the parser's position
+  const sha256 = createHash('sha256').update(upload.bytes).digest('hex');
+  // Validating (not only parsing) here fills the content-keyed cache: the document is
+  // parsed once, and its first validation is already an answer from the cache. Throws
+  // invalid_swagger_file with the parser's position.
+  renderValidation(source, { sha256 });
   const format = detectFormat(source);
-  return {
-    fileName: `${randomAlphanumeric(20)}.${format}`,
-    mediaType: MEDIA_TYPES[format],
-    sha256: createHash('sha256').update(upload.bytes).digest('hex'),
-    bytes: upload.bytes,
-  };
+  return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: MEDIA_TYPES[format], sha256, bytes: upload.bytes };
 }
 
-async function storeFor(storage: Storage, copilot: { id: string }, doc: CheckedDocument): Promise<CopilotRow> {
-  return storage.db.transaction().execute(async (trx) => {
-    const now = nowTimestamp();
-    await documents.insertSwaggerDocument(trx, {
-      file_name: doc.fileName,
-      copilot_id: copilot.id,
-      media_type: doc.mediaType,
-      sha256: doc.sha256,
-      size: doc.bytes.length,
-      content: doc.bytes,
-      created_at: now,
-    });
-    await documents.deleteOtherSwaggerDocuments(trx, copilot.id, doc.fileName);
-    const row = await copilotRepo.updateCopilot(trx, copilot.id, { swagger_url: doc.fileName, updated_at: now });
-    return row!;
+/** Stores the document as the copilot's API description, replacing the previous one. */
+async function storeDocument(trx: Db, copilotId: string, doc: CheckedDocument): Promise<CopilotRow> {
+  const now = nowTimestamp();
+  // The copilot row first: its row lock queues concurrent uploads for the same copilot
+  // (PostgreSQL), so the delete below sees every earlier upload's committed document and
+  // no replaced document is left behind.
+  const row = await copilotRepo.updateCopilot(trx, copilotId, { swagger_url: doc.fileName, updated_at: now });
+  await documents.insertSwaggerDocument(trx, {
+    file_name: doc.fileName,
+    copilot_id: copilotId,
+    media_type: doc.mediaType,
+    sha256: doc.sha256,
+    size: doc.bytes.length,
+    content: doc.bytes,
+    created_at: now,
   });
+  await documents.deleteOtherSwaggerDocuments(trx, copilotId, doc.fileName);
+  return row!;
 }
 
 /** PUT …/swagger: replaces the copilot's API description; returns the updated copilot. */
 export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number): Promise<Copilot> {
   const copilot = await getCopilot(storage, copilotId);
   const doc = checkDocument(upload, maxBytes);
-  await storeFor(storage, copilot, doc);
+  await storage.db.transaction().execute((trx) => storeDocument(trx, copilot.id, doc));
   return getCopilot(storage, copilot.id);
 }
 
-/** POST /backend/api/copilot/swagger: a new copilot with its API description, in one call. */
+/** POST /backend/api/copilot/swagger: a new copilot with its API description, in one transaction. */
 export async function createCopilotWithApiDescription(
   storage: Storage,
   input: CopilotInput & { name: string },
@@ -80,9 +81,7 @@ export async function createCopilotWithApiDescription(
   maxBytes: number,
 ): Promise<Copilot> {
   const doc = checkDocument(upload, maxBytes);
-  const copilot = await createCopilot(storage, input);
-  await storeFor(storage, copilot, doc);
-  return getCopilot(storage, copilot.id);
+  return createCopilot(storage, input, (trx, row) => storeDocument(trx, row.id, doc));
 }
 
 /** GET …/swagger: the stored bytes and their media type. */
@@ -90,7 +89,7 @@ export async function getStoredApiDescription(storage: Storage, copilotId: strin
   const copilot = await getCopilot(storage, copilotId);
   if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) throw swaggerMissing(copilot);
   const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
-  if (!row) throw swaggerMissing(copilot);
+  if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
   return { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
 }
 
@@ -121,11 +120,12 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
 
   if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
     const meta = await documents.findSwaggerDocumentMeta(storage.readDb, copilot.swagger_url);
-    if (!meta) throw swaggerMissing(copilot);
+    // Only the copilot's own document: a file name copied from another copilot reads nothing.
+    if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const cached = cachedValidation(meta.sha256);
     if (cached !== undefined) return prefix + cached.slice(1);
     const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
-    if (!row) throw swaggerMissing(copilot);
+    if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
     return prefix + renderValidation(source, { sha256: row.sha256 }).slice(1);
   }

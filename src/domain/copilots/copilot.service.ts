@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import * as copilots from '../../storage/copilot.repository.js';
 import type { Storage } from '../../storage/database.js';
-import type { CopilotRow } from '../../storage/schema.js';
+import type { CopilotRow, Db } from '../../storage/schema.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 
@@ -92,7 +92,15 @@ function checkInput(input: CopilotInput): void {
   checkHttpUrl('swagger_url', input.swagger_url, true);
 }
 
-export async function createCopilot(storage: Storage, input: CopilotInput & { name: string }): Promise<Copilot> {
+/**
+ * Creates a copilot. `alsoInTransaction` runs in the same transaction as the insert
+ * (e.g. storing its API description) and returns the row as it then stands.
+ */
+export async function createCopilot(
+  storage: Storage,
+  input: CopilotInput & { name: string },
+  alsoInTransaction?: (trx: Db, row: CopilotRow) => Promise<CopilotRow>,
+): Promise<Copilot> {
   checkInput(input);
   const now = nowTimestamp();
   const row: CopilotRow = {
@@ -110,8 +118,15 @@ export async function createCopilot(storage: Storage, input: CopilotInput & { na
     updated_at: now,
     deleted_at: null,
   };
-  await copilots.insertCopilot(storage.db, row);
-  return toCopilot(row);
+  if (!alsoInTransaction) {
+    await copilots.insertCopilot(storage.db, row);
+    return toCopilot(row);
+  }
+  const stored = await storage.db.transaction().execute(async (trx) => {
+    await copilots.insertCopilot(trx, row);
+    return alsoInTransaction(trx, row);
+  });
+  return toCopilot(stored);
 }
 
 /** The copilot, or 404 for a malformed, unknown or (unless asked) soft-deleted id. */
@@ -147,6 +162,14 @@ export async function listCopilots(storage: Storage, input: ListCopilotsInput): 
   const page = more ? rows.slice(0, input.limit) : rows;
   const last = page[page.length - 1];
   return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
+}
+
+/**
+ * A number the database changes whenever any copilot changes (on every instance): a
+ * list answer built after reading version v stays right for as long as the version is v.
+ */
+export async function copilotsVersion(storage: Storage): Promise<number> {
+  return copilots.copilotsVersion(storage.readDb);
 }
 
 export async function updateCopilot(storage: Storage, id: string, input: CopilotInput): Promise<Copilot> {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { AppError } from '../../errors.js';
+import { SizedLru } from '../sized-lru.js';
 import type { DocumentFormat } from './types.js';
 
 /**
@@ -14,51 +15,34 @@ interface Entry {
   format: DocumentFormat;
   text: string | null;
   error: AppError | null;
-  size: number;
 }
 
 const DEFAULT_MAX_CHARS = 64 * 1024 * 1024;
 
-let maxChars = DEFAULT_MAX_CHARS;
-let usedChars = 0;
-let hits = 0;
-let misses = 0;
-const entries = new Map<string, Entry>();
+const cache = new SizedLru<Entry>(DEFAULT_MAX_CHARS);
 
 export function configureValidationCache(options: { maxChars: number }): void {
-  maxChars = Math.max(0, Math.floor(options.maxChars));
-  evict();
+  cache.resize(options.maxChars);
 }
 
 export function clearValidationCache(): void {
-  entries.clear();
-  usedChars = 0;
-  hits = 0;
-  misses = 0;
+  cache.clear();
 }
 
 export function validationCacheStats(): { entries: number; chars: number; maxChars: number; hits: number; misses: number } {
-  return { entries: entries.size, chars: usedChars, maxChars, hits, misses };
+  const { entries, size, maxSize, hits, misses } = cache.stats();
+  return { entries, chars: size, maxChars: maxSize, hits, misses };
 }
 
 /** The cached rendering of the document with this SHA-256 (hex), if any. Counts as a use. */
 export function cachedValidation(sha256: string): string | undefined {
-  const entry = entries.get(sha256);
-  if (!entry || entry.text === null) return undefined;
-  touch(sha256, entry);
-  hits++;
-  return entry.text;
+  return cache.get(sha256, (entry) => entry.text !== null)?.text ?? undefined;
 }
 
 /** @internal The entry for these bytes read as `format`: its text, or throws its error. */
 export function lookup(sha256: string, format: DocumentFormat): string | undefined {
-  const entry = entries.get(sha256);
-  if (!entry || entry.format !== format) {
-    misses++;
-    return undefined;
-  }
-  touch(sha256, entry);
-  hits++;
+  const entry = cache.get(sha256, (candidate) => candidate.format === format);
+  if (!entry) return undefined;
   if (entry.error) throw new AppError(entry.error.code, entry.error.message, entry.error.details);
   return entry.text!;
 }
@@ -67,29 +51,7 @@ export function lookup(sha256: string, format: DocumentFormat): string | undefin
 export function store(sha256: string, format: DocumentFormat, outcome: { text: string } | { error: AppError }): void {
   const text = 'text' in outcome ? outcome.text : null;
   const error = 'error' in outcome ? outcome.error : null;
-  const size = text !== null ? text.length : 256 + error!.message.length;
-  const previous = entries.get(sha256);
-  if (previous) {
-    entries.delete(sha256);
-    usedChars -= previous.size;
-  }
-  if (size > maxChars) return;
-  entries.set(sha256, { format, text, error, size });
-  usedChars += size;
-  evict();
-}
-
-function touch(key: string, entry: Entry): void {
-  entries.delete(key);
-  entries.set(key, entry);
-}
-
-function evict(): void {
-  for (const [key, entry] of entries) {
-    if (usedChars <= maxChars) break;
-    entries.delete(key);
-    usedChars -= entry.size;
-  }
+  cache.set(sha256, { format, text, error }, text !== null ? text.length : 256 + error!.message.length);
 }
 
 const require = createRequire(import.meta.url);

@@ -17,14 +17,25 @@ type Upload = descriptions.UploadedDocument;
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ upload: Upload | null; fields: Record<string, string> }> {
   let upload: Upload | null = null;
   const fields: Record<string, string> = {};
-  for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 100_000 } })) {
-    if (part.type === 'file') {
-      const bytes = await part.toBuffer();
-      if (part.file.truncated) throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
-      if (FILE_FIELDS.has(part.fieldname)) upload = { bytes, mediaType: part.mimetype, fileName: part.filename };
-    } else if (typeof part.value === 'string') {
-      fields[part.fieldname] = part.value;
+  try {
+    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 100_000 } })) {
+      if (part.type === 'file') {
+        const bytes = await part.toBuffer();
+        if (part.file.truncated) throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+        if (FILE_FIELDS.has(part.fieldname)) upload = { bytes, mediaType: part.mimetype, fileName: part.filename };
+      } else if (typeof part.value === 'string') {
+        fields[part.fieldname] = part.value;
+      }
     }
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    const code = (err as { code?: unknown }).code;
+    // A second file part is not "too large": say what to send instead.
+    if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
+    // The plugin's own errors (size limits, premature close) carry a status the error handler maps.
+    if (typeof code === 'string' && code.startsWith('FST_')) throw err;
+    // Anything else is busboy refusing the body (no boundary, unexpected end of form, …): a client error, not a 500.
+    throw new AppError('invalid_request', 'The multipart body could not be read.');
   }
   return { upload, fields };
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
+import { SizedLru } from '../../domain/sized-lru.js';
 import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import { botLimit, type AccessHook } from '../auth.js';
@@ -8,8 +9,14 @@ import { Copilot, CopilotCreate, CopilotIdParams, CopilotPatch, errorResponses, 
 
 const CopilotRef = Type.Ref(Copilot);
 
+/** Memory for cached list answers per app (characters of JSON). */
+const LIST_CACHE_CHARS = 16 * 1024 * 1024;
+
 export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook }): void {
   const { storage, access } = deps;
+  // List answers keyed by the copilots table's version and the query: a write anywhere
+  // (any instance) changes the version, so a cached answer is never stale.
+  const listCache = new SizedLru<{ body: string; link: string | null }>(LIST_CACHE_CHARS);
 
   app.get(
     '/backend/api/copilots',
@@ -27,24 +34,30 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
     async (request, reply) => {
       const query = request.query as { limit?: number; cursor?: string; status?: 'draft' | 'live'; q?: string; include_deleted?: boolean };
       const limit = query.limit ?? 100;
-      const page = await copilots.listCopilots(storage, {
-        limit,
-        cursor: query.cursor,
-        status: query.status,
-        q: query.q,
-        includeDeleted: query.include_deleted,
-        onlyIds: botLimit(request.principal),
-      });
-      if (page.nextCursor) {
-        const next = new URLSearchParams();
-        next.set('limit', String(limit));
-        next.set('cursor', page.nextCursor);
-        if (query.status) next.set('status', query.status);
-        if (query.q) next.set('q', query.q);
-        if (query.include_deleted) next.set('include_deleted', 'true');
-        reply.header('link', `</backend/api/copilots?${next.toString()}>; rel="next"`);
+      const onlyIds = botLimit(request.principal);
+      // Read the version first: whatever the list query then sees is at least that new.
+      const version = await copilots.copilotsVersion(storage);
+      const key = JSON.stringify([version, limit, query.cursor, query.status, query.q, query.include_deleted === true, onlyIds]);
+      let answer = listCache.get(key);
+      if (!answer) {
+        const page = await copilots.listCopilots(storage, { limit, cursor: query.cursor, status: query.status, q: query.q, includeDeleted: query.include_deleted, onlyIds });
+        let link: string | null = null;
+        if (page.nextCursor) {
+          const next = new URLSearchParams();
+          next.set('limit', String(limit));
+          next.set('cursor', page.nextCursor);
+          if (query.status) next.set('status', query.status);
+          if (query.q) next.set('q', query.q);
+          if (query.include_deleted) next.set('include_deleted', 'true');
+          link = `</backend/api/copilots?${next.toString()}>; rel="next"`;
+        }
+        // Copilot objects carry exactly the schema's keys in its order: JSON.stringify
+        // writes the same bytes as the schema serialiser would.
+        answer = { body: JSON.stringify(page.items), link };
+        listCache.set(key, answer, answer.body.length + key.length);
       }
-      return page.items;
+      if (answer.link) reply.header('link', answer.link);
+      return reply.type('application/json; charset=utf-8').serializer((payload) => payload as string).send(answer.body);
     },
   );
 
