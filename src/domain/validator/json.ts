@@ -71,11 +71,15 @@ function scanJson(bytes: Uint8Array, start: number, maxDepth: number): JsonScan 
     const c = bytes[i]!;
     if (c <= 0x20) continue;
     if (c === 0x22) {
-      // Skip the string: up to the next quote not preceded by an escaping backslash.
-      for (i++; i < n; i++) {
-        const d = bytes[i]!;
-        if (d === 0x22) break;
-        if (d === 0x5c) i++;
+      // Skip the string: to the next quote not escaped by an odd run of backslashes.
+      // Most of a description's bytes are inside strings: the native indexOf jumps them.
+      const open = i;
+      for (;;) {
+        i = bytes.indexOf(0x22, i + 1);
+        if (i < 0) return { members, tooDeepAt: -1 }; // unterminated: JSON.parse reports it
+        let backslashes = 0;
+        while (i - backslashes - 1 > open && bytes[i - backslashes - 1] === 0x5c) backslashes++;
+        if ((backslashes & 1) === 0) break;
       }
       continue;
     }
