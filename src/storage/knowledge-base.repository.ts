@@ -7,6 +7,8 @@ import type { Db, KbLinkRow } from './schema.js';
 const INSERT_BATCH = 500;
 // Link ids per DELETE … IN (…) statement.
 const DELETE_BATCH = 200;
+// Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
+const PASSAGE_DELETE_BATCH = 2000;
 
 export async function findKnowledgeBase(db: Db, botId: string) {
   return db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', botId).executeTakeFirst();
@@ -105,17 +107,22 @@ export async function countLinks(db: Db, botId: string): Promise<number> {
 }
 
 /**
- * Deletes the links and then every passage indexed from them, in batches, calling
- * `between` after each batch (the caller yields to the event loop there). Deleting
- * the link rows first matters on PostgreSQL: it waits for a worker's transaction
- * that holds the row, so the passages that worker committed are seen and deleted too.
+ * Deletes the links and then every passage indexed from them, in bounded batches,
+ * calling `between` after each batch (on SQLite the caller yields to the event loop
+ * there, so a large deletion never blocks other requests for long). Deleting the link
+ * rows first matters on PostgreSQL: it waits for a worker's transaction that holds the
+ * row, so the passages that worker committed are seen and deleted too.
  */
 export async function deleteLinksAndPassages(db: Db, linkIds: readonly string[], between: () => Promise<void>): Promise<void> {
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await db.deleteFrom('kb_passages').where('link_id', 'in', ids).execute();
-    await between();
+    for (;;) {
+      const batch = db.selectFrom('kb_passages').select('id').where('link_id', 'in', ids).limit(PASSAGE_DELETE_BATCH);
+      const result = await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst();
+      await between();
+      if (Number(result.numDeletedRows) < PASSAGE_DELETE_BATCH) break;
+    }
   }
 }
 
