@@ -1,11 +1,15 @@
+import { reusableQuery } from './compiled-query.js';
 import type { ApiKeyRow, Db } from './schema.js';
 
 export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
+// On every authenticated request: built once (see compiled-query.ts).
+const findApiKeyQuery = reusableQuery('find-api-key', (db) => db.selectFrom('api_keys').selectAll().where('id', '=', ''));
+
 export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await findApiKeyQuery(db, [id]))[0];
 }
 
 export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {

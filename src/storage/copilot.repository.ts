@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { reusableQuery } from './compiled-query.js';
 import type { CopilotRow, Db } from './schema.js';
 
 export interface CopilotListQuery {
@@ -43,6 +44,8 @@ export async function updateCopilot(db: Db, id: string, changes: Partial<Copilot
 
 /** Bumped by the database on every change to the copilots table (migration 003). */
 export async function copilotsVersion(db: Db): Promise<number> {
-  const row = await db.selectFrom('change_counters').select('version').where('name', '=', 'copilots').executeTakeFirstOrThrow();
-  return Number(row.version);
+  const [row] = await versionQuery(db, ['copilots']);
+  return Number(row!.version);
 }
+
+const versionQuery = reusableQuery('copilots-version', (db) => db.selectFrom('change_counters').select('version').where('name', '=', ''));

@@ -9,14 +9,14 @@ import { Copilot, CopilotCreate, CopilotIdParams, CopilotPatch, errorResponses, 
 
 const CopilotRef = Type.Ref(Copilot);
 
-/** Memory for cached list answers per app (characters of JSON). */
+/** Memory for cached list answers per app (bytes of JSON). */
 const LIST_CACHE_CHARS = 16 * 1024 * 1024;
 
 export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook }): void {
   const { storage, access } = deps;
   // List answers keyed by the copilots table's version and the query: a write anywhere
   // (any instance) changes the version, so a cached answer is never stale.
-  const listCache = new SizedLru<{ body: string; link: string | null }>(LIST_CACHE_CHARS);
+  const listCache = new SizedLru<{ body: Buffer; link: string | null }>(LIST_CACHE_CHARS);
 
   app.get(
     '/backend/api/copilots',
@@ -53,11 +53,11 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
         }
         // Copilot objects carry exactly the schema's keys in its order: JSON.stringify
         // writes the same bytes as the schema serialiser would.
-        answer = { body: JSON.stringify(page.items), link };
+        answer = { body: Buffer.from(JSON.stringify(page.items)), link };
         listCache.set(key, answer, answer.body.length + key.length);
       }
       if (answer.link) reply.header('link', answer.link);
-      return reply.type('application/json; charset=utf-8').serializer((payload) => payload as string).send(answer.body);
+      return reply.type('application/json; charset=utf-8').send(answer.body);
     },
   );
 
