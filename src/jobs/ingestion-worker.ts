@@ -20,6 +20,9 @@ export interface WorkerOptions {
   logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 }
 
+// Stale search-index entries removed per idle step (each ~55 µs of synchronous SQLite work).
+const SWEEP_BATCH = 200;
+
 const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1';
 
 const inMicros = (ms: number) => formatMicros(Math.floor((performance.timeOrigin + performance.now() + ms) * 1000));
@@ -90,7 +93,8 @@ export class IngestionWorker {
     while (!this.stopping) {
       let worked = false;
       try {
-        worked = await this.runOne();
+        // Idle: sweep stale entries out of the search index, a small batch at a time.
+        worked = (await this.runOne()) || (await kb.sweepSearchIndex(this.storage.db, this.storage.dialect, SWEEP_BATCH)) > 0;
       } catch (err) {
         this.options.logger?.error({ err }, 'knowledge-base worker error');
       }

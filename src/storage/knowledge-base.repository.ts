@@ -191,6 +191,26 @@ export async function releaseJob(db: Db, job: { id: string; owner: string; gener
     .execute();
 }
 
+/**
+ * Removes up to `limit` stale entries from the SQLite full-text index (entries of deleted
+ * passages, noted in kb_fts_garbage by a trigger); returns how many it removed. Searches
+ * never return stale entries, so this is housekeeping. PostgreSQL's index (a column of
+ * kb_passages) needs none.
+ */
+export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: number): Promise<number> {
+  if (dialect !== 'sqlite') return 0;
+  return db.transaction().execute(async (trx) => {
+    const ids = (await sql<{ passage_id: number }>`select passage_id from kb_fts_garbage order by passage_id limit ${limit}`.execute(trx)).rows.map(
+      (r) => r.passage_id,
+    );
+    if (ids.length === 0) return 0;
+    const list = sql.join(ids);
+    await sql`delete from kb_passages_fts where rowid in (${list})`.execute(trx);
+    await sql`delete from kb_fts_garbage where passage_id in (${list})`.execute(trx);
+    return ids.length;
+  });
+}
+
 export interface PassageHit {
   link_id: string;
   url: string;

@@ -320,8 +320,19 @@ export async function passageRows(storage: Storage, linkIds: string[]) {
   return storage.db.selectFrom('kb_passages').selectAll().where('link_id', 'in', linkIds).orderBy('seq').execute();
 }
 
-/** SQLite only: rows of the FTS5 index matching a word (the index is contentless, so rowids). */
+/**
+ * SQLite only: entries of the FTS5 index matching a word that a search can return (their
+ * passage exists). Entries of deleted passages linger until the worker sweeps them
+ * (test/knowledgebase/search-index-sweep.test.ts) but are never returned.
+ */
 export async function ftsHits(storage: Storage, word: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from kb_passages_fts f join kb_passages p on p.id = f.rowid
+    where kb_passages_fts match ${`"${word}"`}`.execute(storage.db);
+  return Number(rows[0]!.n);
+}
+
+/** SQLite only: every entry of the FTS5 index matching a word, stale ones included. */
+export async function rawFtsHits(storage: Storage, word: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*) as n from kb_passages_fts where kb_passages_fts match ${`"${word}"`}`.execute(storage.db);
   return Number(rows[0]!.n);
 }

@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepSearchIndex } from '../../src/storage/knowledge-base.repository.js';
+import { buildKbTestApp, createBot, deleteLinks, ftsHits, postLinks, rawFtsHits, search, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
+import { PageServer } from '../support/pages.js';
+
+// SQLite only: a deletion leaves the FTS5 entries of its passages behind (removing them
+// one by one would make a large deletion many times slower); they are never returned by
+// a search, and the idle worker sweeps them out.
+describe('stale entries of the SQLite search index', () => {
+  let pages: PageServer;
+  beforeAll(async () => {
+    pages = await PageServer.start();
+    pages.set('/kb/sweep', { type: 'text/plain', body: `A page about sweepmarkerword.\n\n${'Filler text for the page. '.repeat(60)}` });
+    pages.set('/kb/keep', { type: 'text/plain', body: `A page that stays.\n\n${'Other filler text. '.repeat(60)}` });
+  });
+  afterAll(async () => pages.close());
+
+  async function indexedThenDeleted(t: KbTestApp, beforeDelete: () => Promise<void> = async () => undefined): Promise<string> {
+    const bot = await createBot(t);
+    const url = pages.url('/kb/sweep');
+    const keep = pages.url('/kb/keep');
+    expect((await postLinks(t, bot, [url, keep])).statusCode).toBe(202);
+    await waitForLinks(t, bot, [url, keep], (link) => link.status === 'indexed');
+    expect(await ftsHits(t.storage, 'sweepmarkerword')).toBeGreaterThan(0);
+    await beforeDelete();
+    expect((await deleteLinks(t, bot, [url])).statusCode).toBe(200);
+    return bot;
+  }
+
+  const garbage = async (t: KbTestApp) => Number((await sql<{ n: number }>`select count(*) as n from kb_fts_garbage`.execute(t.storage.db)).rows[0]!.n);
+
+  it('are never returned, and sweepSearchIndex removes them in batches', async () => {
+    const t = await buildKbTestApp('sqlite');
+    try {
+      // No idle sweeping in this test: the sweep is called by hand.
+      const bot = await indexedThenDeleted(t, () => t.worker!.stop());
+      // The deletion itself left the index entries: they match, but no search returns them.
+      expect(await rawFtsHits(t.storage, 'sweepmarkerword')).toBeGreaterThan(0);
+      expect(await ftsHits(t.storage, 'sweepmarkerword')).toBe(0);
+      expect((await search(t, bot, 'sweepmarkerword')).results).toEqual([]);
+      expect(await garbage(t)).toBeGreaterThan(0);
+
+      let swept = 0;
+      for (let n = await sweepSearchIndex(t.storage.db, 'sqlite', 1); n > 0; n = await sweepSearchIndex(t.storage.db, 'sqlite', 1)) swept += n;
+      expect(swept).toBeGreaterThan(0);
+      expect(await rawFtsHits(t.storage, 'sweepmarkerword')).toBe(0);
+      expect(await garbage(t)).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the idle worker sweeps them by itself', async () => {
+    const t = await buildKbTestApp('sqlite');
+    try {
+      await indexedThenDeleted(t);
+      await waitUntil(async () => (await rawFtsHits(t.storage, 'sweepmarkerword')) === 0 && (await garbage(t)) === 0, 'the idle worker to sweep the index', { timeoutMs: 10_000 });
+    } finally {
+      await t.close();
+    }
+  });
+});
