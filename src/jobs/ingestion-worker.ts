@@ -98,7 +98,14 @@ export class IngestionWorker {
       } catch (err) {
         this.options.logger?.error({ err }, 'knowledge-base worker error');
       }
-      if (!worked && !this.stopping) await this.sleep(this.options.pollIntervalMs);
+      if (!worked && !this.stopping) {
+        await kb.mergeSearchIndexStep(this.storage.db, this.storage.dialect).catch((err) => this.options.logger?.error({ err }, 'search index merge failed'));
+        await this.sleep(this.options.pollIntervalMs);
+      }
+      // On SQLite every step above is synchronous work behind promises that settle as
+      // microtasks: without a turn of the event loop here, a run of steps (a long sweep)
+      // would starve every HTTP request until it ended.
+      else await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

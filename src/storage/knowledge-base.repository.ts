@@ -211,6 +211,12 @@ export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: numb
   });
 }
 
+/** One bounded step (about 64 pages of work) of merging the SQLite full-text index's segments. */
+export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promise<void> {
+  if (dialect !== 'sqlite') return;
+  await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('merge', 64)`.execute(db);
+}
+
 export interface PassageHit {
   link_id: string;
   url: string;

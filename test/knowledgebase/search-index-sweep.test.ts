@@ -60,4 +60,32 @@ describe('stale entries of the SQLite search index', () => {
       await t.close();
     }
   });
+
+  it('sweeping a large backlog leaves the event loop free between batches', async () => {
+    const t = await buildKbTestApp('sqlite', { worker: false });
+    try {
+      // 5,000 stale entries: 25 batches of the sweep.
+      await t.storage.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 5000; i += 500) {
+          const rows = Array.from({ length: 500 }, (_, k) => ({ link_id: 'gone', bot_id: 'gone', seq: i + k, content: `stale passage ${i + k} sweepbacklogword` }));
+          await trx.insertInto('kb_passages').values(rows).execute();
+        }
+        await trx.deleteFrom('kb_passages').where('link_id', '=', 'gone').execute();
+      });
+      const initial = await garbage(t);
+      expect(initial).toBe(5000);
+      const worker = t.newWorker();
+      worker.start();
+      // Timers run only when the event loop turns: the first time this poll sees progress,
+      // the sweep must still be under way (a sweep that never yields would be finished).
+      const seen = await waitUntil(async () => {
+        const left = await garbage(t);
+        return left < initial ? { left } : null;
+      }, 'the sweep to start', { intervalMs: 1 });
+      expect(seen.left).toBeGreaterThan(0);
+      await waitUntil(async () => (await garbage(t)) === 0, 'the sweep to finish', { timeoutMs: 20_000 });
+    } finally {
+      await t.close();
+    }
+  });
 });

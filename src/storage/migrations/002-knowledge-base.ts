@@ -58,6 +58,10 @@ export function knowledgeBase(dialect: DialectName): Migration {
         // is never returned (ids are never reused), and the worker sweeps the entries out
         // in small batches when it is idle.
         await sql`create virtual table kb_passages_fts using fts5(content, content='', contentless_delete=1, tokenize='porter unicode61')`.execute(db);
+        // No merging at every commit (it made each small commit of the sweep cost ~50 ms);
+        // the idle worker merges in bounded steps, and FTS5's crisis merge still bounds
+        // the number of segments.
+        await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('automerge', 0)`.execute(db);
         await sql`create table kb_fts_garbage (passage_id integer primary key)`.execute(db);
         await sql`create trigger kb_passages_ai after insert on kb_passages begin
           insert into kb_passages_fts(rowid, content) values (new.id, new.content); end`.execute(db);

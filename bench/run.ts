@@ -1,0 +1,399 @@
+/**
+ * `npm run bench` — the four benchmarks of issue 5 in one process tree, every comparison a
+ * ratio of medians measured in the same run, interleaved, after a warm-up. Prints tables
+ * and the targets (PASS/MISS, never asserted) and writes bench/results.json.
+ *
+ *   npm run bench                      build, then the full run (about 20 minutes on 2 cores)
+ *   npm run bench -- --quick           small sizes, one run each: a smoke test
+ *   options: --out FILE  --cli PATH  --only 1,2,3,4  --no-postgres
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateText, operationsForSize } from './generate-openapi.js';
+import { withHost } from './lib/host.js';
+import { REPO_ROOT, WORK_DIR } from './lib/paths.js';
+import { postgresReachable } from './lib/postgres.js';
+import { median, ratio, round } from './lib/stats.js';
+import { benchDeletion, benchIngestion, type DeletionResult, type IngestionResult } from './sections/knowledge-base.js';
+import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
+import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
+import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
+
+export interface BenchOptions {
+  quick: boolean;
+  out: string;
+  cli: string;
+  sections: Set<number>;
+  postgres: boolean;
+  log: (line: string) => void;
+}
+
+export interface Target {
+  id: string;
+  target: string;
+  measured: string;
+  pass: boolean | null;
+}
+
+export interface BenchResults {
+  meta: Record<string, unknown>;
+  yaml_floor: { chosen: string; median_ms: Record<string, number>; file: string };
+  validator_cli?: FileResult[];
+  validator_http?: HttpValidationResult[];
+  list_copilots?: ListResult[];
+  knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[] };
+  targets: Target[];
+}
+
+const MiB = 1024 * 1024;
+
+function parseArgs(argv: string[]): BenchOptions {
+  const quick = argv.includes('--quick');
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = value('--only');
+  return {
+    quick,
+    out: path.resolve(value('--out') ?? (quick ? path.join(WORK_DIR, 'results.quick.json') : path.join(REPO_ROOT, 'bench', 'results.json'))),
+    cli: path.resolve(value('--cli') ?? installedCli()),
+    sections: new Set((only ?? '1,2,3,4').split(',').map(Number)),
+    postgres: !argv.includes('--no-postgres'),
+    log: (line) => process.stdout.write(`${line}\n`),
+  };
+}
+
+/** The command as installed: package.json's bin (the bundled build `npm run build` makes). */
+export function installedCli(): string {
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return path.join(REPO_ROOT, pkg.bin['copilot-service']!);
+}
+
+function gitState(): string {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src', 'package.json', 'rolldown.config.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
+  return `${head || 'unknown'}${dirty ? ` + uncommitted changes in ${dirty.split('\n').length} file(s) under src/` : ''}`;
+}
+
+function countOperations(file: string): number {
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as { paths?: Record<string, Record<string, unknown>> };
+  const methods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+  let n = 0;
+  for (const item of Object.values(doc.paths ?? {})) for (const k of Object.keys(item)) if (methods.has(k)) n++;
+  return n;
+}
+
+function slackFile(): string {
+  const candidates = [path.join(REPO_ROOT, 'test', 'fixtures', 'specs', 'slack.json'), path.join(REPO_ROOT, '..', 'shared', 'specs', 'slack.json')];
+  const found = candidates.find((f) => existsSync(f));
+  if (!found) throw new Error(`slack.json not found in ${candidates.join(' or ')}`);
+  return found;
+}
+
+/** Writes the generated descriptions (made at bench time, into the git-ignored work folder). */
+function generateSpecs(quick: boolean, log: (l: string) => void): { all: SpecFile[]; byId: Map<string, SpecFile> } {
+  const dir = path.join(WORK_DIR, 'specs');
+  mkdirSync(dir, { recursive: true });
+  const make = (id: string, operations: number, format: 'json' | 'yaml', extra: Partial<SpecFile> = {}): SpecFile => {
+    const file = path.join(dir, `${id}.${format}`);
+    writeFileSync(file, generateText(operations, format));
+    return { id: `${id}.${format}`, file, format, operations, ...extra };
+  };
+  const started = performance.now();
+  const slack: SpecFile = { id: 'slack.json', file: slackFile(), format: 'json', operations: countOperations(slackFile()) };
+  let all: SpecFile[];
+  if (quick) {
+    all = [
+      slack,
+      make('gen-50', 50, 'json'),
+      make('gen-50', 50, 'yaml'),
+      make('gen-500', 500, 'json', { skipPeers: true }),
+      make('gen-500', 500, 'yaml', { skipPeers: true }),
+    ];
+  } else {
+    const n4 = operationsForSize(4 * MiB, 'json');
+    all = [
+      slack,
+      make('gen-1000', 1000, 'json'),
+      make('gen-1000', 1000, 'yaml'),
+      make('gen-4MiB', n4, 'json'),
+      // Spectral takes minutes per run on these (over 20 MB of JSON): one measured run each.
+      make('gen-10000', 10000, 'json', { peerRuns: 1 }),
+      make('gen-10000', 10000, 'yaml', { peerRuns: 1 }),
+    ];
+  }
+  log(`Generated ${all.length - 1} descriptions in ${((performance.now() - started) / 1000).toFixed(1)} s: ${all.map((s) => `${s.id} ${(readFileSync(s.file).length / MiB).toFixed(2)} MiB`).join(', ')}`);
+  return { all, byId: new Map(all.map((s) => [s.id, s])) };
+}
+
+/** The faster of js-yaml and yaml on this YAML file, timed in-process (interleaved, median of 5). */
+async function chooseYamlFloor(file: string, rounds: number): Promise<{ chosen: string; median_ms: Record<string, number>; file: string }> {
+  const text = readFileSync(file, 'utf8');
+  const jsYaml = await import('js-yaml');
+  const yaml = await import('yaml');
+  const parsers: Record<string, (t: string) => unknown> = { 'js-yaml': (t) => jsYaml.load(t), yaml: (t) => yaml.parse(t) };
+  const times: Record<string, number[]> = { 'js-yaml': [], yaml: [] };
+  for (const p of Object.keys(parsers)) parsers[p]!(text); // warm-up
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, parse] of Object.entries(parsers)) {
+      const started = performance.now();
+      JSON.stringify(parse(text));
+      times[name]!.push(performance.now() - started);
+    }
+  }
+  const medians = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, round(median(v), 1)]));
+  const chosen = medians['js-yaml']! <= medians.yaml! ? 'js-yaml' : 'yaml';
+  return { chosen, median_ms: medians, file: path.basename(file) };
+}
+
+const fmtMs = (ms: number) => (Number.isFinite(ms) ? (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`) : '–');
+const fmtX = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '–');
+const fmtMb = (mb: number) => (Number.isFinite(mb) ? `${Math.round(mb)}` : '–');
+
+function table(header: string[], rows: string[][]): string {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
+  const targets: Target[] = [];
+  const add = (id: string, target: string, value: number, limit: number, kind: '≤' | '≥' | '<', unit = '×') => {
+    const pass = !Number.isFinite(value) ? null : kind === '≤' ? value <= limit : kind === '≥' ? value >= limit : value < limit;
+    targets.push({ id, target: `${target} ${kind} ${limit}${unit}`, measured: Number.isFinite(value) ? `${round(value, 2)}${unit}` : 'n/a', pass });
+  };
+  const cli = r.validator_cli;
+  if (cli) {
+    const large = cli.find((f) => f.id === (quick ? 'gen-500.json' : 'gen-4MiB.json'));
+    if (large) {
+      const t = large.tools;
+      const name = quick ? 'gen-500.json' : '4 MiB JSON';
+      add('cli-vs-floor', `CLI validate ${name}: ours / floor`, ratio(t.ours.median_ms, t.floor.median_ms), 1.3, '≤');
+      if (t.redocly.runs > 0) add('cli-vs-redocly', `CLI validate ${name}: Redocly / ours`, ratio(t.redocly.median_ms, t.ours.median_ms), 5, '≥');
+      else targets.push({ id: 'cli-vs-redocly', target: `Redocly / ours ≥ 5×`, measured: t.redocly.note ?? 'not run', pass: null });
+      if (t.spectral.runs > 0) add('cli-vs-spectral', `CLI validate ${name}: Spectral / ours`, ratio(t.spectral.median_ms, t.ours.median_ms), 20, '≥');
+      else targets.push({ id: 'cli-vs-spectral', target: `Spectral / ours ≥ 20×`, measured: t.spectral.note ?? 'not run', pass: null });
+      add('cli-memory', `CLI validate ${name}: peak RSS ours / floor`, ratio(t.ours.median_max_rss_mb, t.floor.median_max_rss_mb), 1.5, '≤');
+    }
+    for (const f of cli.filter((x) => x.format === 'yaml')) {
+      add(`cli-yaml-${f.id}`, `CLI validate ${f.id}: ours / ${f.floor_parser} floor`, ratio(f.tools.ours.median_ms, f.tools.floor.median_ms), 1.3, '≤');
+    }
+    const [small, big] = quick ? ['gen-50', 'gen-500'] : ['gen-1000', 'gen-10000'];
+    for (const format of ['json', 'yaml']) {
+      const a = cli.find((f) => f.id === `${small}.${format}`);
+      const b = cli.find((f) => f.id === `${big}.${format}`);
+      if (a && b) add(`growth-${format}`, `Growth ${format.toUpperCase()}: ${big} / ${small} operations (ours)`, ratio(b.tools.ours.median_ms, a.tools.ours.median_ms), 12, '≤');
+    }
+  }
+  const http = r.validator_http;
+  if (http) {
+    const large = http.find((h) => h.id === (quick ? 'gen-50.json' : 'gen-4MiB.json'));
+    if (large) {
+      add('http-first', `HTTP first validation of ${large.id}: p50 / in-process floor p50`, ratio(large.first.p50_ms, large.floor.p50_ms), 3, '≤');
+      add('http-repeat', `HTTP repeated validation of ${large.id}: p50 / first p50`, ratio(large.repeated.p50_ms, large.first.p50_ms), 0.2, '≤');
+    }
+  }
+  for (const l of r.list_copilots ?? []) {
+    add(`list-rps-${l.dialect}`, `List copilots ${l.dialect}: req/s service / bare`, ratio(l.service.median_rps, l.bare.median_rps), l.dialect === 'sqlite' ? 0.7 : 0.5, '≥');
+    add(`list-p99-${l.dialect}`, `List copilots ${l.dialect}: p99 service / bare`, ratio(l.service.median_p99_ms, l.bare.median_p99_ms), 3, '≤');
+  }
+  for (const d of r.knowledge_base?.deletion ?? []) {
+    if (d.dialect === 'sqlite') add(`kb-delete-${d.dialect}`, `Delete ${d.links} links / ${d.passages} passages on ${d.dialect} (median, alone)`, d.median_alone_ms / 1000, 1, '≤', ' s');
+    else targets.push({ id: `kb-delete-${d.dialect}`, target: `Delete ${d.links} links / ${d.passages} passages on ${d.dialect} (no target; shown for comparison)`, measured: `${round(d.median_alone_ms / 1000, 2)} s`, pass: null });
+    add(`kb-lists-${d.dialect}`, `List p99 while deleting on ${d.dialect}`, d.lists_during_delete.p99_ms, 100, '<', ' ms');
+  }
+  return targets;
+}
+
+export function renderReport(r: BenchResults): string {
+  const out: string[] = [];
+  const m = r.meta;
+  out.push(`Machine: ${m.cpu_model} × ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}; Node ${m.node}. Load average at start ${m.loadavg_start}, at end ${m.loadavg_end}.`);
+  out.push(`Command: ${m.command}${m.quick ? ' (quick: small sizes, few runs — not for comparison)' : ''}. Source: ${m.source}; CLI measured: ${m.cli}. Started ${m.started_at}, took ${m.minutes} min.`);
+  if (r.validator_cli) {
+    out.push('', `### 1. Validator, whole process (median wall time of ${m.runs} interleaved runs after a warm-up; peak RSS in MiB)`, '');
+    out.push(`YAML floor parser: ${r.yaml_floor.chosen} (in-process on ${r.yaml_floor.file}: ${Object.entries(r.yaml_floor.median_ms).map(([k, v]) => `${k} ${v} ms`).join(', ')}).`, '');
+    const rows = r.validator_cli.map((f) => {
+      const t = f.tools;
+      const peer = (id: 'redocly' | 'spectral') => (t[id].runs === 0 ? (t[id].available ? 'skipped' : 'not available') : `${fmtMs(t[id].median_ms)}${t[id].runs < t.ours.runs ? ` (${t[id].runs} run)` : ''}`);
+      const peerX = (id: 'redocly' | 'spectral') => (t[id].runs === 0 ? '–' : fmtX(ratio(t[id].median_ms, t.ours.median_ms)));
+      const flags = f.same_flags === null ? '–' : `${f.same_flags ? 'yes' : 'NO'} (${t.ours.flagged ?? '?'})`;
+      return [
+        f.id,
+        String(f.operations),
+        `${(f.bytes / MiB).toFixed(2)} MiB`,
+        fmtMs(t.ours.median_ms),
+        `${fmtMs(t.floor.median_ms)}`,
+        peer('redocly'),
+        peer('spectral'),
+        fmtX(ratio(t.ours.median_ms, t.floor.median_ms)),
+        peerX('redocly'),
+        peerX('spectral'),
+        `${fmtMb(t.ours.median_max_rss_mb)} / ${fmtMb(t.floor.median_max_rss_mb)} / ${t.redocly.runs ? fmtMb(t.redocly.median_max_rss_mb) : '–'} / ${t.spectral.runs ? fmtMb(t.spectral.median_max_rss_mb) : '–'}`,
+        flags,
+      ];
+    });
+    out.push(table(['file', 'ops', 'size', 'ours', 'floor', 'Redocly', 'Spectral', 'ours/floor', 'Redocly/ours', 'Spectral/ours', 'RSS ours/floor/Redocly/Spectral', 'same flags (n)'], rows));
+  }
+  if (r.validator_http) {
+    out.push('', '### 2. Validator over HTTP (GET …/validator; service warm, document stored)', '');
+    const rows = r.validator_http.map((h) => [
+      h.id,
+      `${(h.bytes / MiB).toFixed(2)} MiB`,
+      `${h.first.p50_ms} / ${h.first.p99_ms} (n=${h.first.n})`,
+      `${h.repeated.p50_ms} / ${h.repeated.p99_ms} (n=${h.repeated.n})`,
+      `${h.floor.p50_ms} / ${h.floor.p99_ms} (${h.floor_parser})`,
+      fmtX(ratio(h.first.p50_ms, h.floor.p50_ms)),
+      fmtX(ratio(h.repeated.p50_ms, h.first.p50_ms)),
+    ]);
+    out.push(table(['document', 'size', 'first p50 / p99 ms', 'repeated p50 / p99 ms', 'in-process floor p50 / p99 ms', 'first/floor', 'repeated/first'], rows));
+  }
+  if (r.list_copilots) {
+    out.push('', '### 3. List copilots (GET /backend/api/copilots?limit=100, autocannon; medians of the runs)', '');
+    const rows = r.list_copilots.map((l) => [
+      l.dialect,
+      `${l.body_bytes} B`,
+      `${l.connections} × ${l.seconds_per_run} s × ${l.service.runs.length}`,
+      String(l.service.median_rps),
+      String(l.bare.median_rps),
+      fmtX(ratio(l.service.median_rps, l.bare.median_rps)),
+      String(l.service.median_p99_ms),
+      String(l.bare.median_p99_ms),
+      fmtX(ratio(l.service.median_p99_ms, l.bare.median_p99_ms)),
+    ]);
+    out.push(table(['database', 'body', 'connections × duration × runs', 'service req/s', 'bare req/s', 'service/bare', 'service p99 ms', 'bare p99 ms', 'p99 service/bare'], rows));
+  }
+  if (r.knowledge_base) {
+    out.push('', '### 4. Knowledge base', '');
+    const ing = r.knowledge_base.ingestion.map((i) => [i.dialect, `${i.pages_per_run} pages × ${i.runs.length} runs, KB_WORKERS=${i.workers}`, String(i.median_pages_per_s), i.runs.map((x) => x.pages_per_s).join(', ')]);
+    out.push(table(['database', 'ingestion', 'median pages/s', 'runs (pages/s)'], ing), '');
+    const del = r.knowledge_base.deletion.map((d) => [
+      d.dialect,
+      `${d.links} links / ${d.passages} passages`,
+      `${fmtMs(d.median_alone_ms)} (${d.alone_ms.map((x) => Math.round(x)).join(', ')})`,
+      `${fmtMs(d.median_with_lists_ms)}`,
+      `${d.lists_during_delete.p50_ms} / ${d.lists_during_delete.p99_ms} / ${d.lists_during_delete.max_ms} (n=${d.lists_during_delete.n}, ${d.list_rate_per_s}/s)`,
+      `${d.lists_idle.p50_ms} / ${d.lists_idle.p99_ms}`,
+    ]);
+    out.push(table(['database', 'deletion', 'delete alone: median (runs)', 'delete with lists: median', 'lists during delete p50 / p99 / max ms', 'lists idle p50 / p99 ms'], del));
+  }
+  out.push('', '### Targets (ratios from the same run; evaluated, never asserted)', '');
+  out.push(table(['target', 'measured', ''], r.targets.map((t) => [t.target, t.measured, t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'MISS'])));
+  return out.join('\n');
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchResults> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  mkdirSync(path.join(WORK_DIR, 'out'), { recursive: true });
+  if (!existsSync(opts.cli)) throw new Error(`The CLI ${opts.cli} is not built: run npm run build (npm run bench does).`);
+  const runs = opts.quick ? 1 : 5;
+  const { all, byId } = generateSpecs(opts.quick, opts.log);
+  const yamlProbe = byId.get(opts.quick ? 'gen-500.yaml' : 'gen-1000.yaml')!;
+  const yamlFloor = await chooseYamlFloor(yamlProbe.file, opts.quick ? 2 : 5);
+  opts.log(`YAML floor: ${yamlFloor.chosen} (${JSON.stringify(yamlFloor.median_ms)})`);
+  const pgOk = opts.postgres && (await postgresReachable());
+  const dialects: Array<'sqlite' | 'postgres'> = pgOk ? ['sqlite', 'postgres'] : ['sqlite'];
+  if (opts.postgres && !pgOk) opts.log('PostgreSQL is not reachable: SQLite only.');
+
+  const results: BenchResults = {
+    meta: {
+      started_at: startedAt.toISOString(),
+      command: opts.quick ? 'npm run bench -- --quick' : 'npm run bench',
+      quick: opts.quick,
+      runs,
+      node: process.version,
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpu_model: os.cpus()[0]?.model ?? 'unknown',
+      cores: os.cpus().length,
+      memory_gib: round(os.totalmem() / 1024 ** 3, 1),
+      loadavg_start: os.loadavg().map((x) => round(x, 2)).join(' '),
+      cli: path.relative(REPO_ROOT, opts.cli),
+      source: gitState(),
+      dialects,
+    },
+    yaml_floor: yamlFloor,
+    targets: [],
+  };
+
+  if (opts.sections.has(1)) {
+    opts.log('\n1. Validator, whole process');
+    results.validator_cli = await benchValidatorCli(all, { cli: opts.cli, runs, warmup: !opts.quick, floorParser: yamlFloor.chosen, log: opts.log });
+  }
+  if (opts.sections.has(2)) {
+    opts.log('\n2. Validator over HTTP');
+    const ids = opts.quick ? ['gen-50.json', 'gen-50.yaml'] : ['slack.json', 'gen-1000.json', 'gen-1000.yaml', 'gen-4MiB.json'];
+    results.validator_http = await withHost('sqlite', { KB_WORKERS: '0' }, (host, service) =>
+      benchValidatorHttp(host, service, ids.map((id) => byId.get(id)!), {
+        rounds: opts.quick ? 2 : 10,
+        repeatsPerRound: opts.quick ? 3 : 10,
+        floorParser: yamlFloor.chosen,
+        log: opts.log,
+      }),
+    );
+  }
+  if (opts.sections.has(3)) {
+    opts.log('\n3. List copilots');
+    results.list_copilots = [];
+    for (const dialect of dialects) {
+      results.list_copilots.push(
+        await withHost(dialect, { KB_WORKERS: '0' }, (host, service) =>
+          benchListCopilots(host, service, {
+            copilots: 120,
+            runs,
+            seconds: opts.quick ? 1 : 5,
+            connections: 10,
+            warmup: !opts.quick,
+            log: opts.log,
+          }),
+        ),
+      );
+    }
+  }
+  if (opts.sections.has(4)) {
+    opts.log('\n4. Knowledge base');
+    results.knowledge_base = { ingestion: [], deletion: [] };
+    for (const dialect of dialects) {
+      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
+      await withHost(dialect, env, async (host, service) => {
+        results.knowledge_base!.ingestion.push(
+          await benchIngestion(service, { pages: opts.quick ? 20 : 200, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
+        );
+        results.knowledge_base!.deletion.push(
+          await benchDeletion(host, service, {
+            links: opts.quick ? 100 : 1000,
+            passagesPerLink: 100,
+            rounds: opts.quick ? 1 : runs,
+            warmup: !opts.quick,
+            listRate: 50,
+            log: opts.log,
+          }),
+        );
+      });
+    }
+  }
+
+  results.meta.loadavg_end = os.loadavg().map((x) => round(x, 2)).join(' ');
+  results.meta.minutes = round((performance.now() - t0) / 60_000, 1);
+  results.targets = evaluateTargets(results, opts.quick);
+  mkdirSync(path.dirname(opts.out), { recursive: true });
+  writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
+  const report = renderReport(results);
+  writeFileSync(opts.out.replace(/\.json$/, '.md'), `${report}\n`);
+  opts.log(`\n${report}\n\nResults: ${path.relative(process.cwd(), opts.out)} (and .md)`);
+  return results;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  runBench(parseArgs(process.argv.slice(2))).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

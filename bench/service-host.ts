@@ -1,0 +1,173 @@
+/**
+ * The service under test, in a child process of the benchmark (so the load generator and
+ * the service do not share an event loop or a core): started with startService() exactly
+ * as `copilot-service serve` does, driven by the runner over IPC.
+ *
+ * Commands: start {env} → {url, key}; bare {body, contentType} → {url}; clearCache;
+ * floor {file, parser} → ms; seedKnowledgeBase {botId, links, passagesPerLink} → {urls};
+ * profileStart {intervalUs}; profileStop {file}; stop.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { loadConfig } from '../src/config.js';
+import { createApiKey } from '../src/domain/auth/api-keys.js';
+import { nowTimestamp } from '../src/domain/ids.js';
+import { clearValidationCache } from '../src/domain/validator/index.js';
+import { startService, type RunningService } from '../src/server.js';
+import { passageText } from './lib/text.js';
+
+let service: RunningService | null = null;
+let profiler: Session | null = null;
+let bare: FastifyInstance | null = null;
+const documents = new Map<string, Buffer>();
+const parsers = new Map<string, (text: string) => unknown>();
+
+async function parserFor(name: string): Promise<(text: string) => unknown> {
+  let parse = parsers.get(name);
+  if (!parse) {
+    if (name === 'json') parse = JSON.parse;
+    else if (name === 'js-yaml') parse = (await import('js-yaml')).load;
+    else if (name === 'yaml') parse = (await import('yaml')).parse as (text: string) => unknown;
+    else throw new Error(`unknown parser ${name}`);
+    parsers.set(name, parse);
+  }
+  return parse;
+}
+
+const handlers: Record<string, (args: any) => unknown> = {
+  async start(args: { env: Record<string, string> }) {
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...args.env });
+    service = await startService(config);
+    const key = await createApiKey(service.storage, { scopes: ['admin'], name: 'bench' });
+    return { url: service.address, key: key.key, dialect: service.storage.dialect };
+  },
+
+  /** A bare route of the same framework answering the same bytes as the real list route. */
+  async bare(args: { body: string; contentType: string }) {
+    bare = Fastify({ logger: false });
+    const body = Buffer.from(args.body, 'utf8');
+    bare.get('/backend/api/copilots', (_request, reply) => {
+      void reply.type(args.contentType).send(body);
+    });
+    return { url: await bare.listen({ port: 0, host: '127.0.0.1' }) };
+  },
+
+  clearCache() {
+    clearValidationCache();
+    return null;
+  },
+
+  /** The in-process floor: decode, parse and JSON.stringify the bytes; returns milliseconds. */
+  async floor(args: { file: string; parser: string }) {
+    let bytes = documents.get(args.file);
+    if (!bytes) {
+      bytes = readFileSync(args.file);
+      documents.set(args.file, bytes);
+    }
+    const parse = await parserFor(args.parser);
+    const started = performance.now();
+    const text = JSON.stringify(parse(bytes.toString('utf8')));
+    const ms = performance.now() - started;
+    if (text.length === 0) throw new Error('empty floor output');
+    return ms;
+  },
+
+  /**
+   * A knowledge base of `links` indexed links with `passagesPerLink` passages each,
+   * written through the service's own database connection (FTS triggers included), in
+   * one transaction: much faster than ingesting pages, same rows.
+   */
+  async seedKnowledgeBase(args: { botId: string; links: number; passagesPerLink: number; prefix: string }) {
+    if (!service) throw new Error('start first');
+    const db = service.storage.db;
+    const now = nowTimestamp();
+    const urls: string[] = [];
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('knowledge_bases')
+        .values({ bot_id: args.botId, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.column('bot_id').doNothing())
+        .execute();
+      const linkRows = [];
+      for (let i = 0; i < args.links; i++) {
+        const url = `https://docs.example.com/${args.prefix}/page-${i}`;
+        urls.push(url);
+        linkRows.push({
+          id: randomUUID(),
+          bot_id: args.botId,
+          url,
+          status: 'indexed',
+          error: null,
+          passages: args.passagesPerLink,
+          attempts: 1,
+          generation: 0,
+          run_after: now,
+          lease_owner: null,
+          lease_expires_at: null,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      for (let i = 0; i < linkRows.length; i += 200) await trx.insertInto('kb_links').values(linkRows.slice(i, i + 200)).execute();
+      let batch: Array<{ link_id: string; bot_id: string; seq: number; content: string }> = [];
+      let n = 0;
+      for (const link of linkRows) {
+        for (let seq = 0; seq < args.passagesPerLink; seq++) {
+          batch.push({ link_id: link.id, bot_id: args.botId, seq, content: passageText(n++) });
+          if (batch.length === 500) {
+            await trx.insertInto('kb_passages').values(batch).execute();
+            batch = [];
+          }
+        }
+      }
+      if (batch.length > 0) await trx.insertInto('kb_passages').values(batch).execute();
+    });
+    return { urls };
+  },
+
+  /** V8's CPU profiler (what --cpu-prof uses), scoped to what the runner measures. */
+  async profileStart(args: { intervalUs?: number }) {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: args.intervalUs ?? 500 });
+    await profiler.post('Profiler.start');
+    return null;
+  },
+
+  async profileStop(args: { file: string }) {
+    if (!profiler) throw new Error('profileStart first');
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(args.file, JSON.stringify(profile));
+    profiler.disconnect();
+    profiler = null;
+    return { file: args.file };
+  },
+
+  async stop() {
+    await bare?.close();
+    await service?.close();
+    bare = null;
+    service = null;
+    return null;
+  },
+};
+
+process.on('message', (message: { id: number; cmd: string; args?: unknown }) => {
+  const handler = handlers[message.cmd];
+  Promise.resolve()
+    .then(() => {
+      if (!handler) throw new Error(`unknown command ${message.cmd}`);
+      return handler(message.args ?? {});
+    })
+    .then(
+      (result) => process.send!({ id: message.id, ok: true, result }),
+      (err: unknown) => process.send!({ id: message.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+    );
+});
+process.on('disconnect', () => {
+  // The runner went away: close and exit.
+  void Promise.resolve(handlers.stop!({})).finally(() => process.exit(0));
+});

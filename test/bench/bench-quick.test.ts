@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * Smoke test of the benchmark's quick mode (`npm run bench -- --quick` without its build
+ * step: `npm test` has just built dist/, and rebuilding it here would race the other test
+ * files that run the built CLI): it runs to the end and writes every section. No timing
+ * is asserted (timings are the benchmark's output, not a test's).
+ */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dir = mkdtempSync(path.join(tmpdir(), 'cms-bench-quick-'));
+const out = path.join(dir, 'results.json');
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('npm run bench -- --quick', () => {
+  it('runs every section and every tool flags the same endpoints', async () => {
+    const run = (file: string, args: string[]) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        execFile(file, args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+        );
+      });
+    // Type errors do not stop the emit (type checking is `npm run typecheck`), as in the bench script.
+    await run(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'bench/tsconfig.json']);
+    const { code, output } = await run(process.execPath, ['dist-bench/bench/run.js', '--quick', '--out', out]);
+    expect(code, output.slice(-4000)).toBe(0);
+    const results = JSON.parse(readFileSync(out, 'utf8'));
+
+    // 1. Every file ran through our CLI and the floor; the peers where installed and not skipped.
+    expect(results.validator_cli.length).toBeGreaterThanOrEqual(4);
+    for (const file of results.validator_cli) {
+      expect(file.tools.ours.runs, file.id).toBeGreaterThan(0);
+      expect(file.tools.floor.runs, file.id).toBeGreaterThan(0);
+      expect(file.tools.ours.flagged, file.id).toBeGreaterThan(0);
+      // Every tool that ran flagged the same (rule, method, path) triples as ours.
+      expect(file.same_flags, `${file.id}: ${JSON.stringify(file.tools, null, 1)}`).toBe(true);
+      for (const tool of ['redocly', 'spectral']) {
+        if (file.tools[tool].runs > 0) expect(file.tools[tool].same_as_ours, `${file.id} ${tool}`).toBe(true);
+      }
+    }
+    // The peers (devDependencies) ran on at least one file wherever they are installed.
+    for (const tool of ['redocly', 'spectral']) {
+      const tools = results.validator_cli.map((f: { tools: Record<string, { available: boolean; runs: number }> }) => f.tools[tool]!);
+      if (tools[0].available) expect(tools.some((t: { runs: number }) => t.runs > 0), tool).toBe(true);
+    }
+
+    // 2–4. The other sections produced figures.
+    expect(results.validator_http.length).toBeGreaterThan(0);
+    for (const h of results.validator_http) expect(h.first.n).toBeGreaterThan(0);
+    expect(results.list_copilots.map((l: { dialect: string }) => l.dialect)).toContain('sqlite');
+    for (const l of results.list_copilots) {
+      expect(l.service.median_rps).toBeGreaterThan(0);
+      expect(l.bare.median_rps).toBeGreaterThan(0);
+    }
+    expect(results.knowledge_base.ingestion[0].runs[0].indexed).toBeGreaterThan(0);
+    expect(results.knowledge_base.deletion[0].alone_ms.length).toBeGreaterThan(0);
+    expect(results.targets.length).toBeGreaterThan(0);
+    for (const t of results.targets) expect([true, false, null]).toContain(t.pass);
+  }, 300_000);
+});
