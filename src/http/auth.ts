@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { authenticate, authorize, type Principal, type Scope } from '../domain/auth/api-keys.js';
+import { AppError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 
 declare module 'fastify' {
@@ -14,6 +15,8 @@ export interface AccessRule {
   botParam?: string;
   /** Open to callers without a key when the operator sets ALLOW_ANONYMOUS_READ=true. */
   anonymousReadable?: boolean;
+  /** The route creates a bot: a key limited to existing bots may not call it. */
+  createsBot?: boolean;
 }
 
 /**
@@ -28,6 +31,9 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
       if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
       const params = request.params as Record<string, string> | undefined;
       authorize(principal, rule.scope, rule.botParam ? params?.[rule.botParam] : undefined);
+      if (rule.createsBot && botLimit(principal)) {
+        throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
+      }
     };
 }
 

@@ -100,7 +100,7 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
     scope.post(
       '/backend/api/copilot/swagger',
       {
-        onRequest: access({ scope: 'copilots:write' }),
+        onRequest: access({ scope: 'copilots:write', createsBot: true }),
         bodyLimit: maxBytes + 256 * 1024,
         schema: {
           summary: 'Create a copilot with its API description in one call (multipart: swagger_file, name, website, prompt_message)',
@@ -112,9 +112,6 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
         },
       },
       async (request, reply) => {
-        if (request.principal.kind === 'key' && request.principal.bots !== null) {
-          throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
-        }
         if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data with swagger_file, name, website and prompt_message.');
         const { upload, fields } = await readMultipart(request, maxBytes);
         if (!upload) throw new AppError('invalid_request', 'The multipart body has no file in the field "swagger_file".', { field: 'swagger_file' });

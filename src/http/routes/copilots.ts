@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
 import { SizedLru } from '../../domain/sized-lru.js';
-import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import { botLimit, type AccessHook } from '../auth.js';
 import { Copilot, CopilotCreate, CopilotIdParams, CopilotPatch, errorResponses, ListCopilotsQuery } from '../schemas.js';
@@ -64,7 +63,7 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
   app.post(
     '/backend/api/copilots',
     {
-      onRequest: access({ scope: 'copilots:write' }),
+      onRequest: access({ scope: 'copilots:write', createsBot: true }),
       schema: {
         summary: 'Create a copilot',
         tags: ['copilots'],
@@ -73,10 +72,6 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
       },
     },
     async (request, reply) => {
-      if (botLimit(request.principal)) {
-        // A key limited to existing bots cannot create new ones.
-        throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
-      }
       const created = await copilots.createCopilot(storage, request.body as copilots.CopilotInput & { name: string });
       reply.code(201).header('location', `/backend/api/copilot/${created.id}`);
       return created;
