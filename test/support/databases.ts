@@ -1,25 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-
-/** The server the PostgreSQL runs use; each test file gets its own throw-away database on it. */
-export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+import { createThrowAwayDatabase, POSTGRES_ADMIN_URL, postgresReachable } from './postgres.js';
 
 const reachable = await postgresReachable();
 if (!reachable && process.env.CI) {
@@ -44,22 +28,13 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
   if (dialect === 'sqlite') {
     return { dialect, dataDir, databaseUrl: null, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
-  const name = `cms_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_ADMIN_URL);
-  url.pathname = `/${name}`;
+  const database = await createThrowAwayDatabase(`cms_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`);
   return {
     dialect,
     dataDir,
-    databaseUrl: url.toString(),
+    databaseUrl: database.url,
     async drop() {
-      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
