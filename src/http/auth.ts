@@ -1,11 +1,17 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { authenticate, authorize, type Principal, type Scope } from '../domain/auth/api-keys.js';
+import { authenticate, authorize, keyCache, type Principal, type Scope } from '../domain/auth/api-keys.js';
+import { changeCountersReader, type ChangeCounters } from '../domain/change-counters.js';
 import { AppError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /**
+     * The database's change counters, read after this request arrived (shared with the
+     * requests that arrived with it): whatever was committed before the request shows in them.
+     */
+    changeCounters: Promise<ChangeCounters>;
   }
 }
 
@@ -24,9 +30,14 @@ export interface AccessRule {
  * read, so the order of answers is always 401 → 403 → 400 (body) → 404.
  */
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
+  const readCounters = changeCountersReader(storage);
+  const findKey = keyCache(storage);
   return (rule: AccessRule): onRequestHookHandler =>
     async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
-      const principal = await authenticate(storage, request.headers.authorization);
+      const counters = readCounters();
+      counters.catch(() => undefined); // a request refused before it awaits them must not leave an unhandled rejection
+      request.changeCounters = counters;
+      const principal = await authenticate(request.headers.authorization, async (id) => findKey(id, (await counters).apiKeys));
       request.principal = principal;
       if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
       const params = request.params as Record<string, string> | undefined;

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { reusableQuery } from './compiled-query.js';
 import type { CopilotRow, Db } from './schema.js';
 
 export interface CopilotListQuery {
@@ -42,10 +41,3 @@ export async function updateCopilot(db: Db, id: string, changes: Partial<Copilot
   return findCopilot(db, id);
 }
 
-/** Bumped by the database on every change to the copilots table (migration 003). */
-export async function copilotsVersion(db: Db): Promise<number> {
-  const [row] = await versionQuery(db, ['copilots']);
-  return Number(row!.version);
-}
-
-const versionQuery = reusableQuery('copilots-version', (db) => db.selectFrom('change_counters').select('version').where('name', '=', ''));

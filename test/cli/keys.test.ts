@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, listApiKeys } from '../../src/domain/auth/api-keys.js';
+import { authenticate, listApiKeys, readKeys } from '../../src/domain/auth/api-keys.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
@@ -57,7 +57,7 @@ for (const dialect of DIALECTS) {
       key = result.stdout.trim();
       id = key.split('_')[1]!;
       expect(result.stderr).not.toContain(key);
-      const principal = await authenticate(db(), `Bearer ${key}`);
+      const principal = await authenticate(`Bearer ${key}`, readKeys(db()));
       expect(principal).toMatchObject({ kind: 'key', keyId: id, bots: [bot] });
       expect(principal.kind === 'key' && [...principal.scopes]).toEqual(['copilots:read']);
     });
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
       const result = await cli('keys', 'revoke', id);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain(id);
-      await expect(authenticate(db(), `Bearer ${key}`)).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(authenticate(`Bearer ${key}`, readKeys(db()))).rejects.toMatchObject({ code: 'unauthorized' });
       const list = await cli('keys', 'list');
       expect(list.stdout.split('\n').find((l) => l.startsWith(id))).toMatch(/^\S+\s+revoked\s/);
     });

@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createApiKey } from '../../src/domain/auth/api-keys.js';
+import { nowTimestamp } from '../../src/domain/ids.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -294,6 +296,22 @@ for (const dialect of DIALECTS) {
       const after = await onSecond();
       expect(after.statusCode).toBe(401);
       expect(after.json().error).toBe('unauthorized');
+      expectError(await call(t, 'GET', LIST, { key: auth }), 401, 'unauthorized');
+    });
+
+    it('a key id refused once works at once when a key with that id is created elsewhere', async () => {
+      const id = 'laterCreatedKey1';
+      const guess = `Bearer cms_${id}_${'a'.repeat(32)}`;
+      expectError(await call(t, 'GET', LIST, { key: guess }), 401, 'unauthorized');
+      const created = await createApiKey(secondStorage, { scopes: ['copilots:read'] }, id);
+      expect((await call(t, 'GET', LIST, { key: `Bearer ${created.key}` })).statusCode).toBe(200);
+    });
+
+    it('a revocation written straight to the database (no service involved) acts at once', async () => {
+      const created = (await call(t, 'POST', KEYS, { payload: { scopes: ['copilots:read'] } })).json();
+      const auth = `Bearer ${created.key}`;
+      expect((await call(t, 'GET', LIST, { key: auth })).statusCode).toBe(200);
+      await secondStorage.db.updateTable('api_keys').set({ revoked_at: nowTimestamp() }).where('id', '=', created.id).execute();
       expectError(await call(t, 'GET', LIST, { key: auth }), 401, 'unauthorized');
     });
 

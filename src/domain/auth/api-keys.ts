@@ -6,6 +6,7 @@ import * as keys from '../../storage/api-key.repository.js';
 import type { Storage } from '../../storage/database.js';
 import type { ApiKeyRow } from '../../storage/schema.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { SizedLru } from '../sized-lru.js';
 
 export const SCOPES = [
   'copilots:read',
@@ -90,25 +91,74 @@ export async function revokeApiKey(storage: Storage, id: string): Promise<void> 
   }
 }
 
+/** A stored key as authentication needs it. */
+export interface KnownKey {
+  secretHash: Buffer;
+  revoked: boolean;
+  principal: Principal & { kind: 'key' };
+}
+
+/** Finds a stored key by its id. */
+export type KeyLookup = (id: string) => Promise<KnownKey | undefined>;
+
+function knownKey(row: ApiKeyRow): KnownKey {
+  const info = toInfo(row);
+  return {
+    secretHash: Buffer.from(row.secret_hash, 'hex'),
+    revoked: row.revoked_at !== null,
+    principal: { kind: 'key', keyId: info.id, scopes: new Set(info.scopes), bots: info.bots },
+  };
+}
+
+/** Reads the key from the database at every call. */
+export function readKeys(storage: Storage): KeyLookup {
+  return async (id) => {
+    const row = await keys.findApiKey(storage.readDb, id);
+    return row && knownKey(row);
+  };
+}
+
+/** Key ids remembered (found or not) per cache; each entry is small. */
+const KEY_CACHE_ENTRIES = 10_000;
+
+/**
+ * Key rows remembered under the database's `api_keys` change counter, which moves on every
+ * creation, revocation or deletion of a key on any instance: a row remembered under another
+ * counter value is read again. So a revocation acts on the next request everywhere, as with
+ * no cache, while the caller pays one shared read of the counters instead of a key query.
+ */
+export function keyCache(storage: Storage): (id: string, keysVersion: number) => Promise<KnownKey | undefined> {
+  const cache = new SizedLru<{ version: number; key: KnownKey | undefined }>(KEY_CACHE_ENTRIES);
+  const read = readKeys(storage);
+  return async (id, keysVersion) => {
+    const hit = cache.get(id, (entry) => entry.version === keysVersion);
+    if (hit) return hit.key;
+    const key = await read(id);
+    cache.set(id, { version: keysVersion, key }, 1);
+    return key;
+  };
+}
+
+const NO_SECRET = Buffer.alloc(32);
+
 /**
  * Resolves an `Authorization` header to a principal. Missing header → anonymous;
- * malformed, unknown or revoked key → 401. Looked up on every request (no cache),
- * so a revocation takes effect at once on every instance.
+ * malformed, unknown or revoked key → 401. The secret's hash is compared in constant
+ * time, also when the id is unknown.
  */
-export async function authenticate(storage: Storage, authorization: string | undefined): Promise<Principal> {
+export async function authenticate(authorization: string | undefined, lookup: KeyLookup): Promise<Principal> {
   if (authorization === undefined || authorization === '') return { kind: 'anonymous' };
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   const parts = match ? KEY_PATTERN.exec(match[1]!) : null;
   if (!parts) throw new AppError('unauthorized', 'The Authorization header must be "Bearer <API key>" with a valid key.');
-  const row = await keys.findApiKey(storage.readDb, parts[1]!);
-  const presented = Buffer.from(hashSecret(parts[2]!), 'hex');
-  const stored = Buffer.from(row?.secret_hash ?? '0'.repeat(64), 'hex');
-  const same = timingSafeEqual(presented, stored);
-  if (!row || !same || row.revoked_at !== null) {
+  const key = await lookup(parts[1]!);
+  const presented = createHash('sha256').update(parts[2]!).digest();
+  const stored = key?.secretHash.length === presented.length ? key.secretHash : NO_SECRET;
+  const same = timingSafeEqual(presented, stored) && stored !== NO_SECRET;
+  if (!key || !same || key.revoked) {
     throw new AppError('unauthorized', 'The API key is not valid or has been revoked.');
   }
-  const info = toInfo(row);
-  return { kind: 'key', keyId: info.id, scopes: new Set(info.scopes), bots: info.bots };
+  return key.principal;
 }
 
 /** 403 unless the principal holds `scope` (admin holds every scope) and, when given, may act on `botId`. */

@@ -164,14 +164,6 @@ export async function listCopilots(storage: Storage, input: ListCopilotsInput): 
   return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
 }
 
-/**
- * A number the database changes whenever any copilot changes (on every instance): a
- * list answer built after reading version v stays right for as long as the version is v.
- */
-export async function copilotsVersion(storage: Storage): Promise<number> {
-  return copilots.copilotsVersion(storage.readDb);
-}
-
 export async function updateCopilot(storage: Storage, id: string, input: CopilotInput): Promise<Copilot> {
   checkInput(input);
   const current = await getCopilot(storage, id);

@@ -34,8 +34,8 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
       const query = request.query as { limit?: number; cursor?: string; status?: 'draft' | 'live'; q?: string; include_deleted?: boolean };
       const limit = query.limit ?? 100;
       const onlyIds = botLimit(request.principal);
-      // Read the version first: whatever the list query then sees is at least that new.
-      const version = await copilots.copilotsVersion(storage);
+      // The version read after the request arrived: whatever the list query then sees is at least that new.
+      const version = (await request.changeCounters).copilots;
       const key = JSON.stringify([version, limit, query.cursor, query.status, query.q, query.include_deleted === true, onlyIds]);
       let answer = listCache.get(key);
       if (!answer) {
