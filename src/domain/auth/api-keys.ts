@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
@@ -37,7 +37,7 @@ const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
 export const BOOTSTRAP_KEY_ID = 'bootstrapAdmin00';
 export const BOOTSTRAP_KEY_FILE = 'bootstrap-admin-key';
 
-const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 function toInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
@@ -152,7 +152,7 @@ export async function authenticate(authorization: string | undefined, lookup: Ke
   const parts = match ? KEY_PATTERN.exec(match[1]!) : null;
   if (!parts) throw new AppError('unauthorized', 'The Authorization header must be "Bearer <API key>" with a valid key.');
   const key = await lookup(parts[1]!);
-  const presented = createHash('sha256').update(parts[2]!).digest();
+  const presented: Buffer = hash('sha256', parts[2]!, 'buffer');
   const stored = key?.secretHash.length === presented.length ? key.secretHash : NO_SECRET;
   const same = timingSafeEqual(presented, stored) && stored !== NO_SECRET;
   if (!key || !same || key.revoked) {
