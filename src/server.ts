@@ -18,8 +18,14 @@ export interface RunningService {
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
   configureValidationCache({ maxChars: config.validationCacheBytes });
-  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let app: FastifyInstance | null = null;
+  const storage = openStorage({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    backgroundCheckpoints: {
+      onFailure: (err) => app?.log.error({ err }, 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again'),
+    },
+  });
   try {
     await migrateToLatest(storage);
     let worker: IngestionWorker | null = null;

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -16,6 +17,8 @@ export interface Storage {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
+  /** SQLite with background checkpoints: the worker running them. */
+  readonly checkpointer?: Checkpointer;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,11 @@ export interface StorageOptions {
   dataDir: string;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
+  /**
+   * SQLite: run WAL checkpoints on a worker thread instead of in the committing call
+   * (a long-running service wants this; a one-shot CLI command does not).
+   */
+  backgroundCheckpoints?: { onFailure(error: unknown): void };
 }
 
 // PostgreSQL int8 (count(*), bigserial) arrives as a string by default; our counts fit in a double.
@@ -91,9 +99,20 @@ export function openStorage(options: StorageOptions): Storage {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(writer) }) });
   let reader: Kysely<Database> | null = null;
   let closed = false;
+  let checkpointer: Checkpointer | undefined;
+  if (options.backgroundCheckpoints) {
+    const { onFailure } = options.backgroundCheckpoints;
+    checkpointer = startCheckpointer(file, (error) => {
+      // Back to SQLite's own checkpoints, so the WAL stays bounded.
+      if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
+      onFailure(error);
+    });
+    writer.pragma('wal_autocheckpoint = 0');
+  }
   const storage: Storage = {
     dialect: 'sqlite',
     db,
+    checkpointer,
     // Opened lazily: the file and its schema must exist first (after migrations).
     // Once closed, the destroyed writer is handed out so that queries fail instead of
     // silently opening a new connection.
@@ -104,6 +123,7 @@ export function openStorage(options: StorageOptions): Storage {
     },
     async close() {
       closed = true;
+      await checkpointer?.stop();
       if (reader) await reader.destroy();
       await db.destroy();
       if (writer.open) writer.close(); // destroy() skips a connection no query ever used

@@ -1,0 +1,82 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/** What one checkpoint did, in WAL frames (SQLite's `wal_checkpoint` answer). */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+export interface Checkpointer {
+  /** Runs a checkpoint now (in the worker) and answers what it did. */
+  runNow(): Promise<CheckpointResult>;
+  stop(): Promise<void>;
+}
+
+export const CHECKPOINT_INTERVAL_MS = 250;
+
+// The worker's whole program: its own connection to the file, a PASSIVE checkpoint every
+// interval and on request. PASSIVE never waits for a lock and never blocks readers or the
+// writer. A string (not a file) so that it runs the same from the sources, the compiled
+// build and the bundled CLI.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+const db = new SQLite(workerData.file, { fileMustExist: true });
+const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)')[0];
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message === 'checkpoint') parentPort.postMessage(checkpoint());
+  if (message === 'stop') {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+  }
+});
+`;
+
+/**
+ * Moves SQLite's WAL checkpoints off the event loop. By default the connection that
+ * commits copies the WAL back into the database file when the WAL has grown past 1000
+ * pages, synchronously: after a large transaction (deleting 100,000 passages) that is
+ * ~60 ms of a blocked event loop. SQLite's documentation suggests turning automatic
+ * checkpoints off and running them from another thread; this is that thread.
+ *
+ * The caller turns automatic checkpoints off on its writer only once this has started,
+ * and back on (`onFailure`) if the worker ever stops on its own, so the WAL never grows
+ * without bound.
+ */
+export function startCheckpointer(file: string, onFailure: (error: unknown) => void): Checkpointer {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  worker.unref();
+  let stopping = false;
+  let failed = false;
+  const fail = (error: unknown) => {
+    if (stopping || failed) return;
+    failed = true;
+    onFailure(error);
+  };
+  worker.on('error', fail);
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', (code) => {
+      fail(new Error(`the checkpoint worker exited with code ${code}`));
+      resolve();
+    }),
+  );
+  return {
+    runNow: () =>
+      new Promise<CheckpointResult>((resolve, reject) => {
+        if (failed || stopping) return reject(new Error('the checkpoint worker is not running'));
+        worker.once('message', resolve);
+        worker.postMessage('checkpoint');
+      }),
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStorage, SQLITE_FILE_NAME, type Storage } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { startCheckpointer } from '../../src/storage/sqlite-checkpointer.js';
+
+// The service runs SQLite's WAL checkpoints on a worker thread (a large commit would
+// otherwise copy the WAL back on the event loop): the writer's automatic checkpoints are
+// off, and the worker must keep the WAL bounded in their place.
+describe('SQLite background checkpoints', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function open(backgroundCheckpoints: boolean): Promise<{ storage: Storage; wal: () => number }> {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-ckpt-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const storage = openStorage({
+      databaseUrl: null,
+      dataDir,
+      ...(backgroundCheckpoints && { backgroundCheckpoints: { onFailure: (err: unknown) => expect.fail(String(err)) } }),
+    });
+    cleanups.push(() => storage.close());
+    await migrateToLatest(storage);
+    if (!backgroundCheckpoints) await sql`pragma wal_autocheckpoint = 0`.execute(storage.db);
+    return { storage, wal: () => statSync(path.join(dataDir, `${SQLITE_FILE_NAME}-wal`)).size };
+  }
+
+  /** Writes about 1 MB in one transaction. */
+  const writeAMegabyte = (storage: Storage, round: number) =>
+    storage.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 4; i++) {
+        await trx
+          .insertInto('audit_log')
+          .values(Array.from({ length: 50 }, (_, j) => ({ at: `r${round}`, actor_key_id: null, action: 'test', bot_id: null, details: `${i}-${j}-`.padEnd(5000, 'x') })))
+          .execute();
+      }
+    });
+
+  it('turns the writer’s automatic checkpoints off and checkpoints every WAL frame from the worker', async () => {
+    const { storage } = await open(true);
+    const [setting] = (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db)).rows;
+    expect(setting!.wal_autocheckpoint).toBe(0);
+    await writeAMegabyte(storage, 0);
+    const result = await storage.checkpointer!.runNow();
+    expect(result.log).toBeGreaterThan(200);
+    expect(result.checkpointed).toBe(result.log);
+  });
+
+  it('keeps the WAL bounded where, with no checkpoints at all, it would grow with every write', async () => {
+    const withWorker = await open(true);
+    const without = await open(false);
+    for (let round = 0; round < 8; round++) {
+      await writeAMegabyte(withWorker.storage, round);
+      await writeAMegabyte(without.storage, round);
+      await withWorker.storage.checkpointer!.runNow(); // as its timer would, every 250 ms
+    }
+    expect(without.wal()).toBeGreaterThan(7_000_000);
+    expect(withWorker.wal()).toBeLessThan(3_000_000);
+    const count = await withWorker.storage.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(8 * 200);
+  });
+
+  it('reports a worker that cannot run (here: no database file) instead of failing silently', async () => {
+    const failure = await new Promise<unknown>((resolve) => {
+      const checkpointer = startCheckpointer(path.join(tmpdir(), 'cms-no-such-dir', 'none.sqlite'), resolve);
+      cleanups.push(() => checkpointer.stop());
+    });
+    expect(String(failure)).toMatch(/unable to open|directory does not exist|no such file/i);
+  });
+
+  it('is not started for a storage that does not ask for it (CLI commands)', async () => {
+    const { storage } = await open(false);
+    expect(storage.checkpointer).toBeUndefined();
+  });
+});
