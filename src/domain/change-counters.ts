@@ -10,36 +10,23 @@ export interface ChangeCounters {
 }
 
 /**
- * Shares reads among the callers waiting at the same time, without ever handing a caller a
- * read that started before its call: a caller joins the next read to start, which starts
- * when the one running has finished (or, when none runs, after the current turn of the
- * event loop, so the requests that arrived together share it). Each caller thus sees every
- * write committed before it called, as if it had read alone; under load one query serves
- * many requests. A failed read fails its callers only; the next call reads again.
+ * Shares reads among the callers of one turn of the event loop, without ever handing a
+ * caller a read that started before its call: a caller joins the next read to start, which
+ * starts at the end of the current turn (so the requests that arrived together share it).
+ * Each caller thus sees every write committed before it called, as if it had read alone;
+ * under load one query serves several requests. A read does not wait for an earlier one
+ * still in flight (on PostgreSQL, waiting left the process idle while every connection's
+ * request waited on the same round trip). A failed read fails its callers only.
  */
 export function sharedFreshReads<T>(read: () => Promise<T>): () => Promise<T> {
   let next: Promise<T> | null = null;
-  let running: Promise<unknown> | null = null;
   return () => {
-    if (next) return next;
-    const after = running ?? new Promise<void>((resolve) => setImmediate(resolve));
-    next = after.then(
-      () => start(),
-      () => start(),
-    );
+    next ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      next = null;
+      return read();
+    });
     return next;
   };
-
-  function start(): Promise<T> {
-    next = null;
-    const current = read();
-    running = current;
-    const done = () => {
-      if (running === current) running = null;
-    };
-    current.then(done, done);
-    return current;
-  }
 }
 
 /** The change counters, read fresh for each caller (shared among concurrent callers). */

@@ -5,8 +5,11 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-// On every authenticated request: built once (see compiled-query.ts).
-const findApiKeyQuery = reusableQuery('find-api-key', (db) => db.selectFrom('api_keys').selectAll().where('id', '=', ''));
+// Built once (see compiled-query.ts); a named prepared statement on PostgreSQL, so its
+// columns are listed: a column added later by a migration must not change its result type.
+const findApiKeyQuery = reusableQuery('find-api-key', (db) =>
+  db.selectFrom('api_keys').select(['id', 'name', 'secret_hash', 'scopes', 'bots', 'created_at', 'revoked_at']).where('id', '=', ''),
+);
 
 export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
   return (await findApiKeyQuery(db, [id]))[0];
