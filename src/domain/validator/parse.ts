@@ -33,7 +33,7 @@ export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions 
   if (format === 'json') {
     const { value, members } = parseJson(decoded, maxDepth);
     doc = value;
-    if (typeof doc === 'object' && doc !== null && measureTree(doc, maxDepth, Number.POSITIVE_INFINITY) !== members) {
+    if (typeof doc === 'object' && doc !== null && countKeys(doc) !== members) {
       const duplicate = duplicateKeyError(decoded.text);
       if (duplicate) throw duplicate;
     }
@@ -108,11 +108,9 @@ function decode(bytes: Buffer): DecodedJson {
  * The bounded walk after parsing: nesting deeper than `maxDepth` (which also catches the
  * cycles a self-referencing YAML alias makes) and more than `maxNodes` values once
  * aliases are followed (a "billion laughs" document is a few hundred bytes that expand
- * to billions of values) are refused before anything serialises the tree. Returns the
- * number of object keys, for the JSON duplicate-key check.
+ * to billions of values) are refused before anything serialises the tree.
  */
-function measureTree(root: object, maxDepth: number, maxNodes: number): number {
-  let keys = 0;
+function measureTree(root: object, maxDepth: number, maxNodes: number): void {
   let nodes = 0;
   const visit = (value: object, depth: number): void => {
     if (depth > maxDepth) {
@@ -134,12 +132,28 @@ function measureTree(root: object, maxDepth: number, maxNodes: number): number {
         const item: unknown = (value as Record<string, unknown>)[key];
         if (typeof item === 'object' && item !== null) visit(item, depth + 1);
       }
-      keys += own;
       nodes += own + 1;
       if (nodes > maxNodes) throw tooLarge(maxNodes);
     }
   };
   visit(root, 1);
+}
+
+/** The object keys of a parsed JSON tree (whose depth the pre-scan has already bounded). */
+function countKeys(value: object): number {
+  let keys = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null) keys += countKeys(item);
+    }
+  } else {
+    for (const key in value) {
+      keys++;
+      const item: unknown = (value as Record<string, unknown>)[key];
+      if (typeof item === 'object' && item !== null) keys += countKeys(item);
+    }
+  }
   return keys;
 }
 
