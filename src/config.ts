@@ -11,6 +11,8 @@ export interface Config {
   readonly dataDir: string;
   /** `postgres://…` selects PostgreSQL; otherwise the embedded SQLite file under dataDir. */
   readonly databaseUrl: string | null;
+  /** PostgreSQL: run the per-request queries as named prepared statements. */
+  readonly databasePreparedStatements: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly allowAnonymousRead: boolean;
   readonly bodyLimitBytes: number;
@@ -93,6 +95,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     host: get('HOST') ?? '0.0.0.0',
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
+    databasePreparedStatements: bool('DATABASE_PREPARED_STATEMENTS', true),
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),

@@ -22,6 +22,7 @@ export async function startService(config: Config): Promise<RunningService> {
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    preparedStatements: config.databasePreparedStatements,
     backgroundCheckpoints: {
       onFailure: (err) => app?.log.error({ err }, 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again'),
     },

@@ -29,6 +29,11 @@ export interface StorageOptions {
   /** Pool size for PostgreSQL. */
   poolSize?: number;
   /**
+   * PostgreSQL: run the reusable queries as named prepared statements (default true). Off
+   * for a pooler in transaction mode that does not track them (PgBouncer before 1.21).
+   */
+  preparedStatements?: boolean;
+  /**
    * SQLite: run WAL checkpoints on a worker thread instead of in the committing call
    * (a long-running service wants this; a one-shot CLI command does not).
    */
@@ -103,7 +108,7 @@ export function openStorage(options: StorageOptions): Storage {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool) }) });
     return {
       dialect: 'postgres',
       db,

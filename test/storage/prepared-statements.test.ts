@@ -47,4 +47,16 @@ describe.runIf(DIALECTS.includes('postgres'))('named prepared statements (postgr
     expect((await lookup(key.id))?.principal.keyId).toBe(key.id);
     expect((await changeCountersReader(storage)()).apiKeys).toBeGreaterThan(0);
   });
+
+  it('are not used when turned off (DATABASE_PREPARED_STATEMENTS=false, for a pooler in transaction mode)', async () => {
+    const unnamed = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1, preparedStatements: false });
+    try {
+      await changeCountersReader(unnamed)();
+      expect(await readKeys(unnamed)('nosuchkey0000000')).toBeUndefined();
+      const rows = (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(unnamed.db)).rows;
+      expect(rows).toEqual([]);
+    } finally {
+      await unnamed.close();
+    }
+  });
 });

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
+
+// The README's configuration table, as the code reads it.
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: path.resolve('./data'),
+      databaseUrl: null,
+      databasePreparedStatements: true,
+      logLevel: 'info',
+      allowAnonymousRead: false,
+      bodyLimitBytes: 1048576,
+      maxDocumentBytes: 26214400,
+      fetchTimeoutMs: 10000,
+      fetchAllowNetworks: [],
+      kbWorkers: 2,
+      kbPollIntervalMs: 1000,
+      validationCacheBytes: 67108864,
+      shutdownTimeoutMs: 10000,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '127.0.0.1',
+      DATA_DIR: '/tmp/somewhere',
+      DATABASE_URL: 'postgres://u@h/db',
+      DATABASE_PREPARED_STATEMENTS: 'false',
+      LOG_LEVEL: 'WARN',
+      ALLOW_ANONYMOUS_READ: 'yes',
+      BODY_LIMIT_BYTES: '2048',
+      MAX_DOCUMENT_BYTES: '4096',
+      FETCH_TIMEOUT_MS: '500',
+      FETCH_ALLOW_NETWORKS: '10.0.0.0/8, ::1/128',
+      KB_WORKERS: '0',
+      KB_POLL_INTERVAL_MS: '50',
+      VALIDATION_CACHE_BYTES: '0',
+      SHUTDOWN_TIMEOUT_MS: '1',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '127.0.0.1',
+      dataDir: '/tmp/somewhere',
+      databaseUrl: 'postgres://u@h/db',
+      databasePreparedStatements: false,
+      logLevel: 'warn',
+      allowAnonymousRead: true,
+      bodyLimitBytes: 2048,
+      maxDocumentBytes: 4096,
+      fetchTimeoutMs: 500,
+      kbWorkers: 0,
+      kbPollIntervalMs: 50,
+      validationCacheBytes: 0,
+      shutdownTimeoutMs: 1,
+    });
+    expect(config.fetchAllowNetworks).toHaveLength(2);
+  });
+
+  it('names every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS']) expect(problems).toContain(key);
+  });
+
+  it('reads .env under the real environment (the environment wins)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cms-env-'));
+    try {
+      writeFileSync(path.join(dir, '.env'), 'PORT=7000\nKB_WORKERS=5\n');
+      const config = loadConfig(environmentWithDotenv({ PORT: '7100' }, dir));
+      expect(config.port).toBe(7100);
+      expect(config.kbWorkers).toBe(5);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
