@@ -1,12 +1,16 @@
 import * as counters from '../storage/change-counter.repository.js';
 import type { Storage } from '../storage/database.js';
 
-/** Numbers the database changes on every write to a table, on every instance (migrations 003, 004). */
+/**
+ * Tokens the database sets to a fresh random value on every write to a table, whichever
+ * instance makes it (migrations 003–005). `null` when the database has no token for the
+ * table (its row was deleted by hand): then nothing may be cached.
+ */
 export interface ChangeCounters {
-  /** Moves on every change to a copilot: list answers are cached under it. */
-  copilots: number;
-  /** Moves on every creation, revocation or deletion of an API key: key rows are cached under it. */
-  apiKeys: number;
+  /** Changes on every change to a copilot: list answers are cached under it. */
+  copilots: number | null;
+  /** Changes on every creation, revocation or deletion of an API key: key rows are cached under it. */
+  apiKeys: number | null;
 }
 
 /**
@@ -33,6 +37,6 @@ export function sharedFreshReads<T>(read: () => Promise<T>): () => Promise<T> {
 export function changeCountersReader(storage: Storage): () => Promise<ChangeCounters> {
   return sharedFreshReads(async () => {
     const values = await counters.readChangeCounters(storage.readDb);
-    return { copilots: values.get('copilots') ?? 0, apiKeys: values.get('api_keys') ?? 0 };
+    return { copilots: values.get('copilots') ?? null, apiKeys: values.get('api_keys') ?? null };
   });
 }

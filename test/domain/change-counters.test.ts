@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../src/domain/auth/api-keys.js';
 import { changeCountersReader, sharedFreshReads } from '../../src/domain/change-counters.js';
@@ -73,23 +74,54 @@ for (const dialect of DIALECTS) {
     });
     afterAll(async () => cleanup());
 
-    it('move with every copilot write and every key creation and revocation, and only then', async () => {
+    it('change with every copilot write and every key creation and revocation, and only then', async () => {
       const read = changeCountersReader(storage);
       const before = await read();
+      expect(before.copilots).not.toBeNull();
+      expect(before.apiKeys).not.toBeNull();
       const key = await createApiKey(storage, { scopes: ['admin'] });
       const afterKey = await read();
-      expect(afterKey.apiKeys).toBeGreaterThan(before.apiKeys);
+      expect(afterKey.apiKeys).not.toBe(before.apiKeys);
       expect(afterKey.copilots).toBe(before.copilots);
 
       await createCopilot(storage, { name: 'counted' });
       const afterCopilot = await read();
-      expect(afterCopilot.copilots).toBeGreaterThan(afterKey.copilots);
+      expect(afterCopilot.copilots).not.toBe(afterKey.copilots);
       expect(afterCopilot.apiKeys).toBe(afterKey.apiKeys);
 
       await revokeApiKey(storage, key.id);
       const afterRevoke = await read();
-      expect(afterRevoke.apiKeys).toBeGreaterThan(afterCopilot.apiKeys);
+      expect(afterRevoke.apiKeys).not.toBe(afterCopilot.apiKeys);
       expect(await read()).toEqual(afterRevoke); // reading changes nothing
+    });
+
+    it('are tokens, not counters: a restored database does not bring back a value caches may hold', async () => {
+      const read = changeCountersReader(storage);
+      const seen = new Set<number | null>([(await read()).apiKeys]);
+      for (let i = 0; i < 5; i++) {
+        await createApiKey(storage, { scopes: ['copilots:read'] });
+        seen.add((await read()).apiKeys);
+      }
+      expect(seen.size).toBe(6); // all different, and not a run of consecutive numbers
+      const values = [...seen] as number[];
+      expect(values.every((v) => Number.isSafeInteger(v))).toBe(true);
+      expect(values.slice(1).every((v, i) => v === values[i]! + 1)).toBe(false);
+    });
+
+    if (dialect === 'postgres') {
+      it('change on TRUNCATE too (PostgreSQL)', async () => {
+        const read = changeCountersReader(storage);
+        const before = await read();
+        await sql`truncate api_keys`.execute(storage.db);
+        expect((await read()).apiKeys).not.toBe(before.apiKeys);
+      });
+    }
+
+    it('read as null when a token row is missing (then nothing is cached under it)', async () => {
+      await storage.db.deleteFrom('change_counters').where('name', '=', 'api_keys').execute();
+      const tokens = await changeCountersReader(storage)();
+      expect(tokens.apiKeys).toBeNull();
+      expect(tokens.copilots).not.toBeNull();
     });
   });
 }

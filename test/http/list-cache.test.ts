@@ -60,5 +60,18 @@ for (const dialect of DIALECTS) {
       const res = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: limited } });
       expect(res.json().map((c: { name: string }) => c.name)).toEqual(['beta']);
     });
+
+    it('with its change tokens deleted by hand, caches nothing and still shows every write and revocation at once', async () => {
+      await t.storage.db.deleteFrom('change_counters').execute();
+      const before = await names(t.app);
+      await other.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'untracked' } });
+      expect(await names(t.app)).toEqual(['untracked', ...before]);
+      const reader = await t.bearer(['copilots:read']);
+      const ok = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: reader } });
+      expect(ok.statusCode).toBe(200);
+      await t.storage.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('id', '=', reader.split('_')[1]!).execute();
+      const refused = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: reader } });
+      expect(refused.statusCode).toBe(401);
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
@@ -37,7 +37,7 @@ const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
 export const BOOTSTRAP_KEY_ID = 'bootstrapAdmin00';
 export const BOOTSTRAP_KEY_FILE = 'bootstrap-admin-key';
 
-const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
+const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 function toInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
@@ -122,19 +122,21 @@ export function readKeys(storage: Storage): KeyLookup {
 const KEY_CACHE_ENTRIES = 10_000;
 
 /**
- * Key rows remembered under the database's `api_keys` change counter, which moves on every
+ * Key rows remembered under the database's `api_keys` change token, which changes on every
  * creation, revocation or deletion of a key on any instance: a row remembered under another
- * counter value is read again. So a revocation acts on the next request everywhere, as with
- * no cache, while the caller pays one shared read of the counters instead of a key query.
+ * token is read again, and with no token (`null`) nothing is remembered. So a revocation acts
+ * on the next request everywhere, as with no cache, while the caller pays one shared read of
+ * the tokens instead of a key query.
  */
-export function keyCache(storage: Storage): (id: string, keysVersion: number) => Promise<KnownKey | undefined> {
-  const cache = new SizedLru<{ version: number; key: KnownKey | undefined }>(KEY_CACHE_ENTRIES);
+export function keyCache(storage: Storage): (id: string, keysToken: number | null) => Promise<KnownKey | undefined> {
+  const cache = new SizedLru<{ token: number; key: KnownKey | undefined }>(KEY_CACHE_ENTRIES);
   const read = readKeys(storage);
-  return async (id, keysVersion) => {
-    const hit = cache.get(id, (entry) => entry.version === keysVersion);
+  return async (id, keysToken) => {
+    if (keysToken === null) return read(id);
+    const hit = cache.get(id, (entry) => entry.token === keysToken);
     if (hit) return hit.key;
     const key = await read(id);
-    cache.set(id, { version: keysVersion, key }, 1);
+    cache.set(id, { token: keysToken, key }, 1);
     return key;
   };
 }
@@ -152,7 +154,7 @@ export async function authenticate(authorization: string | undefined, lookup: Ke
   const parts = match ? KEY_PATTERN.exec(match[1]!) : null;
   if (!parts) throw new AppError('unauthorized', 'The Authorization header must be "Bearer <API key>" with a valid key.');
   const key = await lookup(parts[1]!);
-  const presented: Buffer = hash('sha256', parts[2]!, 'buffer');
+  const presented = createHash('sha256').update(parts[2]!).digest();
   const stored = key?.secretHash.length === presented.length ? key.secretHash : NO_SECRET;
   const same = timingSafeEqual(presented, stored) && stored !== NO_SECRET;
   if (!key || !same || key.revoked) {

@@ -13,8 +13,8 @@ const LIST_CACHE_CHARS = 16 * 1024 * 1024;
 
 export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook }): void {
   const { storage, access } = deps;
-  // List answers keyed by the copilots table's version and the query: a write anywhere
-  // (any instance) changes the version, so a cached answer is never stale.
+  // List answers keyed by the copilots table's change token and the query: a write anywhere
+  // (any instance) changes the token, so a cached answer is never stale.
   const listCache = new SizedLru<{ body: Buffer; link: string | null }>(LIST_CACHE_CHARS);
 
   app.get(
@@ -34,10 +34,11 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
       const query = request.query as { limit?: number; cursor?: string; status?: 'draft' | 'live'; q?: string; include_deleted?: boolean };
       const limit = query.limit ?? 100;
       const onlyIds = botLimit(request.principal);
-      // The version read after the request arrived: whatever the list query then sees is at least that new.
-      const version = (await request.changeCounters).copilots;
-      const key = JSON.stringify([version, limit, query.cursor, query.status, query.q, query.include_deleted === true, onlyIds]);
-      let answer = listCache.get(key);
+      // The copilots' change token, read after the request arrived: whatever the list
+      // query then sees is at least that new. No token: no caching.
+      const token = (await request.changeCounters).copilots;
+      const key = token === null ? null : JSON.stringify([token, limit, query.cursor, query.status, query.q, query.include_deleted === true, onlyIds]);
+      let answer = key === null ? undefined : listCache.get(key);
       if (!answer) {
         const page = await copilots.listCopilots(storage, { limit, cursor: query.cursor, status: query.status, q: query.q, includeDeleted: query.include_deleted, onlyIds });
         let link: string | null = null;
@@ -53,7 +54,7 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
         // Copilot objects carry exactly the schema's keys in its order: JSON.stringify
         // writes the same bytes as the schema serialiser would.
         answer = { body: Buffer.from(JSON.stringify(page.items)), link };
-        listCache.set(key, answer, answer.body.length + key.length);
+        if (key !== null) listCache.set(key, answer, answer.body.length + key.length);
       }
       if (answer.link) reply.header('link', answer.link);
       return reply.type('application/json; charset=utf-8').send(answer.body);
