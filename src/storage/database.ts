@@ -82,23 +82,48 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
 }
 
 /**
+ * PostgreSQL's answers when a connection's prepared statement no longer fits: the result
+ * columns changed under it (0A000, "cached plan must not change result type": a migration
+ * by another instance), or it is gone (26000: a pooler handed over another connection).
+ */
+const STALE_STATEMENT = new Set(['0A000', '26000']);
+
+/**
  * Hands Kysely a pool whose clients run the reusable queries (compiled-query.ts) as named
  * prepared statements: PostgreSQL then parses and plans each once per connection instead
- * of on every request. Every other query goes through unchanged.
+ * of on every request. Every other query goes through unchanged. A statement that no longer
+ * fits is run again unnamed, and its connection is closed when released, so the next one
+ * prepares it anew (inside a transaction the retry fails like any failed statement would).
  */
 function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let stale = false;
+    return {
+      // `text` is SQL, or a cursor (a submittable) that goes through as it is.
+      query: ((text: string, values?: unknown[]) => {
+        const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
+        if (!name) return client.query(text, values);
+        return client.query({ name, text, values }).catch((err: { code?: string }) => {
+          if (!STALE_STATEMENT.has(err?.code ?? '')) throw err;
+          stale = true;
+          return client.query(text, values);
+        });
+      }) as unknown as PostgresPoolClient['query'],
+      release() {
+        const retire = stale;
+        stale = false;
+        client.release(retire || undefined);
+      },
+    };
+  };
   return {
     end: () => pool.end(),
     async connect() {
       const client = await pool.connect();
-      return {
-        // `text` is SQL, or a cursor (a submittable) that goes through as it is.
-        query: ((text: string, values?: unknown[]) => {
-          const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
-          return name ? client.query({ name, text, values }) : client.query(text, values);
-        }) as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
-      };
+      let wrapper = wrappers.get(client);
+      if (!wrapper) wrappers.set(client, (wrapper = wrap(client)));
+      return wrapper;
     },
   };
 }

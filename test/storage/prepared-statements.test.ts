@@ -48,6 +48,15 @@ describe.runIf(DIALECTS.includes('postgres'))('named prepared statements (postgr
     expect((await changeCountersReader(storage)()).apiKeys).toBeGreaterThan(0);
   });
 
+  it('recover when a migration changes the type of a column they return (the statement runs again, unnamed)', async () => {
+    const read = changeCountersReader(storage);
+    await read();
+    expect(await prepared()).toContain('cms_change-counters');
+    await sql`alter table change_counters alter column name type varchar(100)`.execute(storage.db);
+    for (let i = 0; i < 3; i++) expect((await read()).copilots).not.toBeNull();
+    expect(await prepared()).toContain('cms_change-counters'); // prepared again on a fresh connection
+  });
+
   it('are not used when turned off (DATABASE_PREPARED_STATEMENTS=false, for a pooler in transaction mode)', async () => {
     const unnamed = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1, preparedStatements: false });
     try {
