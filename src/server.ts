@@ -24,7 +24,11 @@ export async function startService(config: Config): Promise<RunningService> {
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
     backgroundCheckpoints: {
-      onFailure: (err) => app?.log.error({ err }, 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again'),
+      onFailure: (err) => {
+        const message = 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again';
+        if (app) app.log.error({ err }, message);
+        else process.emitWarning(`${message}: ${String(err)}`);
+      },
     },
   });
   try {

@@ -155,11 +155,16 @@ export function openStorage(options: StorageOptions): Storage {
   let checkpointer: Checkpointer | undefined;
   if (options.backgroundCheckpoints) {
     const { onFailure } = options.backgroundCheckpoints;
-    checkpointer = startCheckpointer(file, (error) => {
-      // Back to SQLite's own checkpoints, so the WAL stays bounded.
-      if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
-      onFailure(error);
-    });
+    try {
+      checkpointer = startCheckpointer(file, (error) => {
+        // Back to SQLite's own checkpoints, so the WAL stays bounded.
+        if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
+        onFailure(error);
+      });
+    } catch (err) {
+      writer.close();
+      throw err;
+    }
     writer.pragma('wal_autocheckpoint = 0');
   }
   const storage: Storage = {

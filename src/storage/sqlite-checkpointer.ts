@@ -11,6 +11,7 @@ export interface CheckpointResult {
 export interface Checkpointer {
   /** Runs a checkpoint now (in the worker) and answers what it did. */
   runNow(): Promise<CheckpointResult>;
+  /** Stops the worker (the same promise to every caller). */
   stop(): Promise<void>;
 }
 
@@ -18,17 +19,23 @@ export const CHECKPOINT_INTERVAL_MS = 250;
 
 // The worker's whole program: its own connection to the file, a PASSIVE checkpoint every
 // interval and on request. PASSIVE never waits for a lock and never blocks readers or the
-// writer. A string (not a file) so that it runs the same from the sources, the compiled
+// writer. A failed checkpoint is tried again at the next interval (and reported to a
+// request). A string (not a file) so that it runs the same from the sources, the compiled
 // build and the bundled CLI.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.file, { fileMustExist: true });
 const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)')[0];
-const timer = setInterval(checkpoint, workerData.intervalMs);
+const timer = setInterval(() => { try { checkpoint(); } catch {} }, workerData.intervalMs);
 parentPort.on('message', (message) => {
-  if (message === 'checkpoint') parentPort.postMessage(checkpoint());
-  if (message === 'stop') {
+  if (message.type === 'checkpoint') {
+    try {
+      parentPort.postMessage({ id: message.id, result: checkpoint() });
+    } catch (err) {
+      parentPort.postMessage({ id: message.id, error: String(err && err.message || err) });
+    }
+  } else if (message.type === 'stop') {
     clearInterval(timer);
     db.close();
     parentPort.close();
@@ -51,32 +58,44 @@ export function startCheckpointer(file: string, onFailure: (error: unknown) => v
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs: CHECKPOINT_INTERVAL_MS } });
   worker.unref();
-  let stopping = false;
-  let failed = false;
-  const fail = (error: unknown) => {
-    if (stopping || failed) return;
-    failed = true;
-    onFailure(error);
+  const pending = new Map<number, { resolve: (r: CheckpointResult) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let stopping: Promise<void> | null = null;
+  let ended: Error | null = null;
+  const end = (error: Error) => {
+    if (ended) return;
+    ended = error;
+    for (const request of pending.values()) request.reject(error);
+    pending.clear();
+    if (!stopping) onFailure(error);
   };
-  worker.on('error', fail);
+  worker.on('message', (message: { id: number; result?: CheckpointResult; error?: string }) => {
+    const request = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) request?.reject(new Error(message.error));
+    else request?.resolve(message.result!);
+  });
+  worker.on('error', (error) => end(error));
   const exited = new Promise<void>((resolve) =>
     worker.once('exit', (code) => {
-      fail(new Error(`the checkpoint worker exited with code ${code}`));
+      end(new Error(`the checkpoint worker exited with code ${code}`));
       resolve();
     }),
   );
   return {
     runNow: () =>
       new Promise<CheckpointResult>((resolve, reject) => {
-        if (failed || stopping) return reject(new Error('the checkpoint worker is not running'));
-        worker.once('message', resolve);
-        worker.postMessage('checkpoint');
+        if (ended || stopping) return reject(ended ?? new Error('the checkpoint worker is stopping'));
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ type: 'checkpoint', id });
       }),
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      worker.postMessage('stop');
-      await exited;
+    stop() {
+      if (!stopping) {
+        if (!ended) worker.postMessage({ type: 'stop' });
+        stopping = exited;
+      }
+      return stopping;
     },
   };
 }

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, SQLITE_FILE_NAME, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-import { startCheckpointer } from '../../src/storage/sqlite-checkpointer.js';
+import { CHECKPOINT_INTERVAL_MS, startCheckpointer } from '../../src/storage/sqlite-checkpointer.js';
 
 // The service runs SQLite's WAL checkpoints on a worker thread (a large commit would
 // otherwise copy the WAL back on the event loop): the writer's automatic checkpoints are
@@ -16,7 +16,7 @@ describe('SQLite background checkpoints', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function open(backgroundCheckpoints: boolean): Promise<{ storage: Storage; wal: () => number }> {
+  async function open(backgroundCheckpoints: boolean) {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-ckpt-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const storage = openStorage({
@@ -27,7 +27,13 @@ describe('SQLite background checkpoints', () => {
     cleanups.push(() => storage.close());
     await migrateToLatest(storage);
     if (!backgroundCheckpoints) await sql`pragma wal_autocheckpoint = 0`.execute(storage.db);
-    return { storage, wal: () => statSync(path.join(dataDir, `${SQLITE_FILE_NAME}-wal`)).size };
+    const walFile = path.join(dataDir, `${SQLITE_FILE_NAME}-wal`);
+    return {
+      storage,
+      wal: () => statSync(walFile).size,
+      // The WAL header's checkpoint sequence number moves each time the WAL restarts after a complete checkpoint.
+      walHeader: () => ({ checkpointSequence: readFileSync(walFile).readUInt32BE(12) }),
+    };
   }
 
   /** Writes about 1 MB in one transaction. */
@@ -51,7 +57,7 @@ describe('SQLite background checkpoints', () => {
     expect(result.checkpointed).toBe(result.log);
   });
 
-  it('keeps the WAL bounded where, with no checkpoints at all, it would grow with every write', async () => {
+  it('keeps the WAL bounded by the worker’s checkpoints, where with none it would grow with every write', async () => {
     const withWorker = await open(true);
     const without = await open(false);
     for (let round = 0; round < 8; round++) {
@@ -63,6 +69,29 @@ describe('SQLite background checkpoints', () => {
     expect(withWorker.wal()).toBeLessThan(3_000_000);
     const count = await withWorker.storage.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(8 * 200);
+  });
+
+  it('checkpoints on its own timer: the WAL restarts from its beginning with no checkpoint asked for', async () => {
+    const { storage, walHeader } = await open(true);
+    await writeAMegabyte(storage, 0);
+    const before = walHeader().checkpointSequence;
+    const deadline = Date.now() + 10 * CHECKPOINT_INTERVAL_MS;
+    let after = before;
+    while (after === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_INTERVAL_MS / 5));
+      await storage.db.insertInto('audit_log').values({ at: 'tick', actor_key_id: null, action: 'test', bot_id: null, details: '' }).execute();
+      after = walHeader().checkpointSequence;
+    }
+    expect(after).not.toBe(before);
+  });
+
+  it('answers every request after it stopped, and stops once however often it is asked', async () => {
+    const { storage } = await open(true);
+    const checkpointer = storage.checkpointer!;
+    const stops = [checkpointer.stop(), checkpointer.stop()];
+    expect(stops[0]).toBe(stops[1]);
+    await Promise.all(stops);
+    await expect(checkpointer.runNow()).rejects.toThrow(/stopping|exited/);
   });
 
   it('reports a worker that cannot run (here: no database file) instead of failing silently', async () => {
