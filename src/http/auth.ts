@@ -8,7 +8,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
     /**
-     * The database's change counters, read after this request arrived (shared with the
+     * The database's change tokens, read after this request arrived (shared with the
      * requests that arrived with it): whatever was committed before the request shows in them.
      */
     changeCounters: Promise<ChangeCounters>;

@@ -2,8 +2,8 @@ import { reusableQuery } from './compiled-query.js';
 import type { Db } from './schema.js';
 
 /**
- * The counters the database bumps on every change to a table (triggers of migrations 003
- * and 004): `copilots` and `api_keys`. Read on every request, so built once.
+ * The change tokens the database sets on every change to a table (triggers of migrations
+ * 003–005): `copilots` and `api_keys`. Read on every request, so built once.
  */
 const countersQuery = reusableQuery('change-counters', (db) => db.selectFrom('change_counters').select(['name', 'version']));
 
