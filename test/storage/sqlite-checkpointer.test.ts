@@ -51,6 +51,9 @@ describe('SQLite background checkpoints', () => {
     const { storage } = await open(true);
     const [setting] = (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db)).rows;
     expect(setting!.wal_autocheckpoint).toBe(0);
+    // A small writer cache, so that a large transaction spills while it runs, not all in its commit.
+    const [cache] = (await sql<{ cache_size: number }>`pragma cache_size`.execute(storage.db)).rows;
+    expect(cache!.cache_size).toBe(-2000);
     await writeAMegabyte(storage, 0);
     const result = await storage.checkpointer!.runNow();
     expect(result.log).toBeGreaterThan(200);
