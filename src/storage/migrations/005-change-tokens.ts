@@ -10,55 +10,39 @@ import type { DialectName } from '../database.js';
 // statement trigger for insert/update/delete, now sets a new token too.
 const TABLES = ['copilots', 'api_keys'] as const;
 const SAFE_INTEGER = '9007199254740991'; // tokens stay exact as JavaScript numbers
+const RANDOM_TOKEN: Record<DialectName, string> = {
+  postgres: `floor(random() * ${SAFE_INTEGER})::bigint`,
+  sqlite: `abs(random() % ${SAFE_INTEGER})`,
+};
+
+/** Makes every write to `table` set its change_counters row to `expression`. */
+async function bumpWith(db: Kysely<any>, dialect: DialectName, table: string, expression: string): Promise<void> {
+  const update = `update change_counters set version = ${expression} where name = '${table}'`;
+  if (dialect === 'postgres') {
+    await sql.raw(`create or replace function bump_${table}_version() returns trigger language plpgsql as $$ begin ${update}; return null; end $$`).execute(db);
+    return;
+  }
+  for (const event of ['insert', 'update', 'delete']) {
+    await sql.raw(`drop trigger ${table}_changed_${event}`).execute(db);
+    await sql.raw(`create trigger ${table}_changed_${event} after ${event} on ${table} begin ${update}; end`).execute(db);
+  }
+}
 
 export function changeTokens(dialect: DialectName): Migration {
   return {
     async up(db: Kysely<any>) {
       for (const table of TABLES) {
+        await bumpWith(db, dialect, table, RANDOM_TOKEN[dialect]);
         if (dialect === 'postgres') {
-          await sql
-            .raw(
-              `create or replace function bump_${table}_version() returns trigger language plpgsql as $$
-                 begin update change_counters set version = floor(random() * ${SAFE_INTEGER})::bigint where name = '${table}'; return null; end $$`,
-            )
-            .execute(db);
           await sql.raw(`create trigger ${table}_truncated after truncate on ${table} for each statement execute function bump_${table}_version()`).execute(db);
-          await sql.raw(`update change_counters set version = floor(random() * ${SAFE_INTEGER})::bigint where name = '${table}'`).execute(db);
-        } else {
-          for (const event of ['insert', 'update', 'delete']) {
-            await sql.raw(`drop trigger ${table}_changed_${event}`).execute(db);
-            await sql
-              .raw(
-                `create trigger ${table}_changed_${event} after ${event} on ${table} begin
-                   update change_counters set version = abs(random() % ${SAFE_INTEGER}) where name = '${table}'; end`,
-              )
-              .execute(db);
-          }
-          await sql.raw(`update change_counters set version = abs(random() % ${SAFE_INTEGER}) where name = '${table}'`).execute(db);
         }
+        await sql.raw(`update change_counters set version = ${RANDOM_TOKEN[dialect]} where name = '${table}'`).execute(db);
       }
     },
     async down(db: Kysely<any>) {
       for (const table of TABLES) {
-        if (dialect === 'postgres') {
-          await sql.raw(`drop trigger ${table}_truncated on ${table}`).execute(db);
-          await sql
-            .raw(
-              `create or replace function bump_${table}_version() returns trigger language plpgsql as $$
-                 begin update change_counters set version = version + 1 where name = '${table}'; return null; end $$`,
-            )
-            .execute(db);
-        } else {
-          for (const event of ['insert', 'update', 'delete']) {
-            await sql.raw(`drop trigger ${table}_changed_${event}`).execute(db);
-            await sql
-              .raw(
-                `create trigger ${table}_changed_${event} after ${event} on ${table} begin
-                   update change_counters set version = version + 1 where name = '${table}'; end`,
-              )
-              .execute(db);
-          }
-        }
+        if (dialect === 'postgres') await sql.raw(`drop trigger ${table}_truncated on ${table}`).execute(db);
+        await bumpWith(db, dialect, table, 'version + 1');
       }
     },
   };
