@@ -3,7 +3,7 @@ import type { Storage } from '../storage/database.js';
 
 /**
  * Tokens the database sets to a fresh random value on every write to a table, whichever
- * instance makes it (migrations 003–005). `null` when the database has no token for the
+ * instance makes it (migrations 003 and 004). `null` when the database has no token for the
  * table (its row was deleted by hand): then nothing may be cached.
  */
 export interface ChangeCounters {

@@ -3,7 +3,7 @@ import type { Db } from './schema.js';
 
 /**
  * The change tokens the database sets on every change to a table (triggers of migrations
- * 003–005): `copilots` and `api_keys`. Read on every request, so built once.
+ * 003 and 004): `copilots` and `api_keys`. Read on every request, so built once.
  */
 const countersQuery = reusableQuery('change-counters', (db) => db.selectFrom('change_counters').select(['name', 'version']));
 

@@ -3,8 +3,7 @@ import type { Storage } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { knowledgeBase } from './migrations/002-knowledge-base.js';
 import { changeCounters } from './migrations/003-change-counters.js';
-import { apiKeysCounter } from './migrations/004-api-keys-counter.js';
-import { changeTokens } from './migrations/005-change-tokens.js';
+import { changeTokens } from './migrations/004-change-tokens.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -14,8 +13,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '001-initial': initial(storage.dialect),
     '002-knowledge-base': knowledgeBase(storage.dialect),
     '003-change-counters': changeCounters(storage.dialect),
-    '004-api-keys-counter': apiKeysCounter(storage.dialect),
-    '005-change-tokens': changeTokens(storage.dialect),
+    '004-change-tokens': changeTokens(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }
