@@ -48,7 +48,9 @@ export async function runValidate(target: string, opts: ValidateOptions, io: Cli
     const source = /^https?:\/\//i.test(target)
       ? await fetchSource(target, opts.fetchPolicy ?? DEFAULT_FETCH_POLICY)
       : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
-    result = validateDocument(parseDocument(source));
+    // The user's own document, in a process of its own: no pre-parse nesting scan (the
+    // service keeps it); a too-deep document is still refused, after parsing.
+    result = validateDocument(parseDocument(source, { scanNestingFirst: false }));
   } catch (err) {
     io.stderr(`${describeFailure(target, err)}\n`);
     return EXIT_UNREADABLE;

@@ -87,6 +87,20 @@ describe('copilot-service validate FILE', () => {
     }
   });
 
+  it('exit 2 for a JSON file nested too deep, with where (refused after parsing: the CLI skips the scan before it)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'validate-cli-'));
+    try {
+      const file = join(dir, 'deep.json');
+      writeFileSync(file, `{"openapi":"3.0.3","x":\n${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+      const { code, stdout, stderr } = await run(file);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toContain('deep.json: The document is nested more than 256 levels deep (line 2, column 256).');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('exit 2 for a missing file, a directory, or a file over the size cap', async () => {
     const missing = await run(`${FIXTURES}does-not-exist.json`);
     expect(missing.code).toBe(2);

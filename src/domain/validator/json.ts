@@ -1,12 +1,15 @@
 import { at, invalidDocument, jsonPointer, positionOfByte, positionOfIndex } from './problems.js';
 
 /**
- * JSON with hostile-input protection. Before `JSON.parse`, one pass over the bytes finds
- * the nesting depth (V8 parses any depth, but a document nested millions deep costs
- * seconds and hundreds of megabytes, so it is refused first) and counts object members
- * (one `:` outside strings each). After parsing, `parse.ts` compares that count with the
- * keys it walked: fewer keys means some object repeats a key, which `JSON.parse` drops
- * silently; only then is the text read again, strictly, to say which key and where.
+ * JSON with hostile-input protection. `JSON.parse` accepts any depth, but a document
+ * nested millions deep costs it seconds and hundreds of megabytes: where documents come
+ * from other people (the service), one pass over the bytes refuses one nested deeper than
+ * the limit before parsing (`scanNestingFirst`). After parsing, `parse.ts` walks the tree
+ * with the same limit (for the callers that skip the pass, and to protect the recursive
+ * code after it) and compares its key count with the members the text writes (first
+ * `membersAtMost`, then, if that differs, the exact `countMembers`): fewer keys means some
+ * object repeats a key, which `JSON.parse` drops silently; only then is the text read
+ * again, strictly, to say which key and where.
  */
 
 export interface DecodedJson {
@@ -16,18 +19,70 @@ export interface DecodedJson {
   start: number;
 }
 
-/** Parses JSON text; returns the value and the number of object members written. */
-export function parseJson({ text, utf8, start }: DecodedJson, maxDepth: number): { value: unknown; members: number } {
-  const scan = scanJson(utf8, start, maxDepth);
-  if (scan.tooDeepAt >= 0) {
-    const position = positionOfByte(utf8, start, scan.tooDeepAt);
-    throw invalidDocument(`The document is nested more than ${maxDepth} levels deep ${at(position)}.`, { ...position, max_depth: maxDepth });
+export function parseJson(decoded: DecodedJson, maxDepth: number, scanNestingFirst: boolean): unknown {
+  if (scanNestingFirst) {
+    const error = tooDeepError(decoded, maxDepth);
+    if (error) throw error;
   }
   try {
-    return { value: JSON.parse(text), members: scan.members };
+    return JSON.parse(decoded.text);
   } catch (err) {
-    throw syntaxError(text, err);
+    throw syntaxError(decoded.text, err);
   }
+}
+
+/** The error for a document nested more than `maxDepth` levels deep, where it first is (or null). */
+export function tooDeepError({ utf8, start }: DecodedJson, maxDepth: number) {
+  const offset = firstTooDeep(utf8, start, maxDepth);
+  if (offset < 0) return null;
+  const position = positionOfByte(utf8, start, offset);
+  return invalidDocument(`The document is nested more than ${maxDepth} levels deep ${at(position)}.`, { ...position, max_depth: maxDepth });
+}
+
+/**
+ * An upper bound of the object members in valid JSON text, exact unless a string starts
+ * with a colon (":smile:"): every member's colon follows its key's closing quote
+ * (whitespace between), and a colon inside a string follows a quote only when that quote
+ * is escaped or opens the string. One native search per colon: the cheap first check.
+ */
+export function membersAtMost(text: string): number {
+  let members = 0;
+  for (let i = text.indexOf(':'); i >= 0; i = text.indexOf(':', i + 1)) {
+    let j = i - 1;
+    let c = text.charCodeAt(j);
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(--j);
+    if (c !== 0x22) continue;
+    let backslashes = 0;
+    while (text.charCodeAt(j - 1 - backslashes) === 0x5c) backslashes++;
+    if ((backslashes & 1) === 0) members++;
+  }
+  return members;
+}
+
+/**
+ * The object members in valid JSON text: strings followed (after whitespace) by a colon.
+ * It hops from quote to quote with the native `indexOf`, so it costs about one call per
+ * string rather than a step per byte.
+ */
+export function countMembers(text: string): number {
+  let members = 0;
+  let open = text.indexOf('"');
+  while (open >= 0) {
+    let close = text.indexOf('"', open + 1);
+    for (;;) {
+      if (close < 0) return members;
+      let backslashes = 0;
+      while (close - backslashes - 1 > open && text.charCodeAt(close - backslashes - 1) === 0x5c) backslashes++;
+      if ((backslashes & 1) === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    let next = close + 1;
+    let c = text.charCodeAt(next);
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++next);
+    if (c === 0x3a) members++;
+    open = text.indexOf('"', next);
+  }
+  return members;
 }
 
 /** The error for a document whose parsed keys are fewer than its members (or null if none is found). */
@@ -56,17 +111,10 @@ function syntaxError(text: string, err: unknown) {
   return invalidDocument('The document is not valid JSON.');
 }
 
-interface JsonScan {
-  /** Object members (`:` outside strings). Exact for valid JSON. */
-  members: number;
-  /** Byte offset of the first `{` or `[` that exceeds the depth limit, or -1. */
-  tooDeepAt: number;
-}
-
-function scanJson(bytes: Uint8Array, start: number, maxDepth: number): JsonScan {
+/** Byte offset of the first `{` or `[` (outside strings) that exceeds the depth limit, or -1. */
+function firstTooDeep(bytes: Uint8Array, start: number, maxDepth: number): number {
   const n = bytes.length;
   let depth = 0;
-  let members = 0;
   for (let i = start; i < n; i++) {
     const c = bytes[i]!;
     if (c <= 0x20) continue;
@@ -76,22 +124,20 @@ function scanJson(bytes: Uint8Array, start: number, maxDepth: number): JsonScan 
       const open = i;
       for (;;) {
         i = bytes.indexOf(0x22, i + 1);
-        if (i < 0) return { members, tooDeepAt: -1 }; // unterminated: JSON.parse reports it
+        if (i < 0) return -1; // unterminated: JSON.parse reports it
         let backslashes = 0;
         while (i - backslashes - 1 > open && bytes[i - backslashes - 1] === 0x5c) backslashes++;
         if ((backslashes & 1) === 0) break;
       }
       continue;
     }
-    if (c === 0x3a) {
-      members++;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > maxDepth) return { members, tooDeepAt: i };
+    if (c === 0x7b || c === 0x5b) {
+      if (++depth > maxDepth) return i;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
     }
   }
-  return { members, tooDeepAt: -1 };
+  return -1;
 }
 
 /**

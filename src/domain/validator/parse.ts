@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as JsYaml from 'js-yaml';
 import { AppError } from '../../errors.js';
-import { duplicateKeyError, parseJson, type DecodedJson } from './json.js';
+import { countMembers, duplicateKeyError, membersAtMost, parseJson, tooDeepError, type DecodedJson } from './json.js';
 import { at, invalidDocument } from './problems.js';
 import { checkRoot } from './root-check.js';
 import type { ApiDocument, DocumentFormat, DocumentSource, ParseOptions } from './types.js';
@@ -31,16 +31,18 @@ export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions 
 
   let doc: unknown;
   if (format === 'json') {
-    const { value, members } = parseJson(decoded, maxDepth);
-    doc = value;
-    if (typeof doc === 'object' && doc !== null && countKeys(doc) !== members) {
-      const duplicate = duplicateKeyError(decoded.text);
-      if (duplicate) throw duplicate;
+    doc = parseJson(decoded, maxDepth, opts.scanNestingFirst ?? true);
+    if (typeof doc === 'object' && doc !== null) {
+      const keys = measureTree(doc, maxDepth, Infinity, () => tooDeepError(decoded, maxDepth));
+      if (keys !== membersAtMost(decoded.text) && keys !== countMembers(decoded.text)) {
+        const duplicate = duplicateKeyError(decoded.text);
+        if (duplicate) throw duplicate;
+      }
     }
   } else {
     doc = parseYaml(decoded.text, maxDepth);
     const maxNodes = opts.maxExpandedNodes ?? 1_000_000 + 2 * bytes.length;
-    if (typeof doc === 'object' && doc !== null) measureTree(doc, maxDepth, maxNodes);
+    if (typeof doc === 'object' && doc !== null) measureTree(doc, maxDepth, maxNodes, () => null);
   }
   checkRoot(doc);
   return { doc, format };
@@ -105,18 +107,23 @@ function decode(bytes: Buffer): DecodedJson {
 }
 
 /**
- * The bounded walk after parsing: nesting deeper than `maxDepth` (which also catches the
- * cycles a self-referencing YAML alias makes) and more than `maxNodes` values once
- * aliases are followed (a "billion laughs" document is a few hundred bytes that expand
- * to billions of values) are refused before anything serialises the tree.
+ * The bounded walk after parsing; returns the object keys it met. Nesting deeper than
+ * `maxDepth` (which also catches the cycles a self-referencing YAML alias makes) and more
+ * than `maxNodes` values once aliases are followed (a "billion laughs" document is a few
+ * hundred bytes that expand to billions of values) are refused before anything else
+ * walks or serialises the tree. `tooDeep` may name where the text is too deep.
  */
-function measureTree(root: object, maxDepth: number, maxNodes: number): void {
+function measureTree(root: object, maxDepth: number, maxNodes: number, tooDeep: () => AppError | null): number {
   let nodes = 0;
+  let keys = 0;
   const visit = (value: object, depth: number): void => {
     if (depth > maxDepth) {
-      throw invalidDocument(`The document is nested more than ${maxDepth} levels deep (or refers to itself through an alias).`, {
-        max_depth: maxDepth,
-      });
+      throw (
+        tooDeep() ??
+        invalidDocument(`The document is nested more than ${maxDepth} levels deep (or refers to itself through an alias).`, {
+          max_depth: maxDepth,
+        })
+      );
     }
     if (Array.isArray(value)) {
       nodes += value.length + 1;
@@ -132,28 +139,12 @@ function measureTree(root: object, maxDepth: number, maxNodes: number): void {
         const item: unknown = (value as Record<string, unknown>)[key];
         if (typeof item === 'object' && item !== null) visit(item, depth + 1);
       }
+      keys += own;
       nodes += own + 1;
       if (nodes > maxNodes) throw tooLarge(maxNodes);
     }
   };
   visit(root, 1);
-}
-
-/** The object keys of a parsed JSON tree (whose depth the pre-scan has already bounded). */
-function countKeys(value: object): number {
-  let keys = 0;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (typeof item === 'object' && item !== null) keys += countKeys(item);
-    }
-  } else {
-    for (const key in value) {
-      keys++;
-      const item: unknown = (value as Record<string, unknown>)[key];
-      if (typeof item === 'object' && item !== null) keys += countKeys(item);
-    }
-  }
   return keys;
 }
 

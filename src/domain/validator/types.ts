@@ -22,6 +22,13 @@ export interface ParseOptions {
    * (default 1,000,000 plus twice the byte length). Stops alias bombs.
    */
   maxExpandedNodes?: number;
+  /**
+   * JSON only: refuse a document nested deeper than `maxDepth` in one pass over its bytes
+   * before `JSON.parse` runs (default true), so a nesting bomb costs the parser nothing.
+   * The walk after parsing enforces the limit either way; a caller parsing its own user's
+   * file (the CLI) can skip the pass.
+   */
+  scanNestingFirst?: boolean;
 }
 
 /** One (path, HTTP method) of the document. Keys are in the order of DESIGN §5. */

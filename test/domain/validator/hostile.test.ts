@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseDocument, renderValidation, clearValidationCache } from '../../../src/domain/validator/index.js';
 import { expectAppError, fixture, source } from './helpers.js';
 import type { DocumentSource } from '../../../src/domain/validator/index.js';
@@ -100,6 +100,25 @@ describe('expansion and nesting', () => {
     refused(source(text, 'x.json'), { line: 1, column: OPENAPI.length + 256, max_depth: 256 });
   });
 
+  it('JSON nested 300,000 deep, without the scan before parsing (the CLI): refused after parsing, at the same place', () => {
+    const text = `${OPENAPI}${'['.repeat(300_000)}${']'.repeat(300_000)}}`;
+    const error = expectAppError(() => parseDocument(source(text, 'x.json'), { scanNestingFirst: false }));
+    expect(error.details).toEqual({ line: 1, column: OPENAPI.length + 256, max_depth: 256 });
+  });
+
+  it('the scan runs before JSON.parse by default, and is skipped only when asked', () => {
+    const text = `${OPENAPI}${'['.repeat(1000)}${']'.repeat(1000)}}`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      expectAppError(() => parseDocument(source(text, 'x.json')));
+      expect(parse).not.toHaveBeenCalled();
+      expectAppError(() => parseDocument(source(text, 'x.json'), { scanNestingFirst: false }));
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
   it('JSON objects nested 300,000 deep', () => {
     refused(source(`${OPENAPI}${'{"a":'.repeat(300_000)}1${'}'.repeat(300_001)}`, 'x.json'), { max_depth: 256 });
   });
@@ -122,6 +141,8 @@ describe('expansion and nesting', () => {
     const json = `${OPENAPI}${'['.repeat(255)}${']'.repeat(255)}}`;
     expect(() => parseDocument(source(json, 'x.json'))).not.toThrow();
     expectAppError(() => parseDocument(source(`${OPENAPI}${'['.repeat(256)}${']'.repeat(256)}}`, 'x.json')));
+    expect(() => parseDocument(source(json, 'x.json'), { scanNestingFirst: false })).not.toThrow();
+    expectAppError(() => parseDocument(source(`${OPENAPI}${'{"a":'.repeat(256)}1${'}'.repeat(256)}}`, 'x.json'), { scanNestingFirst: false }));
     const yaml = `openapi: 3.0.3\nx: ${'['.repeat(255)}${']'.repeat(255)}\n`;
     expect(() => parseDocument(source(yaml, 'x.yaml'))).not.toThrow();
     expectAppError(() => parseDocument(source(`openapi: 3.0.3\nx: ${'['.repeat(256)}${']'.repeat(256)}\n`, 'x.yaml')));
