@@ -2,10 +2,24 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Worker as WorkerThread } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openStorage, SQLITE_FILE_NAME, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { CHECKPOINT_INTERVAL_MS, startCheckpointer } from '../../src/storage/sqlite-checkpointer.js';
+
+// Every worker thread the checkpointer starts, so that a test can stop one as a crash would.
+const workers = vi.hoisted(() => [] as WorkerThread[]);
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      workers.push(this);
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
 
 // The service runs SQLite's WAL checkpoints on a worker thread (a large commit would
 // otherwise copy the WAL back on the event loop): the writer's automatic checkpoints are
@@ -86,6 +100,29 @@ describe('SQLite background checkpoints', () => {
       after = walHeader().checkpointSequence;
     }
     expect(after).not.toBe(before);
+  });
+
+  it('when the worker dies, reports it and puts the writer back on SQLite’s own checkpoints, which keep the WAL bounded', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-ckpt-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const failures: unknown[] = [];
+    const storage = openStorage({ databaseUrl: null, dataDir, backgroundCheckpoints: { onFailure: (err) => failures.push(err) } });
+    cleanups.push(() => storage.close());
+    await migrateToLatest(storage);
+    const autocheckpoint = async () =>
+      (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db)).rows[0]!.wal_autocheckpoint;
+    expect(await autocheckpoint()).toBe(0);
+
+    await workers.at(-1)!.terminate();
+    await vi.waitFor(() => expect(failures).toHaveLength(1));
+    expect(String(failures[0])).toMatch(/exited/);
+    expect(await autocheckpoint()).toBe(1000);
+    await expect(storage.checkpointer!.runNow()).rejects.toThrow(/exited/);
+
+    // 8 MB in 1 MB transactions: SQLite's own checkpoint (every 1000 pages) restarts the WAL.
+    const walFile = path.join(dataDir, `${SQLITE_FILE_NAME}-wal`);
+    for (let round = 0; round < 8; round++) await writeAMegabyte(storage, round);
+    expect(statSync(walFile).size).toBeLessThan(7_000_000);
   });
 
   it('answers every request after it stopped, and stops once however often it is asked', async () => {

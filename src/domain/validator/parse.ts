@@ -34,6 +34,8 @@ export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions 
     doc = parseJson(decoded, maxDepth, opts.scanNestingFirst ?? true);
     if (typeof doc === 'object' && doc !== null) {
       const keys = measureTree(doc, maxDepth, Infinity, () => tooDeepError(decoded, maxDepth));
+      // Fewer keys than members: an object repeats a key. The cheap bound first; the
+      // exact count only when the bound is loose (a string such as ":smile:").
       if (keys !== membersAtMost(decoded.text) && keys !== countMembers(decoded.text)) {
         const duplicate = duplicateKeyError(decoded.text);
         if (duplicate) throw duplicate;
