@@ -45,12 +45,14 @@ export const DEFAULT_FETCH_POLICY: FetchPolicy = { timeoutMs: 10_000, maxBytes: 
 export async function runValidate(target: string, opts: ValidateOptions, io: CliIo): Promise<number> {
   let result: ValidationResult;
   try {
-    const source = /^https?:\/\//i.test(target)
+    const remote = /^https?:\/\//i.test(target);
+    const source = remote
       ? await fetchSource(target, opts.fetchPolicy ?? DEFAULT_FETCH_POLICY)
       : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
-    // The user's own document, in a process of its own: no pre-parse nesting scan (the
-    // service keeps it); a too-deep document is still refused, after parsing.
-    result = validateDocument(parseDocument(source, { scanNestingFirst: false }));
+    // A file the user chose, in a process of its own: no nesting scan before JSON.parse
+    // (a too-deep document is still refused, after parsing, at the same place). What a
+    // server sends is scanned first, as the service scans what its clients send.
+    result = validateDocument(parseDocument(source, { scanNestingFirst: remote }));
   } catch (err) {
     io.stderr(`${describeFailure(target, err)}\n`);
     return EXIT_UNREADABLE;

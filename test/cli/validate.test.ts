@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runValidate, type CliIo } from '../../src/cli/validate.js';
 import { parseDocument, renderResult, validateDocument } from '../../src/domain/validator/index.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
@@ -128,6 +128,8 @@ describe('copilot-service validate FILE', () => {
   });
 });
 
+const DEEP = `{"openapi":"3.0.3","x":\n${'['.repeat(1000)}${']'.repeat(1000)}}`;
+
 describe('copilot-service validate URL', () => {
   let server: LocalServer;
   const policy = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 5, allowNetworks: ['127.0.0.0/8'] };
@@ -137,6 +139,9 @@ describe('copilot-service validate URL', () => {
       if (req.url === '/openapi.yaml') {
         res.writeHead(200, { 'content-type': 'application/yaml' });
         res.end(readFileSync(specs('petstore3.yaml')));
+      } else if (req.url === '/deep.json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(DEEP);
       } else if (req.url === '/served-as-text') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end(readFileSync(specs('telegram_reduced.json')));
@@ -158,6 +163,27 @@ describe('copilot-service validate URL', () => {
     const { code, stdout } = await run(`${server.origin}/served-as-text`, 'json', { fetchPolicy: policy });
     expect(code).toBe(1);
     expect(stdout).toBe(expectedJson(specs('telegram_reduced.json')));
+  });
+
+  it('a fetched document (not the user’s own file) is scanned for nesting before JSON.parse, as the service does', async () => {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const { code, stderr } = await run(`${server.origin}/deep.json`, 'json', { fetchPolicy: policy });
+      expect(code).toBe(2);
+      expect(stderr).toContain('nested more than 256 levels deep (line 2, column 256)');
+      expect(parse.mock.calls.some(([text]) => text === DEEP)).toBe(false);
+      // The same text from a file goes to JSON.parse first.
+      const dir = mkdtempSync(join(tmpdir(), 'validate-cli-'));
+      try {
+        writeFileSync(join(dir, 'deep.json'), DEEP);
+        expect((await run(join(dir, 'deep.json'))).code).toBe(2);
+        expect(parse.mock.calls.some(([text]) => text === DEEP)).toBe(true);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('exit 2 when the URL answers an error', async () => {

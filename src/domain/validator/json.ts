@@ -4,7 +4,8 @@ import { at, invalidDocument, jsonPointer, positionOfByte, positionOfIndex } fro
  * JSON with hostile-input protection. `JSON.parse` accepts any depth, but a document
  * nested millions deep costs it seconds and hundreds of megabytes: where documents come
  * from other people (the service), one pass over the bytes refuses one nested deeper than
- * the limit before parsing (`scanNestingFirst`). After parsing, `parse.ts` walks the tree
+ * the limit before parsing (`scanNestingFirst`); the same pass runs before the strict
+ * reader of the error paths in any case. After parsing, `parse.ts` walks the tree
  * with the same limit (for the callers that skip the pass, and to protect the recursive
  * code after it) and compares its key count with the members the text writes (first
  * `membersAtMost`, then, if that differs, the exact `countMembers`): fewer keys means some
@@ -27,7 +28,7 @@ export function parseJson(decoded: DecodedJson, maxDepth: number, scanNestingFir
   try {
     return JSON.parse(decoded.text);
   } catch (err) {
-    throw syntaxError(decoded.text, err);
+    throw tooDeepError(decoded, maxDepth) ?? syntaxError(decoded.text, err);
   }
 }
 
@@ -41,7 +42,7 @@ export function tooDeepError({ utf8, start }: DecodedJson, maxDepth: number) {
 
 /**
  * An upper bound of the object members in valid JSON text, exact unless a string starts
- * with a colon (":smile:"): every member's colon follows its key's closing quote
+ * with a colon, after spaces or not (":smile:"): every member's colon follows its key's closing quote
  * (whitespace between), and a colon inside a string follows a quote only when that quote
  * is escaped or opens the string. One native search per colon: the cheap first check.
  */
@@ -85,8 +86,16 @@ export function countMembers(text: string): number {
   return members;
 }
 
-/** The error for a document whose parsed keys are fewer than its members (or null if none is found). */
-export function duplicateKeyError(text: string) {
+/**
+ * The error for a document whose parsed keys are fewer than its members (or null if none
+ * is found). Like a syntax error's, it comes from the strict reader, which the depth scan
+ * always precedes: the reader keeps a frame per open level, and the value a repeated key
+ * replaced may be the one nested too deep.
+ */
+export function duplicateKeyError(decoded: DecodedJson, maxDepth: number) {
+  const tooDeep = tooDeepError(decoded, maxDepth);
+  if (tooDeep) return tooDeep;
+  const { text } = decoded;
   const problem = locateJsonProblem(text);
   if (problem?.kind !== 'duplicate') return null;
   const position = positionOfIndex(text, problem.index);

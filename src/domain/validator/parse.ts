@@ -37,7 +37,7 @@ export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions 
       // Fewer keys than members: an object repeats a key. The cheap bound first; the
       // exact count only when the bound is loose (a string such as ":smile:").
       if (keys !== membersAtMost(decoded.text) && keys !== countMembers(decoded.text)) {
-        const duplicate = duplicateKeyError(decoded.text);
+        const duplicate = duplicateKeyError(decoded, maxDepth);
         if (duplicate) throw duplicate;
       }
     }

@@ -106,6 +106,18 @@ describe('expansion and nesting', () => {
     expect(error.details).toEqual({ line: 1, column: OPENAPI.length + 256, max_depth: 256 });
   });
 
+  it.each([
+    ['too deep and never closed', `${OPENAPI}${'['.repeat(300_000)}`],
+    ['too deep and malformed', `${OPENAPI}${'['.repeat(300)}${']'.repeat(299)}}`],
+    ['too deep only in a value that a repeated key replaces', `${OPENAPI}{"a":${'['.repeat(300)}${']'.repeat(300)},"a":1}}`],
+  ])('JSON %s: the same too-deep error with and without the scan before parsing (the strict reader never reads past the limit)', (_, text) => {
+    const scanned = expectAppError(() => parseDocument(source(text, 'x.json')));
+    const skipped = expectAppError(() => parseDocument(source(text, 'x.json'), { scanNestingFirst: false }));
+    expect(scanned.details).toEqual({ line: 1, column: OPENAPI.length + 256 + (text.includes('{"a":[') ? 4 : 0), max_depth: 256 });
+    expect(skipped.message).toBe(scanned.message);
+    expect(skipped.details).toEqual(scanned.details);
+  });
+
   it('the scan runs before JSON.parse by default, and is skipped only when asked', () => {
     const text = `${OPENAPI}${'['.repeat(1000)}${']'.repeat(1000)}}`;
     const parse = vi.spyOn(JSON, 'parse');
