@@ -42,20 +42,17 @@ export function tooDeepError({ utf8, start }: DecodedJson, maxDepth: number) {
 
 /**
  * An upper bound of the object members in valid JSON text, exact unless a string starts
- * with a colon, after spaces or not (":smile:"): every member's colon follows its key's closing quote
- * (whitespace between), and a colon inside a string follows a quote only when that quote
- * is escaped or opens the string. One native search per colon: the cheap first check.
+ * with a colon, after spaces or not (":smile:"): every member's colon follows its key's
+ * closing quote (whitespace between), and a colon inside a string follows a quote only
+ * when that quote is escaped or opens the string. One native search per colon: the cheap
+ * first check.
  */
 export function membersAtMost(text: string): number {
   let members = 0;
   for (let i = text.indexOf(':'); i >= 0; i = text.indexOf(':', i + 1)) {
     let j = i - 1;
-    let c = text.charCodeAt(j);
-    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(--j);
-    if (c !== 0x22) continue;
-    let backslashes = 0;
-    while (text.charCodeAt(j - 1 - backslashes) === 0x5c) backslashes++;
-    if ((backslashes & 1) === 0) members++;
+    while (isJsonSpace(text.charCodeAt(j))) j--;
+    if (text.charCodeAt(j) === 0x22 && !escapedQuote(text, j)) members++;
   }
   return members;
 }
@@ -67,23 +64,28 @@ export function membersAtMost(text: string): number {
  */
 export function countMembers(text: string): number {
   let members = 0;
-  let open = text.indexOf('"');
-  while (open >= 0) {
+  for (let open = text.indexOf('"'); open >= 0; ) {
     let close = text.indexOf('"', open + 1);
-    for (;;) {
-      if (close < 0) return members;
-      let backslashes = 0;
-      while (close - backslashes - 1 > open && text.charCodeAt(close - backslashes - 1) === 0x5c) backslashes++;
-      if ((backslashes & 1) === 0) break;
-      close = text.indexOf('"', close + 1);
-    }
+    while (close >= 0 && escapedQuote(text, close)) close = text.indexOf('"', close + 1);
+    if (close < 0) break;
     let next = close + 1;
-    let c = text.charCodeAt(next);
-    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++next);
-    if (c === 0x3a) members++;
+    while (isJsonSpace(text.charCodeAt(next))) next++;
+    if (text.charCodeAt(next) === 0x3a) members++;
     open = text.indexOf('"', next);
   }
   return members;
+}
+
+/** JSON's whitespace: space, line feed, carriage return, tab. */
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** Whether the quote at `i` is escaped: an odd run of backslashes before it. */
+function escapedQuote(text: string, i: number): boolean {
+  let backslashes = 0;
+  while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+  return (backslashes & 1) === 1;
 }
 
 /**
@@ -180,11 +182,7 @@ function locateJsonProblem(text: string): JsonProblem | null {
   let mode = EXPECT_VALUE;
 
   const skipSpace = (): void => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
+    while (i < n && isJsonSpace(text.charCodeAt(i))) i++;
   };
   const syntax = (message: string, index = i): JsonProblem => ({ kind: 'syntax', index, message });
   const unexpected = (): JsonProblem =>
