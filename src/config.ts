@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import dotenv from 'dotenv';
 // From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
@@ -22,6 +23,8 @@ export interface Config {
   readonly kbWorkers: number;
   readonly kbPollIntervalMs: number;
   readonly validationCacheBytes: number;
+  /** Threads for validating documents and extracting pages off the event loop. */
+  readonly taskThreads: number;
   readonly shutdownTimeoutMs: number;
 }
 
@@ -33,6 +36,9 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** One thread fewer than the cores (the event loop keeps one), at least one. */
+export const defaultTaskThreads = (): number => Math.max(1, os.availableParallelism() - 1);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -105,6 +111,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     kbWorkers: int('KB_WORKERS', 2, 0, 64),
     kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
+    taskThreads: int('TASK_THREADS', defaultTaskThreads(), 1, 64),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);

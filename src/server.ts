@@ -5,6 +5,7 @@ import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
 import { configureValidationCache } from './domain/validator/index.js';
 import { IngestionWorker } from './jobs/ingestion-worker.js';
 import { openStorage, type Storage } from './storage/database.js';
+import { taskThreads } from './threads/task-threads.js';
 import { migrateToLatest } from './storage/migrate.js';
 
 export interface RunningService {
@@ -18,6 +19,7 @@ export interface RunningService {
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
   configureValidationCache({ maxChars: config.validationCacheBytes });
+  await taskThreads.configure({ threads: config.taskThreads });
   let app: FastifyInstance | null = null;
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
@@ -56,6 +58,7 @@ export async function startService(config: Config): Promise<RunningService> {
         // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
         await runningWorker.stop();
         await running.close();
+        await taskThreads.close();
         await storage.close();
       },
     };

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
@@ -23,6 +23,7 @@ describe('configuration', () => {
       kbWorkers: 2,
       kbPollIntervalMs: 1000,
       validationCacheBytes: 67108864,
+      taskThreads: Math.max(1, availableParallelism() - 1),
       shutdownTimeoutMs: 10000,
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -44,6 +45,7 @@ describe('configuration', () => {
       KB_WORKERS: '0',
       KB_POLL_INTERVAL_MS: '50',
       VALIDATION_CACHE_BYTES: '0',
+      TASK_THREADS: '3',
       SHUTDOWN_TIMEOUT_MS: '1',
     });
     expect(config).toMatchObject({
@@ -60,6 +62,7 @@ describe('configuration', () => {
       kbWorkers: 0,
       kbPollIntervalMs: 50,
       validationCacheBytes: 0,
+      taskThreads: 3,
       shutdownTimeoutMs: 1,
     });
     expect(config.fetchAllowNetworks).toHaveLength(2);
@@ -68,13 +71,13 @@ describe('configuration', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1' });
+      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS']) expect(problems).toContain(key);
+    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS']) expect(problems).toContain(key);
   });
 
   it('reads .env under the real environment (the environment wins)', () => {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { extractText, ExtractError } from '../domain/knowledgebase/extract.js';
-import { splitPassages } from '../domain/knowledgebase/passages.js';
+import { ExtractError } from '../domain/knowledgebase/extract.js';
 import { formatMicros, nowTimestamp } from '../domain/ids.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch.js';
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
 import type { KbLinkRow } from '../storage/schema.js';
+import { passagesOnThread } from '../threads/task-threads.js';
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -138,8 +138,8 @@ export class IngestionWorker {
     const ref = { id: job.id, owner: this.owner, generation: Number(job.generation) };
     try {
       const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: this.abort.signal });
-      const { text } = extractText(page.body, page.contentType);
-      const passages = splitPassages(text);
+      // Extraction is synchronous CPU work on a page the remote server chose: a task thread.
+      const passages = await passagesOnThread(page.body, page.contentType);
       const stored = await this.storage.db.transaction().execute((trx) =>
         kb.finishJob(trx, ref, { status: 'indexed', passages, botId: job.bot_id, now: nowTimestamp() }),
       );

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { openStorage } from '../../src/storage/database.js';
+import { taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, COPILOT_KEYS, expectError } from '../support/http.js';
@@ -54,6 +55,17 @@ for (const dialect of DIALECTS) {
         expect(res.body).toMatch(/^http_requests_total\{method="GET",route="\/backend\/api\/copilot\/:id",status="404"\} 1$/m);
         expect(res.body).toContain('# TYPE http_request_duration_seconds histogram');
         expect(res.body).toMatch(/^process_cpu_user_seconds_total /m);
+      });
+
+      it('reports the task threads (busy, idle, queued)', async () => {
+        await taskThreads.run('validate', { bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {});
+        expect(taskThreads.stats().threads).toBeGreaterThan(0);
+        const body = (await call(t, 'GET', '/metrics', { key: null })).body;
+        expect(body).toContain('# TYPE task_threads gauge');
+        const { threads, busy, queued } = taskThreads.stats();
+        expect(body).toMatch(new RegExp(`^task_threads\\{state="busy"\\} ${busy}$`, 'm'));
+        expect(body).toMatch(new RegExp(`^task_threads\\{state="idle"\\} ${threads - busy}$`, 'm'));
+        expect(body).toMatch(new RegExp(`^task_threads\\{state="queued"\\} ${queued}$`, 'm'));
       });
 
       it('keeps labels bounded: unknown URLs share one label', async () => {

@@ -6,6 +6,7 @@ import type { Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { renderOnThread } from '../../threads/task-threads.js';
 import { cachedValidation, detectFormat, renderValidation, type DocumentSource } from '../validator/index.js';
 import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
 
@@ -30,7 +31,7 @@ interface CheckedDocument {
   bytes: Buffer;
 }
 
-function checkDocument(upload: UploadedDocument, maxBytes: number): CheckedDocument {
+async function checkDocument(upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
   if (upload.bytes.length === 0) throw new AppError('invalid_swagger_file', 'The API description is empty.');
   if (upload.bytes.length > maxBytes) {
     throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
@@ -39,8 +40,9 @@ function checkDocument(upload: UploadedDocument, maxBytes: number): CheckedDocum
   const sha256 = createHash('sha256').update(upload.bytes).digest('hex');
   // Validating (not only parsing) here fills the content-keyed cache: the document is
   // parsed once, and its first validation is already an answer from the cache. Throws
-  // invalid_swagger_file with the parser's position.
-  renderValidation(source, { sha256 });
+  // invalid_swagger_file with the parser's position. On a task thread: a hostile document
+  // delays only its own answer.
+  await renderValidation(source, { sha256 }, renderOnThread);
   const format = detectFormat(source);
   return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: MEDIA_TYPES[format], sha256, bytes: upload.bytes };
 }
@@ -68,7 +70,7 @@ async function storeDocument(trx: Db, copilotId: string, doc: CheckedDocument): 
 /** PUT …/swagger: replaces the copilot's API description; returns the updated copilot. */
 export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number): Promise<Copilot> {
   const copilot = await getCopilot(storage, copilotId);
-  const doc = checkDocument(upload, maxBytes);
+  const doc = await checkDocument(upload, maxBytes);
   await storage.db.transaction().execute((trx) => storeDocument(trx, copilot.id, doc));
   return getCopilot(storage, copilot.id);
 }
@@ -80,7 +82,7 @@ export async function createCopilotWithApiDescription(
   upload: UploadedDocument,
   maxBytes: number,
 ): Promise<Copilot> {
-  const doc = checkDocument(upload, maxBytes);
+  const doc = await checkDocument(upload, maxBytes);
   return createCopilot(storage, input, (trx, row) => storeDocument(trx, row.id, doc));
 }
 
@@ -127,7 +129,7 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    return prefix + renderValidation(source, { sha256: row.sha256 }).slice(1);
+    return prefix + (await renderValidation(source, { sha256: row.sha256 }, renderOnThread)).slice(1);
   }
 
   let fetched;
@@ -138,5 +140,5 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     throw err;
   }
   const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  return prefix + renderValidation(source).slice(1);
+  return prefix + (await renderValidation(source, {}, renderOnThread)).slice(1);
 }

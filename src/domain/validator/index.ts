@@ -8,7 +8,7 @@ import { lookup, sha256Hex, store } from './cache.js';
 import { extractEndpoints } from './endpoints.js';
 import { runFindings } from './findings/index.js';
 import { detectFormat, parseDocumentWithFormat } from './parse.js';
-import { invalidDocument } from './problems.js';
+import { tooLargeToValidate } from './problems.js';
 import { checkRoot } from './root-check.js';
 import type { DocumentSource, ParseOptions, ValidationResult } from './types.js';
 
@@ -56,25 +56,42 @@ export function renderResult(result: ValidationResult): string {
 }
 
 /**
- * The JSON text `{"all_endpoints":[…],"validations":{…}}` for a document, from the cache
- * when these bytes were validated before (no parsing then). `opts.sha256` is the hex
- * SHA-256 of `src.bytes` when the caller already knows it. The HTTP route prepends the
- * copilot id: `{"chatbot_id":"<id>",` + text.slice(1).
+ * The JSON text `{"all_endpoints":[…],"validations":{…}}` for a document, parsed and
+ * validated now (no cache). Throws invalid_swagger_file.
  */
-export function renderValidation(src: DocumentSource, opts: { sha256?: string } & ParseOptions = {}): string {
-  const sha256 = opts.sha256 ?? sha256Hex(src.bytes);
+export function renderFresh(src: DocumentSource, opts?: ParseOptions): string {
+  try {
+    return renderResult(validateDocument(parseDocumentWithFormat(src, opts).doc));
+  } catch (err) {
+    // A RangeError here is a result too large for one string (aliases expanding within the limits).
+    throw err instanceof RangeError ? tooLargeToValidate() : err;
+  }
+}
+
+/** What renders a document not in the cache: `renderFresh` here, or the same on another thread. */
+export type Renderer = (src: DocumentSource, opts: ParseOptions) => string | Promise<string>;
+
+/**
+ * The JSON text `{"all_endpoints":[…],"validations":{…}}` for a document, from the cache
+ * when these bytes were validated before (no parsing then), else from `render`.
+ * `opts.sha256` is the hex SHA-256 of `src.bytes` when the caller already knows it. The
+ * HTTP route prepends the copilot id: `{"chatbot_id":"<id>",` + text.slice(1).
+ */
+export async function renderValidation(
+  src: DocumentSource,
+  opts: { sha256?: string } & ParseOptions = {},
+  render: Renderer = renderFresh,
+): Promise<string> {
+  const { sha256 = sha256Hex(src.bytes), ...parseOptions } = opts;
   const format = detectFormat(src);
   const cached = lookup(sha256, format);
   if (cached !== undefined) return cached;
   let text: string;
   try {
-    text = renderResult(validateDocument(parseDocumentWithFormat(src, opts).doc));
+    text = await render(src, parseOptions);
   } catch (err) {
-    // A RangeError here is a result too large for one string (aliases expanding within the limits).
-    const error = isAppError(err) ? err : err instanceof RangeError ? invalidDocument('The document is too large to validate.') : null;
-    if (!error) throw err;
-    if (error.code === 'invalid_swagger_file') store(sha256, format, { error });
-    throw error;
+    if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, format, { error: err });
+    throw err;
   }
   store(sha256, format, { text });
   return text;

@@ -10,6 +10,11 @@ export function invalidDocument(message: string, details?: Record<string, unknow
   return new AppError('invalid_swagger_file', message, details);
 }
 
+/** A document whose validation does not fit in memory (aliases expanding within the limits). */
+export function tooLargeToValidate(): AppError {
+  return invalidDocument('The document is too large to validate.');
+}
+
 export interface Position {
   line: number;
   column: number;

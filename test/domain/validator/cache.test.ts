@@ -8,7 +8,7 @@ import {
   renderValidation,
   validationCacheStats,
 } from '../../../src/domain/validator/index.js';
-import { expectAppError, fixture, source } from './helpers.js';
+import { expectAppErrorAsync, fixture, source } from './helpers.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const doc = (title: string) => source(JSON.stringify({ openapi: '3.0.3', info: { title, version: '1' }, paths: { '/a': { get: { summary: title } } } }), 'a.json');
@@ -20,90 +20,90 @@ describe('validation cache', () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
-  it('answers a repeated document without parsing it again (JSON)', () => {
+  it('answers a repeated document without parsing it again (JSON)', async () => {
     const src = fixture('specs/petstore3.json');
-    const first = renderValidation(src);
+    const first = await renderValidation(src);
     const parse = vi.spyOn(JSON, 'parse');
-    const second = renderValidation({ ...src, bytes: Buffer.from(src.bytes) });
+    const second = await renderValidation({ ...src, bytes: Buffer.from(src.bytes) });
     expect(parse).not.toHaveBeenCalled();
     expect(second).toBe(first);
     expect(validationCacheStats()).toMatchObject({ entries: 1, hits: 1, misses: 1 });
   });
 
-  it('answers a repeated document without parsing it again (YAML)', () => {
+  it('answers a repeated document without parsing it again (YAML)', async () => {
     const jsYaml = createRequire(import.meta.url)('js-yaml') as { load: (...args: unknown[]) => unknown };
     const load = vi.spyOn(jsYaml, 'load');
     const src = fixture('specs/petstore3.yaml');
-    const first = renderValidation(src);
+    const first = await renderValidation(src);
     expect(load).toHaveBeenCalledTimes(1);
-    expect(renderValidation(src)).toBe(first);
+    expect(await renderValidation(src)).toBe(first);
     expect(load).toHaveBeenCalledTimes(1);
   });
 
-  it('trusts a sha256 the caller already has (no hashing, no parsing)', () => {
+  it('trusts a sha256 the caller already has (no hashing, no parsing)', async () => {
     const a = doc('a');
-    const text = renderValidation(a, { sha256: sha(a.bytes) });
+    const text = await renderValidation(a, { sha256: sha(a.bytes) });
     const parse = vi.spyOn(JSON, 'parse');
-    expect(renderValidation(doc('b'), { sha256: sha(a.bytes) })).toBe(text);
+    expect(await renderValidation(doc('b'), { sha256: sha(a.bytes) })).toBe(text);
     expect(parse).not.toHaveBeenCalled();
   });
 
-  it('serves cachedValidation(sha256) once a document was rendered', () => {
+  it('serves cachedValidation(sha256) once a document was rendered', async () => {
     const a = doc('a');
     expect(cachedValidation(sha(a.bytes))).toBeUndefined();
-    const text = renderValidation(a);
+    const text = await renderValidation(a);
     expect(cachedValidation(sha(a.bytes))).toBe(text);
   });
 
-  it('caches a document that cannot be read as its error, and never parses it twice', () => {
+  it('caches a document that cannot be read as its error, and never parses it twice', async () => {
     const bad = fixture('validator/hostile/billion-laughs.yaml');
-    const first = expectAppError(() => renderValidation(bad));
+    const first = await expectAppErrorAsync(renderValidation(bad));
     const jsYaml = createRequire(import.meta.url)('js-yaml') as { load: (...args: unknown[]) => unknown };
     const load = vi.spyOn(jsYaml, 'load');
-    const second = expectAppError(() => renderValidation(bad));
+    const second = await expectAppErrorAsync(renderValidation(bad));
     expect(load).not.toHaveBeenCalled();
     expect(second.message).toBe(first.message);
     expect(second.details).toEqual(first.details);
     expect(cachedValidation(sha(bad.bytes))).toBeUndefined();
   });
 
-  it('reads the same bytes again when they are to be read as another format', () => {
+  it('reads the same bytes again when they are to be read as another format', async () => {
     const text = '{"openapi":"3.0.3","paths":{}}';
-    renderValidation(source(text, 'a.json'));
+    await renderValidation(source(text, 'a.json'));
     const parse = vi.spyOn(JSON, 'parse');
-    renderValidation(source(text, 'a.yaml'));
+    await renderValidation(source(text, 'a.yaml'));
     expect(validationCacheStats()).toMatchObject({ entries: 1, misses: 2 });
     expect(parse).not.toHaveBeenCalled(); // YAML path
   });
 
-  it('is bounded by the total length of the cached texts, least recently used out first', () => {
-    const size = renderValidation(doc('a')).length;
+  it('is bounded by the total length of the cached texts, least recently used out first', async () => {
+    const size = (await renderValidation(doc('a'))).length;
     clearValidationCache();
     configureValidationCache({ maxChars: size * 2 + 1 });
-    renderValidation(doc('a'));
-    renderValidation(doc('b'));
-    renderValidation(doc('a')); // a is now the most recently used
-    renderValidation(doc('c')); // evicts b
+    await renderValidation(doc('a'));
+    await renderValidation(doc('b'));
+    await renderValidation(doc('a')); // a is now the most recently used
+    await renderValidation(doc('c')); // evicts b
     expect(validationCacheStats()).toMatchObject({ entries: 2, chars: size * 2 });
     expect(cachedValidation(sha(doc('a').bytes))).toBeDefined();
     expect(cachedValidation(sha(doc('b').bytes))).toBeUndefined();
     expect(cachedValidation(sha(doc('c').bytes))).toBeDefined();
   });
 
-  it('does not keep a text larger than the whole cache, and shrinks when reconfigured', () => {
+  it('does not keep a text larger than the whole cache, and shrinks when reconfigured', async () => {
     configureValidationCache({ maxChars: 10 });
-    renderValidation(doc('a'));
+    await renderValidation(doc('a'));
     expect(validationCacheStats().entries).toBe(0);
     configureValidationCache({ maxChars: 1_000_000 });
-    renderValidation(doc('a'));
-    renderValidation(doc('b'));
+    await renderValidation(doc('a'));
+    await renderValidation(doc('b'));
     expect(validationCacheStats().entries).toBe(2);
     configureValidationCache({ maxChars: validationCacheStats().chars - 1 });
     expect(validationCacheStats().entries).toBe(1);
   });
 
-  it('clearValidationCache empties it', () => {
-    renderValidation(doc('a'));
+  it('clearValidationCache empties it', async () => {
+    await renderValidation(doc('a'));
     clearValidationCache();
     expect(validationCacheStats()).toMatchObject({ entries: 0, chars: 0, hits: 0, misses: 0 });
   });

@@ -18,6 +18,16 @@ export function source(text: string, fileName: string): DocumentSource {
 }
 
 /** Runs `work`, expects it to throw an AppError with `code`, returns it. */
+export async function expectAppErrorAsync(work: Promise<unknown>, code = 'invalid_swagger_file'): Promise<AppError> {
+  const thrown = await work.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  return expectAppError(() => {
+    if (thrown !== undefined) throw thrown;
+  }, code);
+}
+
 export function expectAppError(work: () => unknown, code = 'invalid_swagger_file'): AppError {
   let thrown: unknown;
   try {

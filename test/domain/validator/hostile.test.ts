@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { parseDocument, renderValidation, clearValidationCache } from '../../../src/domain/validator/index.js';
+import { parseDocument, renderFresh, clearValidationCache } from '../../../src/domain/validator/index.js';
 import { expectAppError, fixture, source } from './helpers.js';
 import type { DocumentSource } from '../../../src/domain/validator/index.js';
 
@@ -163,7 +163,7 @@ describe('expansion and nesting', () => {
   it('the render of a deep-but-allowed document is bounded too', () => {
     clearValidationCache();
     const json = `{"openapi":"3.0.3","paths":{"/a":{"get":{"responses":${'{"a":'.repeat(250)}1${'}'.repeat(250)}}}}}`;
-    expect(renderValidation(source(json, 'x.json'))).toContain('"path":"/a"');
+    expect(renderFresh(source(json, 'x.json'))).toContain('"path":"/a"');
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearValidationCache, renderValidation, type Endpoint } from '../../../src/domain/validator/index.js';
+import { clearValidationCache, renderFresh, type Endpoint } from '../../../src/domain/validator/index.js';
 import { fixture, FIXTURES } from './helpers.js';
 
 /**
@@ -21,7 +21,7 @@ interface Response {
 
 /** What the HTTP route sends: the chatbot id spliced in front of the validator's text. */
 function response(): { text: string; body: Response } {
-  const text = `{"chatbot_id":${JSON.stringify(CHATBOT_ID)},${renderValidation(fixture(`${DIR}petstore-1.0.11-without-addPet-operationId.json`)).slice(1)}`;
+  const text = `{"chatbot_id":${JSON.stringify(CHATBOT_ID)},${renderFresh(fixture(`${DIR}petstore-1.0.11-without-addPet-operationId.json`)).slice(1)}`;
   return { text, body: JSON.parse(text) as Response };
 }
 

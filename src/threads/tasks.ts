@@ -1,0 +1,44 @@
+/**
+ * The work that runs on the task threads (task-threads.ts): synchronous CPU work on
+ * input a client chose, which on the event loop would hold every other request for as
+ * long as it runs. Each task takes and returns only values that cross a thread
+ * boundary (structured clone: a Buffer arrives as a Uint8Array).
+ */
+import { AppError, type ErrorCode } from '../errors.js';
+import { ExtractError, extractText } from '../domain/knowledgebase/extract.js';
+import { splitPassages } from '../domain/knowledgebase/passages.js';
+import { renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
+
+const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+export const tasks = {
+  /** An API description's validation as JSON text (throws invalid_swagger_file). */
+  validate(src: DocumentSource, opts: ParseOptions): string {
+    return renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
+  },
+  /** A fetched page's passages (throws ExtractError). */
+  passages(body: Uint8Array, contentType: string | null): string[] {
+    return splitPassages(extractText(asBuffer(body), contentType).text);
+  },
+};
+
+export type Tasks = typeof tasks;
+export type TaskName = keyof Tasks;
+
+/** An error as it crosses back from a thread: the two the callers handle keep their class. */
+export type TaskFailure =
+  | { kind: 'app'; code: ErrorCode; message: string; details?: unknown }
+  | { kind: 'extract'; message: string }
+  | { kind: 'other'; message: string };
+
+export function encodeFailure(err: unknown): TaskFailure {
+  if (err instanceof AppError) return { kind: 'app', code: err.code, message: err.message, details: err.details };
+  if (err instanceof ExtractError) return { kind: 'extract', message: err.message };
+  return { kind: 'other', message: err instanceof Error ? err.message : String(err) };
+}
+
+export function decodeFailure(failure: TaskFailure): Error {
+  if (failure.kind === 'app') return new AppError(failure.code, failure.message, failure.details);
+  if (failure.kind === 'extract') return new ExtractError(failure.message);
+  return new Error(failure.message);
+}

@@ -1,0 +1,21 @@
+/** A task thread's program: runs one task per message and answers its value or its error. */
+import { parentPort } from 'node:worker_threads';
+import { encodeFailure, tasks, type TaskName } from './tasks.js';
+
+export interface TaskRequest {
+  task: TaskName;
+  args: unknown[];
+}
+
+export type TaskAnswer = { ok: true; value: unknown } | { ok: false; failure: ReturnType<typeof encodeFailure> };
+
+const port = parentPort!;
+port.on('message', ({ task, args }: TaskRequest) => {
+  let answer: TaskAnswer;
+  try {
+    answer = { ok: true, value: (tasks[task] as (...a: unknown[]) => unknown)(...args) };
+  } catch (err) {
+    answer = { ok: false, failure: encodeFailure(err) };
+  }
+  port.postMessage(answer);
+});

@@ -1,0 +1,173 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAppError, type AppError } from '../../src/errors.js';
+import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
+import { splitPassages } from '../../src/domain/knowledgebase/passages.js';
+import { renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
+import { TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+
+const FIXTURES = path.resolve('test/fixtures');
+const spec = (name: string): DocumentSource => ({ bytes: readFileSync(path.join(FIXTURES, 'specs', name)), fileName: name });
+const json = (text: string): DocumentSource => ({ bytes: Buffer.from(text), fileName: 'doc.json' });
+const operation = (i: number) => json(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/op${i}":{"get":{"operationId":"op${i}"}}}}`);
+
+/** Millions of empty arrays: valid, within the limits, and half a second or more of parsing. */
+const containerDense = (arrays: number) =>
+  `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{}}},"x":[${'[],'.repeat(arrays)}[]]}`;
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail('expected the task to fail'),
+    (err: unknown) => err,
+  );
+}
+
+describe('task threads: the same answers as on the main thread', () => {
+  const pool = new TaskThreads({ threads: 2 });
+  afterAll(() => pool.close());
+
+  it('renders a validation byte for byte as renderFresh does (JSON and YAML)', async () => {
+    for (const name of ['petstore3.json', 'petstore3.yaml']) {
+      expect(await pool.run('validate', spec(name), {})).toBe(renderFresh(spec(name)));
+    }
+  });
+
+  it('keeps a validation error as the AppError the main thread throws (code, message, details)', async () => {
+    const broken = json('{"openapi":"3.0.3",\n  "paths": {,}}');
+    let expected: AppError | undefined;
+    try {
+      renderFresh(broken);
+    } catch (err) {
+      expected = err as AppError;
+    }
+    const got = await rejection(pool.run('validate', broken, {}));
+    expect(got).toSatisfy(isAppError);
+    expect(got).toMatchObject({ code: 'invalid_swagger_file', message: expected!.message, details: expected!.details });
+  });
+
+  it('passes parse options to the thread', async () => {
+    const deep = json(`{"openapi":"3.0.3","paths":{},"x":${'['.repeat(20)}${']'.repeat(20)}}`);
+    expect(await pool.run('validate', deep, {})).toContain('all_endpoints');
+    expect(await rejection(pool.run('validate', deep, { maxDepth: 10 }))).toMatchObject({ code: 'invalid_swagger_file' });
+  });
+
+  it('extracts passages as the main thread does, and keeps an ExtractError as one', async () => {
+    const page = readFileSync(path.join(FIXTURES, 'knowledgebase', 'docs-page.html'));
+    expect(await pool.run('passages', page, 'text/html; charset=utf-8')).toEqual(splitPassages(extractText(page, 'text/html; charset=utf-8').text));
+    const refused = await rejection(pool.run('passages', Buffer.from('%PDF-1.7'), 'application/pdf'));
+    expect(refused).toBeInstanceOf(ExtractError);
+    expect((refused as Error).message).toMatch(/Unsupported content type application\/pdf/);
+  });
+});
+
+describe('task threads: scheduling and failure', () => {
+  let dir: string;
+  let dying: URL;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cms-threads-'));
+    // A stand-in program: ends its thread on "die", answers its argument otherwise.
+    const file = path.join(dir, 'dying-worker.mjs');
+    writeFileSync(
+      file,
+      `import { parentPort } from 'node:worker_threads';
+parentPort.on('message', ({ args }) => {
+  if (args[0] === 'die') process.exit(3);
+  parentPort.postMessage({ ok: true, value: args[0] });
+});
+`,
+    );
+    dying = pathToFileURL(file);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('queues tasks beyond its threads and answers each its own result', async () => {
+    const pool = new TaskThreads({ threads: 1 });
+    try {
+      const results = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.run('validate', operation(i), {})));
+      results.forEach((text, i) => expect(JSON.parse(text).all_endpoints[0].operationId).toBe(`op${i}`));
+      expect(pool.stats()).toEqual({ threads: 1, busy: 0, queued: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a thread that dies fails only its own task; the next task gets a new thread', async () => {
+    const pool = new TaskThreads({ threads: 1, script: dying });
+    try {
+      const run = (value: string) => pool.run('validate', value as unknown as DocumentSource, {});
+      const [died, after] = await Promise.allSettled([run('die'), run('after')]);
+      expect(died.status).toBe('rejected');
+      expect((died as PromiseRejectedResult).reason).toBeInstanceOf(TaskThreadError);
+      expect((died as PromiseRejectedResult).reason).toMatchObject({ reason: 'crashed', message: expect.stringContaining('code 3') });
+      expect(after).toEqual({ status: 'fulfilled', value: 'after' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('close() fails the running and the queued tasks with "stopped"; a later task starts a thread again', async () => {
+    const pool = new TaskThreads({ threads: 1 });
+    const running = rejection(pool.run('validate', json(containerDense(1_000_000)), {}));
+    const queued = rejection(pool.run('validate', operation(1), {}));
+    await pool.close();
+    expect(await running).toMatchObject({ reason: 'stopped' });
+    expect(await queued).toMatchObject({ reason: 'stopped' });
+    expect(pool.stats()).toEqual({ threads: 0, busy: 0, queued: 0 });
+    expect(JSON.parse(await pool.run('validate', operation(2), {})).all_endpoints).toHaveLength(1);
+    await pool.close();
+  });
+
+  it('idle threads do not keep the process alive', async () => {
+    // A process that validates on a thread and never closes the threads still exits.
+    const script = `
+      const { taskThreads } = await import(${JSON.stringify(pathToFileURL(path.resolve('dist/threads/task-threads.js')).href)});
+      const text = await taskThreads.run('validate', { bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {});
+      process.stdout.write(text);
+    `;
+    const file = path.join(dir, 'never-closes.mjs');
+    writeFileSync(file, script);
+    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ all_endpoints: [] });
+  });
+});
+
+describe('task threads: the service stays responsive', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp('sqlite');
+  });
+  afterAll(() => t.close());
+
+  it('answers other requests while a slow document is being validated', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'slow' } });
+    const id = created.json<{ id: string }>().id;
+    let uploaded = false;
+    const upload = t.app
+      .inject({
+        method: 'PUT',
+        url: `/backend/api/copilot/${id}/swagger`,
+        headers: { authorization: t.admin, 'content-type': 'application/json' },
+        payload: containerDense(3_000_000),
+      })
+      .finally(() => (uploaded = true));
+    // Wait (by turns of the event loop, not by time) until the document is on a thread.
+    for (let turn = 0; taskThreads.stats().busy === 0; turn++) {
+      expect(uploaded, 'the upload finished without a task thread').toBe(false);
+      expect(turn).toBeLessThan(100_000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const health = await t.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(uploaded, 'the upload should still be validating').toBe(false);
+    expect((await upload).statusCode).toBe(200);
+  });
+});
