@@ -20,6 +20,7 @@ import { median, ratio, round } from './lib/stats.js';
 import { benchDeletion, benchIngestion, type DeletionResult, type IngestionResult } from './sections/knowledge-base.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
+import { benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
 import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
 
 export interface BenchOptions {
@@ -43,6 +44,7 @@ export interface BenchResults {
   yaml_floor: { chosen: string; median_ms: Record<string, number>; file: string };
   validator_cli?: FileResult[];
   validator_http?: HttpValidationResult[];
+  hostile_documents?: HostileSection;
   list_copilots?: ListResult[];
   knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[] };
   targets: Target[];
@@ -252,6 +254,21 @@ export function renderReport(r: BenchResults): string {
     ]);
     out.push(table(['document', 'size', 'first p50 / p99 ms', 'repeated p50 / p99 ms', 'in-process floor p50 / p99 ms', 'first/floor', 'repeated/first'], rows));
   }
+  if (r.hostile_documents) {
+    const { documents, lists_during_dense: lists } = r.hostile_documents;
+    out.push('', '#### Hostile documents (PUT …/swagger, validation cache cleared; median of the runs; no target)', '');
+    const rows = documents.map((d) => [
+      d.id,
+      d.bytes >= MiB ? `${(d.bytes / MiB).toFixed(2)} MiB` : `${d.bytes} B`,
+      d.error ? `${d.status} ${d.error}` : String(d.status),
+      `${d.median_ms} ms (max ${d.max_ms} ms, n=${d.runs})`,
+    ]);
+    out.push(table(['document', 'size', 'answer', 'time to answer'], rows));
+    out.push(
+      '',
+      `List requests sent at ${lists.per_second}/s while the container-dense document was validated: p50 ${lists.p50_ms} ms, p99 ${lists.p99_ms} ms, max ${lists.max_ms} ms (n=${lists.n}).`,
+    );
+  }
   if (r.list_copilots) {
     out.push('', '### 3. List copilots (GET /backend/api/copilots?limit=100, autocannon; medians of the runs)', '');
     const rows = r.list_copilots.map((l) => [
@@ -327,14 +344,22 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   if (opts.sections.has(2)) {
     opts.log('\n2. Validator over HTTP');
     const ids = opts.quick ? ['gen-50.json', 'gen-50.yaml'] : ['slack.json', 'gen-1000.json', 'gen-1000.yaml', 'gen-4MiB.json'];
-    results.validator_http = await withHost('sqlite', { KB_WORKERS: '0' }, (host, service) =>
-      benchValidatorHttp(host, service, ids.map((id) => byId.get(id)!), {
+    const maxBytes = opts.quick ? MiB : 25 * MiB;
+    await withHost('sqlite', { KB_WORKERS: '0', MAX_DOCUMENT_BYTES: String(maxBytes) }, async (host, service) => {
+      results.validator_http = await benchValidatorHttp(host, service, ids.map((id) => byId.get(id)!), {
         rounds: opts.quick ? 2 : 10,
         repeatsPerRound: opts.quick ? 3 : 10,
         floorParser: yamlFloor.chosen,
         log: opts.log,
-      }),
-    );
+      });
+      opts.log('  hostile documents (PUT …/swagger)');
+      results.hostile_documents = await benchHostileDocuments(host, service, {
+        fixtures: path.join(REPO_ROOT, 'test', 'fixtures', 'validator', 'hostile'),
+        maxBytes,
+        rounds: opts.quick ? 1 : 5,
+        log: opts.log,
+      });
+    });
   }
   if (opts.sections.has(3)) {
     opts.log('\n3. List copilots');

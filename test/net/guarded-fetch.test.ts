@@ -518,19 +518,16 @@ describe('fetchGuarded: status, time and size limits', () => {
 
   it('caps a gzip bomb on the decoded bytes', async () => {
     expect(bomb.length).toBeLessThan(LOCAL.maxBytes);
-    const started = Date.now();
     const error = await fetchError(fetchGuarded(`${v4.origin}/bomb`, LOCAL));
     expect(error.kind).toBe('too_large');
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('honours the caller signal', async () => {
     const controller = new AbortController();
     const reason = new Error('shutting down');
     setTimeout(() => controller.abort(reason), 100);
-    const started = Date.now();
+    // The reason itself, not a timeout: the signal ended the stalled request.
     await expect(fetchGuarded(`${v4.origin}/stall`, LOCAL, { signal: controller.signal })).rejects.toBe(reason);
-    expect(Date.now() - started).toBeLessThan(1000);
     await expect(fetchGuarded(`${v4.origin}/ok`, LOCAL, { signal: controller.signal })).rejects.toBe(reason);
   });
 });

@@ -5,14 +5,11 @@ import type { DocumentSource } from '../../../src/domain/validator/index.js';
 
 /**
  * Documents built to hurt (issue 3 "Hostile documents"): each is refused with
- * invalid_swagger_file quickly, never a hang, a crash or a stack overflow.
+ * invalid_swagger_file, never a hang, a crash or a stack overflow. How soon: `npm run
+ * bench` (section 2, hostile documents); the test timeout catches a hang.
  */
-const QUICK_MS = 1000;
-
 function refused(src: DocumentSource, details?: Record<string, unknown>): string {
-  const started = performance.now();
   const error = expectAppError(() => parseDocument(src));
-  expect(performance.now() - started).toBeLessThan(QUICK_MS);
   if (details) expect(error.details).toMatchObject(details);
   return error.message;
 }

@@ -1,0 +1,99 @@
+/**
+ * Section 2, second table — documents built to hurt, over HTTP: PUT …/swagger of each
+ * hostile fixture of the tests (test/fixtures/validator/hostile), of nesting bombs as
+ * large as MAX_DOCUMENT_BYTES allows, and of a container-dense document (millions of
+ * empty arrays: valid, accepted, the most parsing work per byte); the time to the answer,
+ * the validation cache cleared before each. While the container-dense document is being
+ * validated, list requests are sent at a fixed rate: their latency shows whether the
+ * validation holds the event loop. No target: the tests check what each answer is; this
+ * shows how soon it comes (timings belong here, not in the tests).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ServiceHost } from '../lib/host.js';
+import { json, openLoop, send } from '../lib/http.js';
+import { median, percentile, round } from '../lib/stats.js';
+
+export interface HostileResult {
+  id: string;
+  bytes: number;
+  /** The answers' status codes (one per round), and the error code of a refusal. */
+  status: number;
+  error: string | null;
+  median_ms: number;
+  max_ms: number;
+  runs: number;
+}
+
+export interface HostileSection {
+  documents: HostileResult[];
+  /** GET …/copilots?limit=100 at a fixed rate while the container-dense document is validated. */
+  lists_during_dense: { n: number; p50_ms: number; p99_ms: number; max_ms: number; per_second: number };
+}
+
+interface Doc {
+  id: string;
+  bytes: Buffer;
+  type: string;
+}
+
+const OPENAPI = '{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{}}},"x":';
+
+function documents(fixtures: string, maxBytes: number): { hostile: Doc[]; dense: Doc } {
+  const typeOf = (name: string) => (name.endsWith('.json') ? 'application/json' : 'application/yaml');
+  const hostile = readdirSync(fixtures)
+    .sort()
+    .map((name) => ({ id: name, bytes: readFileSync(path.join(fixtures, name)), type: typeOf(name) }));
+  const room = maxBytes - 1024;
+  hostile.push(
+    { id: 'nesting bomb (JSON, [[[…)', bytes: Buffer.from('['.repeat(room)), type: 'application/json' },
+    { id: 'nesting bomb (YAML, x: [[[…)', bytes: Buffer.from(`openapi: 3.0.3\nx: ${'['.repeat(room - 20)}`), type: 'application/yaml' },
+  );
+  const arrays = Math.floor((room - OPENAPI.length) / 3);
+  const dense = { id: 'container-dense (JSON, [[],[],…], accepted)', bytes: Buffer.from(`${OPENAPI}[${'[],'.repeat(arrays - 1)}[]]}`), type: 'application/json' };
+  return { hostile, dense };
+}
+
+export async function benchHostileDocuments(
+  host: ServiceHost,
+  service: { url: string; key: string },
+  opts: { fixtures: string; maxBytes: number; rounds: number; log: (line: string) => void },
+): Promise<HostileSection> {
+  const headers = { authorization: `Bearer ${service.key}` };
+  const copilot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'bench hostile' });
+  const url = `${service.url}/backend/api/copilot/${copilot.id}/swagger`;
+  const { hostile, dense } = documents(opts.fixtures, opts.maxBytes);
+
+  const measure = async (doc: Doc): Promise<HostileResult> => {
+    const ms: number[] = [];
+    let status = 0;
+    let error: string | null = null;
+    for (let r = 0; r < opts.rounds; r++) {
+      await host.call('clearCache');
+      const started = performance.now();
+      const res = await send('PUT', url, { headers: { ...headers, 'content-type': doc.type }, body: doc.bytes });
+      ms.push(performance.now() - started);
+      status = res.status;
+      error = res.status === 200 ? null : ((JSON.parse(res.body.toString('utf8')) as { error?: string }).error ?? null);
+    }
+    return { id: doc.id, bytes: doc.bytes.length, status, error, median_ms: round(median(ms), 2), max_ms: round(Math.max(...ms), 2), runs: ms.length };
+  };
+
+  const results: HostileResult[] = [];
+  for (const doc of hostile) results.push(await measure(doc));
+  const perSecond = 50;
+  const lists = openLoop(`${service.url}/backend/api/copilots?limit=100`, headers, perSecond);
+  results.push(await measure(dense));
+  const samples = (await lists.stop()).map((s) => s.ms);
+  for (const r of results) opts.log(`  ${r.id}: ${r.status}${r.error ? ` ${r.error}` : ''} in ${r.median_ms} ms (median of ${r.runs})`);
+  return {
+    documents: results,
+    lists_during_dense: {
+      n: samples.length,
+      p50_ms: round(percentile(samples, 50), 2),
+      p99_ms: round(percentile(samples, 99), 2),
+      max_ms: round(Math.max(...samples), 2),
+      per_second: perSecond,
+    },
+  };
+}
