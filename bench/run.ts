@@ -20,7 +20,7 @@ import { median, ratio, round } from './lib/stats.js';
 import { benchDeletion, benchIngestion, type DeletionResult, type IngestionResult } from './sections/knowledge-base.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
-import { benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
+import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
 import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
 
 export interface BenchOptions {
@@ -260,13 +260,13 @@ export function renderReport(r: BenchResults): string {
     const rows = documents.map((d) => [
       d.id,
       d.bytes >= MiB ? `${(d.bytes / MiB).toFixed(2)} MiB` : `${d.bytes} B`,
-      d.error ? `${d.status} ${d.error}` : String(d.status),
+      answerOf(d),
       `${d.median_ms} ms (max ${d.max_ms} ms, n=${d.runs})`,
     ]);
     out.push(table(['document', 'size', 'answer', 'time to answer'], rows));
     out.push(
       '',
-      `List requests sent at ${lists.per_second}/s while the container-dense document was validated: p50 ${lists.p50_ms} ms, p99 ${lists.p99_ms} ms, max ${lists.max_ms} ms (n=${lists.n}).`,
+      `List requests sent at ${lists.per_second}/s during the container-dense rounds (upload, hashing, validation on a task thread, storing): p50 ${lists.p50_ms} ms, p99 ${lists.p99_ms} ms, max ${lists.max_ms} ms (n=${lists.n}${lists.failed ? `, ${lists.failed} failed` : ''}).`,
     );
   }
   if (r.list_copilots) {

@@ -19,7 +19,7 @@ export interface RunningService {
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
   configureValidationCache({ maxChars: config.validationCacheBytes });
-  await taskThreads.configure({ threads: config.taskThreads });
+  taskThreads.configure({ threads: config.taskThreads });
   let app: FastifyInstance | null = null;
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
@@ -35,6 +35,8 @@ export async function startService(config: Config): Promise<RunningService> {
   });
   try {
     await migrateToLatest(storage);
+    // A thread that cannot start (a broken install) stops the start, not each validation.
+    await taskThreads.ready();
     let worker: IngestionWorker | null = null;
     app = await buildApp(config, { storage, onLinksQueued: () => worker?.notify() });
     worker = new IngestionWorker(storage, {
@@ -58,7 +60,6 @@ export async function startService(config: Config): Promise<RunningService> {
         // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
         await runningWorker.stop();
         await running.close();
-        await taskThreads.close();
         await storage.close();
       },
     };

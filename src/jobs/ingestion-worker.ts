@@ -6,7 +6,7 @@ import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
 import type { KbLinkRow } from '../storage/schema.js';
-import { passagesOnThread } from '../threads/task-threads.js';
+import { passagesOnThread, TaskThreadError } from '../threads/task-threads.js';
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -30,6 +30,8 @@ const inMicros = (ms: number) => formatMicros(Math.floor((performance.timeOrigin
 
 /** Transient failures are retried with backoff; anything the page itself decides is final. */
 function isTransient(err: unknown): boolean {
+  // The service's own threads (busy, or a thread lost), not the page: try again later.
+  if (err instanceof TaskThreadError) return true;
   if (err instanceof FetchError) {
     if (err.kind === 'timeout' || err.kind === 'network') return true;
     return err.kind === 'http_status' && err.status !== undefined && (err.status >= 500 || err.status === 429 || err.status === 408);

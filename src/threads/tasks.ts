@@ -12,6 +12,10 @@ import { renderFresh, type DocumentSource, type ParseOptions } from '../domain/v
 const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 export const tasks = {
+  /** Answers 'pong': the service checks at start that its threads run. */
+  ping(): string {
+    return 'pong';
+  },
   /** An API description's validation as JSON text (throws invalid_swagger_file). */
   validate(src: DocumentSource, opts: ParseOptions): string {
     return renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
@@ -29,16 +33,18 @@ export type TaskName = keyof Tasks;
 export type TaskFailure =
   | { kind: 'app'; code: ErrorCode; message: string; details?: unknown }
   | { kind: 'extract'; message: string }
-  | { kind: 'other'; message: string };
+  | { kind: 'other'; name: string; message: string; stack?: string };
 
 export function encodeFailure(err: unknown): TaskFailure {
   if (err instanceof AppError) return { kind: 'app', code: err.code, message: err.message, details: err.details };
   if (err instanceof ExtractError) return { kind: 'extract', message: err.message };
-  return { kind: 'other', message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof Error) return { kind: 'other', name: err.name, message: err.message, stack: err.stack };
+  return { kind: 'other', name: 'Error', message: String(err) };
 }
 
 export function decodeFailure(failure: TaskFailure): Error {
   if (failure.kind === 'app') return new AppError(failure.code, failure.message, failure.details);
   if (failure.kind === 'extract') return new ExtractError(failure.message);
-  return new Error(failure.message);
+  // A bug on the thread: its own name and stack, for the log.
+  return Object.assign(new Error(failure.message), { name: failure.name, stack: failure.stack });
 }

@@ -17,5 +17,10 @@ port.on('message', ({ task, args }: TaskRequest) => {
   } catch (err) {
     answer = { ok: false, failure: encodeFailure(err) };
   }
-  port.postMessage(answer);
+  try {
+    port.postMessage(answer);
+  } catch (err) {
+    // The value could not be sent (too large to copy): the task fails, the thread lives on.
+    port.postMessage({ ok: false, failure: encodeFailure(err) } satisfies TaskAnswer);
+  }
 });

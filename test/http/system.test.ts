@@ -58,7 +58,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('reports the task threads (busy, idle, queued)', async () => {
-        await taskThreads.run('validate', { bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {});
+        await taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
         expect(taskThreads.stats().threads).toBeGreaterThan(0);
         const body = (await call(t, 'GET', '/metrics', { key: null })).body;
         expect(body).toContain('# TYPE task_threads gauge');

@@ -3,15 +3,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defaultTaskThreads } from '../../src/config.js';
 import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
 import { splitPassages } from '../../src/domain/knowledgebase/passages.js';
-import { renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
-import { TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
+import { renderFresh, renderValidation, type DocumentSource } from '../../src/domain/validator/index.js';
+import { MAX_QUEUED_BYTES, renderOnThread, renderOnThreadMovingBytes, TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 
 const FIXTURES = path.resolve('test/fixtures');
+/** The compiled thread program of these sources (test/support/global-setup.ts). */
+const WORKER = new URL(inject('taskWorker'));
 const spec = (name: string): DocumentSource => ({ bytes: readFileSync(path.join(FIXTURES, 'specs', name)), fileName: name });
 const json = (text: string): DocumentSource => ({ bytes: Buffer.from(text), fileName: 'doc.json' });
 const operation = (i: number) => json(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/op${i}":{"get":{"operationId":"op${i}"}}}}`);
@@ -28,13 +31,25 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('task threads: the same answers as on the main thread', () => {
-  const pool = new TaskThreads({ threads: 2 });
+  const pool = new TaskThreads({ threads: 2, script: WORKER });
   afterAll(() => pool.close());
 
   it('renders a validation byte for byte as renderFresh does (JSON and YAML)', async () => {
     for (const name of ['petstore3.json', 'petstore3.yaml']) {
-      expect(await pool.run('validate', spec(name), {})).toBe(renderFresh(spec(name)));
+      expect(await pool.run('validate', [spec(name), {}])).toBe(renderFresh(spec(name)));
     }
+  });
+
+  it('moves the bytes of a document read for one validation to the thread; copies a slice of a larger buffer', async () => {
+    taskThreads.configure({ script: WORKER });
+    const expected = renderFresh(spec('petstore3.json'));
+    const whole = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
+    expect(await renderOnThreadMovingBytes(whole, {})).toBe(expected);
+    expect(whole.bytes.byteLength).toBe(0); // moved, not copied
+    const inside = Buffer.concat([Buffer.from('xx'), spec('petstore3.json').bytes]).subarray(2);
+    const slice = { ...spec('petstore3.json'), bytes: inside };
+    expect(await renderOnThreadMovingBytes(slice, {})).toBe(expected);
+    expect(slice.bytes.equals(spec('petstore3.json').bytes)).toBe(true); // the rest of its buffer stays
   });
 
   it('keeps a validation error as the AppError the main thread throws (code, message, details)', async () => {
@@ -45,21 +60,21 @@ describe('task threads: the same answers as on the main thread', () => {
     } catch (err) {
       expected = err as AppError;
     }
-    const got = await rejection(pool.run('validate', broken, {}));
+    const got = await rejection(pool.run('validate', [broken, {}]));
     expect(got).toSatisfy(isAppError);
     expect(got).toMatchObject({ code: 'invalid_swagger_file', message: expected!.message, details: expected!.details });
   });
 
   it('passes parse options to the thread', async () => {
     const deep = json(`{"openapi":"3.0.3","paths":{},"x":${'['.repeat(20)}${']'.repeat(20)}}`);
-    expect(await pool.run('validate', deep, {})).toContain('all_endpoints');
-    expect(await rejection(pool.run('validate', deep, { maxDepth: 10 }))).toMatchObject({ code: 'invalid_swagger_file' });
+    expect(await pool.run('validate', [deep, {}])).toContain('all_endpoints');
+    expect(await rejection(pool.run('validate', [deep, { maxDepth: 10 }]))).toMatchObject({ code: 'invalid_swagger_file' });
   });
 
   it('extracts passages as the main thread does, and keeps an ExtractError as one', async () => {
     const page = readFileSync(path.join(FIXTURES, 'knowledgebase', 'docs-page.html'));
-    expect(await pool.run('passages', page, 'text/html; charset=utf-8')).toEqual(splitPassages(extractText(page, 'text/html; charset=utf-8').text));
-    const refused = await rejection(pool.run('passages', Buffer.from('%PDF-1.7'), 'application/pdf'));
+    expect(await pool.run('passages', [page, 'text/html; charset=utf-8'])).toEqual(splitPassages(extractText(page, 'text/html; charset=utf-8').text));
+    const refused = await rejection(pool.run('passages', [Buffer.from('%PDF-1.7'), 'application/pdf']));
     expect(refused).toBeInstanceOf(ExtractError);
     expect((refused as Error).message).toMatch(/Unsupported content type application\/pdf/);
   });
@@ -67,28 +82,62 @@ describe('task threads: the same answers as on the main thread', () => {
 
 describe('task threads: scheduling and failure', () => {
   let dir: string;
-  let dying: URL;
+  let standIn: URL;
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'cms-threads-'));
-    // A stand-in program: ends its thread on "die", answers its argument otherwise.
-    const file = path.join(dir, 'dying-worker.mjs');
+    // A stand-in program: ends its thread on "die"; given a SharedArrayBuffer, raises its
+    // flag and blocks until the test lowers it; answers any other argument with itself.
+    const file = path.join(dir, 'stand-in-worker.mjs');
     writeFileSync(
       file,
       `import { parentPort } from 'node:worker_threads';
 parentPort.on('message', ({ args }) => {
-  if (args[0] === 'die') process.exit(3);
-  parentPort.postMessage({ ok: true, value: args[0] });
+  const [what] = args;
+  if (what === 'die') process.exit(3);
+  if (what instanceof SharedArrayBuffer) {
+    const flag = new Int32Array(what);
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    Atomics.wait(flag, 0, 1);
+    parentPort.postMessage({ ok: true, value: 'released' });
+    return;
+  }
+  parentPort.postMessage({ ok: true, value: what });
 });
 `,
     );
-    dying = pathToFileURL(file);
+    standIn = pathToFileURL(file);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** A task on the stand-in that holds its thread until release(). */
+  async function blocking(pool: TaskThreads): Promise<{ done: Promise<unknown>; release: () => void }> {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const done = pool.run('validate', [flag.buffer as unknown as DocumentSource, {}]).then(
+      (value) => value,
+      (err: unknown) => err,
+    );
+    let settled = false;
+    void done.finally(() => (settled = true));
+    // Until the thread raises the flag: it is running the task.
+    while (Atomics.load(flag, 0) === 0) {
+      if (settled) throw new Error(`The task ended before it blocked: ${String(await done)}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return {
+      done,
+      release: () => {
+        Atomics.store(flag, 0, 2);
+        Atomics.notify(flag, 0);
+      },
+    };
+  }
+  const echo = (pool: TaskThreads, value: string, bytes?: number) => pool.run('validate', [value as unknown as DocumentSource, {}], { bytes });
+
   it('queues tasks beyond its threads and answers each its own result', async () => {
-    const pool = new TaskThreads({ threads: 1 });
+    const pool = new TaskThreads({ threads: 1, script: WORKER });
     try {
-      const results = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.run('validate', operation(i), {})));
+      const results = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.run('validate', [operation(i), {}])));
       results.forEach((text, i) => expect(JSON.parse(text).all_endpoints[0].operationId).toBe(`op${i}`));
       expect(pool.stats()).toEqual({ threads: 1, busy: 0, queued: 0 });
     } finally {
@@ -96,11 +145,21 @@ parentPort.on('message', ({ args }) => {
     }
   });
 
+  it('ready() resolves when a thread runs, and fails when the thread program cannot load', async () => {
+    const pool = new TaskThreads({ threads: 1, script: WORKER });
+    await pool.ready();
+    await pool.close();
+    const broken = new TaskThreads({ threads: 1, script: pathToFileURL(path.join(dir, 'no-such-worker.mjs')) });
+    const error = await rejection(broken.ready());
+    expect(error).toBeInstanceOf(TaskThreadError);
+    expect(error).toMatchObject({ reason: 'crashed' });
+    await broken.close();
+  });
+
   it('a thread that dies fails only its own task; the next task gets a new thread', async () => {
-    const pool = new TaskThreads({ threads: 1, script: dying });
+    const pool = new TaskThreads({ threads: 1, script: standIn });
     try {
-      const run = (value: string) => pool.run('validate', value as unknown as DocumentSource, {});
-      const [died, after] = await Promise.allSettled([run('die'), run('after')]);
+      const [died, after] = await Promise.allSettled([echo(pool, 'die'), echo(pool, 'after')]);
       expect(died.status).toBe('rejected');
       expect((died as PromiseRejectedResult).reason).toBeInstanceOf(TaskThreadError);
       expect((died as PromiseRejectedResult).reason).toMatchObject({ reason: 'crashed', message: expect.stringContaining('code 3') });
@@ -111,22 +170,64 @@ parentPort.on('message', ({ args }) => {
   });
 
   it('close() fails the running and the queued tasks with "stopped"; a later task starts a thread again', async () => {
-    const pool = new TaskThreads({ threads: 1 });
-    const running = rejection(pool.run('validate', json(containerDense(1_000_000)), {}));
-    const queued = rejection(pool.run('validate', operation(1), {}));
+    const pool = new TaskThreads({ threads: 1, script: standIn });
+    const running = await blocking(pool);
+    const queued = rejection(echo(pool, 'queued'));
+    expect(pool.stats()).toEqual({ threads: 1, busy: 1, queued: 1 });
     await pool.close();
-    expect(await running).toMatchObject({ reason: 'stopped' });
+    expect(await running.done).toMatchObject({ reason: 'stopped' });
     expect(await queued).toMatchObject({ reason: 'stopped' });
     expect(pool.stats()).toEqual({ threads: 0, busy: 0, queued: 0 });
-    expect(JSON.parse(await pool.run('validate', operation(2), {})).all_endpoints).toHaveLength(1);
+    expect(await echo(pool, 'again')).toBe('again');
     await pool.close();
+  });
+
+  it('bounds the bytes waiting in its queue: a task over the bound fails at once with "busy"', async () => {
+    const pool = new TaskThreads({ threads: 1, script: standIn });
+    try {
+      const running = await blocking(pool);
+      // The queue is empty: a task is taken whatever its size.
+      const big = echo(pool, 'big', MAX_QUEUED_BYTES);
+      const over = await rejection(echo(pool, 'one byte more', 1));
+      expect(over).toBeInstanceOf(TaskThreadError);
+      expect(over).toMatchObject({ reason: 'busy' });
+      running.release();
+      expect(await running.done).toBe('released');
+      expect(await big).toBe('big');
+      // The bound counts what waits, not what ran: room again.
+      expect(await echo(pool, 'fits', 1)).toBe('fits');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a validation refused for a full queue is a 503 service_unavailable, and not cached', async () => {
+    taskThreads.configure({ script: standIn, threads: 1 });
+    await taskThreads.close(); // threads started before run the real program
+    try {
+      const running = await blocking(taskThreads);
+      const big = echo(taskThreads, 'big', MAX_QUEUED_BYTES);
+      const doc = operation(7);
+      const refused = await rejection(renderValidation(doc, {}, renderOnThread));
+      expect(refused).toSatisfy(isAppError);
+      expect(refused).toMatchObject({ code: 'service_unavailable', status: 503 });
+      running.release();
+      await running.done;
+      await big;
+      taskThreads.configure({ script: WORKER });
+      await taskThreads.close(); // the stand-in threads go; the next task starts a real one
+      expect(JSON.parse(await renderValidation(doc, {}, renderOnThread)).all_endpoints[0].operationId).toBe('op7');
+    } finally {
+      taskThreads.configure({ script: WORKER, threads: defaultTaskThreads() });
+      await taskThreads.close();
+    }
   });
 
   it('idle threads do not keep the process alive', async () => {
     // A process that validates on a thread and never closes the threads still exits.
     const script = `
-      const { taskThreads } = await import(${JSON.stringify(pathToFileURL(path.resolve('dist/threads/task-threads.js')).href)});
-      const text = await taskThreads.run('validate', { bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {});
+      const { taskThreads } = await import(${JSON.stringify(new URL('task-threads.js', WORKER).href)});
+      const text = await taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
       process.stdout.write(text);
     `;
     const file = path.join(dir, 'never-closes.mjs');

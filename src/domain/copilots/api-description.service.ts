@@ -6,7 +6,7 @@ import type { Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { renderOnThread } from '../../threads/task-threads.js';
+import { renderOnThread, renderOnThreadMovingBytes } from '../../threads/task-threads.js';
 import { cachedValidation, detectFormat, renderValidation, type DocumentSource } from '../validator/index.js';
 import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
 
@@ -129,7 +129,7 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    return prefix + (await renderValidation(source, { sha256: row.sha256 }, renderOnThread)).slice(1);
+    return prefix + (await renderValidation(source, { sha256: row.sha256 }, renderOnThreadMovingBytes)).slice(1);
   }
 
   let fetched;
@@ -140,5 +140,5 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     throw err;
   }
   const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  return prefix + (await renderValidation(source, {}, renderOnThread)).slice(1);
+  return prefix + (await renderValidation(source, {}, renderOnThreadMovingBytes)).slice(1);
 }

@@ -71,6 +71,10 @@ export function renderFresh(src: DocumentSource, opts?: ParseOptions): string {
 /** What renders a document not in the cache: `renderFresh` here, or the same on another thread. */
 export type Renderer = (src: DocumentSource, opts: ParseOptions) => string | Promise<string>;
 
+// Renders under way, by SHA-256 and format: a document sent again while it is being
+// validated waits for that validation instead of starting a second one.
+const inFlight = new Map<string, Promise<string>>();
+
 /**
  * The JSON text `{"all_endpoints":[…],"validations":{…}}` for a document, from the cache
  * when these bytes were validated before (no parsing then), else from `render`.
@@ -86,13 +90,24 @@ export async function renderValidation(
   const format = detectFormat(src);
   const cached = lookup(sha256, format);
   if (cached !== undefined) return cached;
-  let text: string;
-  try {
-    text = await render(src, parseOptions);
-  } catch (err) {
-    if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, format, { error: err });
-    throw err;
+  const key = `${sha256}:${format}`;
+  let rendering = inFlight.get(key);
+  if (!rendering) {
+    // Started after it is registered (a renderer may throw at once).
+    rendering = Promise.resolve()
+      .then(() => render(src, parseOptions))
+      .then(
+        (text) => {
+          store(sha256, format, { text });
+          return text;
+        },
+        (err: unknown) => {
+          if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, format, { error: err });
+          throw err;
+        },
+      )
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, rendering);
   }
-  store(sha256, format, { text });
-  return text;
+  return rendering;
 }

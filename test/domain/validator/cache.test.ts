@@ -8,6 +8,7 @@ import {
   renderValidation,
   validationCacheStats,
 } from '../../../src/domain/validator/index.js';
+import { AppError } from '../../../src/errors.js';
 import { expectAppErrorAsync, fixture, source } from './helpers.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -65,6 +66,42 @@ describe('validation cache', () => {
     expect(second.message).toBe(first.message);
     expect(second.details).toEqual(first.details);
     expect(cachedValidation(sha(bad.bytes))).toBeUndefined();
+  });
+
+  it('caches what the renderer refuses as invalid_swagger_file, and nothing else it throws', async () => {
+    const refuse = vi.fn(() => {
+      throw new AppError('invalid_swagger_file', 'No.', { line: 1 });
+    });
+    const first = await expectAppErrorAsync(renderValidation(doc('a'), {}, refuse));
+    const second = await expectAppErrorAsync(renderValidation(doc('a'), {}, refuse));
+    expect(refuse).toHaveBeenCalledTimes(1);
+    expect(second).toMatchObject({ message: first.message, details: { line: 1 } });
+
+    // Not the document's fault (a busy or lost thread): tried again next time.
+    const unavailable = vi.fn(async () => {
+      throw new AppError('service_unavailable', 'Busy.');
+    });
+    await expectAppErrorAsync(renderValidation(doc('b'), {}, unavailable), 'service_unavailable');
+    const crashed = vi.fn(async (): Promise<string> => {
+      throw new Error('The task thread exited with code 1.');
+    });
+    await expect(renderValidation(doc('b'), {}, crashed)).rejects.toThrow('exited');
+    expect(await renderValidation(doc('b'))).toContain('"path":"/a"');
+    expect(unavailable).toHaveBeenCalledTimes(1);
+    expect(crashed).toHaveBeenCalledTimes(1);
+  });
+
+  it('renders a document sent again while it is being rendered once, for both callers', async () => {
+    let finish: (text: string) => void = () => {};
+    const render = vi.fn(() => new Promise<string>((resolve) => (finish = resolve)));
+    const a = renderValidation(doc('a'), {}, render);
+    const b = renderValidation({ ...doc('a'), bytes: Buffer.from(doc('a').bytes) }, {}, render);
+    await new Promise((resolve) => setImmediate(resolve));
+    finish('{"all_endpoints":[]}');
+    expect(await a).toBe('{"all_endpoints":[]}');
+    expect(await b).toBe('{"all_endpoints":[]}');
+    expect(render).toHaveBeenCalledTimes(1);
+    expect(cachedValidation(sha(doc('a').bytes))).toBe('{"all_endpoints":[]}');
   });
 
   it('reads the same bytes again when they are to be read as another format', async () => {
