@@ -1,12 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   FetchError,
   type FetchErrorKind,
@@ -347,10 +347,7 @@ describe('fetchGuarded: DNS rebinding', () => {
   it.runIf(hasOpenssl())('keeps the original name as TLS server name while connecting to the checked address', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'guarded-fetch-tls-'));
     try {
-      execFileSync('openssl', [
-        'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=tls.example.test',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-      ], { stdio: 'ignore' });
+      selfSignedCertificate(dir, 'tls.example.test');
       const serverNames: string[] = [];
       const server = https.createServer(
         {
@@ -379,6 +376,52 @@ describe('fetchGuarded: DNS rebinding', () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fetchGuarded: HTTPS', () => {
+  it.runIf(hasOpenssl())('fetches over HTTPS from a server whose certificate the process trusts', async () => {
+    // The trust store is read once per process (NODE_EXTRA_CA_CERTS): the fetch runs in a
+    // child process, on the build of these sources (test/support/global-setup.ts).
+    const dir = mkdtempSync(join(tmpdir(), 'guarded-fetch-https-'));
+    const server = https.createServer({ ...selfSignedCertificate(dir, 'tls.example.test') }, (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, host: req.headers.host }));
+    });
+    try {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const script = join(dir, 'fetch.mjs');
+      writeFileSync(
+        script,
+        `const { fetchGuarded } = await import(${JSON.stringify(new URL('../net/guarded-fetch.js', inject('taskWorker')).href)});
+const policy = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 5, allowNetworks: ['127.0.0.0/8'] };
+const hooks = { resolve: async () => [{ address: '127.0.0.1', family: 4 }] };
+const result = await fetchGuarded('https://tls.example.test:${port}/spec.json', policy, {}, hooks);
+process.stdout.write(JSON.stringify({ url: result.url, status: result.status, contentType: result.contentType, body: result.body.toString() }));
+`,
+      );
+      const run = () =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, [script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') } });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+          child.on('exit', (code) => resolve({ code, out, err }));
+        });
+      const { code, out, err } = await run();
+      expect(code, err).toBe(0);
+      expect(JSON.parse(out)).toEqual({
+        url: `https://tls.example.test:${port}/spec.json`,
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ path: '/spec.json', host: `tls.example.test:${port}` }),
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -595,6 +638,15 @@ async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A self-signed certificate for `name` (key.pem, cert.pem in `dir`). */
+function selfSignedCertificate(dir: string, name: string): { key: Buffer; cert: Buffer } {
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`,
+    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
 }
 
 function hasOpenssl(): boolean {
