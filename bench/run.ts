@@ -3,7 +3,7 @@
  * ratio of medians measured in the same run, interleaved, after a warm-up. Prints tables
  * and the targets (PASS/MISS, never asserted) and writes bench/results.json.
  *
- *   npm run bench                      build, then the full run (about 20 minutes on 2 cores)
+ *   npm run bench                      build, then the full run (10 to 15 minutes on 2 cores)
  *   npm run bench -- --quick           small sizes, one run each: a smoke test
  *   options: --out FILE  --cli PATH  --only 1,2,3,4  --no-postgres
  */
