@@ -1,31 +1,16 @@
-/** The validator's answer (GET /backend/api/copilot/:id/validator), as the dashboard reads it. */
-export interface Endpoint {
-  operationId: string | null;
-  type: string;
-  name: string;
-  description: string;
-  requestBody: unknown;
-  requestParameters: unknown[] | null;
-  responseBody: Record<string, unknown> | null;
-  path: string;
-}
+/**
+ * The validator's answer (GET /backend/api/copilot/:id/validator): the server's own wire
+ * types (a type-only import: nothing of the server goes into the bundle). The helpers below
+ * still read it defensively, as data from the network.
+ */
+import type { Endpoint, FlagMap, Validations } from '../../../src/domain/validator/wire-types.js';
 
-/** index (as a string) → endpoint, or `[]` when nothing is flagged. */
-export type FlagMap = Record<string, Endpoint> | unknown[];
+export type { Endpoint, FlagMap };
 
 export interface ValidatorResult {
   chatbot_id: string;
   all_endpoints: Endpoint[];
-  validations: {
-    endpoints_without_operation_id?: FlagMap;
-    endpoints_without_description?: FlagMap;
-    endpoints_without_name?: FlagMap;
-    endpoints_with_duplicate_operation_id?: FlagMap;
-    endpoints_with_invalid_operation_id?: FlagMap;
-    auth_type?: string;
-    base_url?: string | null;
-    [other: string]: unknown;
-  };
+  validations: Validations;
 }
 
 export type FlagKind = 'no_operation_id' | 'no_description' | 'no_name' | 'duplicate_operation_id' | 'invalid_operation_id';
