@@ -206,11 +206,28 @@ parentPort.on('message', ({ args }) => {
     await taskThreads.close(); // threads started before run the real program
     try {
       const running = await blocking(taskThreads);
-      const big = echo(taskThreads, 'big', MAX_QUEUED_BYTES);
+      const big = echo(taskThreads, 'big', MAX_QUEUED_BYTES).catch((err: unknown) => err);
       const doc = operation(7);
       const refused = await rejection(renderValidation(doc, {}, renderOnThread));
       expect(refused).toSatisfy(isAppError);
       expect(refused).toMatchObject({ code: 'service_unavailable', status: 503 });
+      // Over HTTP: the contract's error body, and the previous document kept.
+      const app = await buildTestApp('sqlite');
+      try {
+        const created = await app.app.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: app.admin }, payload: { name: 'busy' } });
+        const id = created.json<{ id: string }>().id;
+        const put = await app.app.inject({
+          method: 'PUT',
+          url: `/backend/api/copilot/${id}/swagger`,
+          headers: { authorization: app.admin, 'content-type': 'application/json' },
+          payload: operation(8).bytes,
+        });
+        expect(put.statusCode).toBe(503);
+        expect(put.json()).toEqual({ error: 'service_unavailable', message: expect.any(String) });
+        expect((await app.app.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: app.admin } })).json()).toMatchObject({ swagger_url: '' });
+      } finally {
+        await app.close();
+      }
       running.release();
       await running.done;
       await big;

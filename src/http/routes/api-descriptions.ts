@@ -90,7 +90,7 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
           params: CopilotIdParams,
           response: {
             200: Type.Ref(Copilot),
-            ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type'),
+            ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'),
           },
         },
       },
@@ -107,7 +107,7 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
           tags: ['api descriptions'],
           response: {
             201: Type.Ref(Copilot),
-            ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type'),
+            ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'),
           },
         },
       },
@@ -160,7 +160,7 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
         params: CopilotIdParams,
         response: {
           200: ValidatorResponse,
-          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'invalid_swagger_file', 'address_not_allowed', 'swagger_fetch_failed'),
+          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'invalid_swagger_file', 'address_not_allowed', 'swagger_fetch_failed', 'service_unavailable'),
         },
       },
     },
