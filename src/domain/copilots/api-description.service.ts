@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
@@ -7,7 +6,7 @@ import type { CopilotRow, Db } from '../../storage/schema.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { renderOnThread, renderOnThreadMovingBytes } from '../../threads/task-threads.js';
-import { cachedValidation, detectFormat, renderValidation, type DocumentSource } from '../validator/index.js';
+import { cachedValidation, detectFormat, renderValidation, sha256Hex, type DocumentSource } from '../validator/index.js';
 import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
 
 /**
@@ -37,7 +36,7 @@ async function checkDocument(upload: UploadedDocument, maxBytes: number): Promis
     throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
   }
   const source: DocumentSource = { bytes: upload.bytes, mediaType: upload.mediaType, fileName: upload.fileName };
-  const sha256 = createHash('sha256').update(upload.bytes).digest('hex');
+  const sha256 = await sha256Hex(upload.bytes);
   // Validating (not only parsing) here fills the content-keyed cache: the document is
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { AppError } from '../../errors.js';
 import { SizedLru } from '../sized-lru.js';
 import type { DocumentFormat } from './types.js';
@@ -54,10 +53,10 @@ export function store(sha256: string, format: DocumentFormat, outcome: { text: s
   cache.set(sha256, { format, text, error }, text !== null ? text.length : 256 + error!.message.length);
 }
 
-const require = createRequire(import.meta.url);
-let createHash: typeof import('node:crypto').createHash | undefined;
-
-export function sha256Hex(bytes: Uint8Array): string {
-  createHash ??= (require('node:crypto') as typeof import('node:crypto')).createHash;
-  return createHash('sha256').update(bytes).digest('hex');
+/**
+ * Hex SHA-256 of the bytes, hashed on libuv's thread pool (WebCrypto) rather than on the
+ * event loop: 25 MiB take ~24 ms to hash here.
+ */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  return Buffer.from(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)).toString('hex');
 }

@@ -25,7 +25,7 @@ export type {
 export type { DocumentFinding, DocumentFindingKey, EndpointFinding, EndpointFindingKey, Finding } from './findings/index.js';
 export type { ValidationSummary } from './summary.js';
 export { ENDPOINT_FINDINGS, FINDINGS, TOOL_NAME } from './findings/index.js';
-export { cachedValidation, clearValidationCache, configureValidationCache, validationCacheStats } from './cache.js';
+export { cachedValidation, clearValidationCache, configureValidationCache, sha256Hex, validationCacheStats } from './cache.js';
 export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument } from './parse.js';
 export { hasFindings, validationSummary } from './summary.js';
 
@@ -86,7 +86,8 @@ export async function renderValidation(
   opts: { sha256?: string } & ParseOptions = {},
   render: Renderer = renderFresh,
 ): Promise<string> {
-  const { sha256 = sha256Hex(src.bytes), ...parseOptions } = opts;
+  const { sha256: known, ...parseOptions } = opts;
+  const sha256 = known ?? (await sha256Hex(src.bytes));
   const format = detectFormat(src);
   const cached = lookup(sha256, format);
   if (cached !== undefined) return cached;
