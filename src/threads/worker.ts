@@ -1,13 +1,13 @@
 /** A task thread's program: runs one task per message and answers its value or its error. */
 import { parentPort } from 'node:worker_threads';
-import { encodeFailure, tasks, type TaskName } from './tasks.js';
+import { encodeFailure, tasks, type TaskFailure, type TaskName } from './tasks.js';
 
 export interface TaskRequest {
   task: TaskName;
   args: unknown[];
 }
 
-export type TaskAnswer = { ok: true; value: unknown } | { ok: false; failure: ReturnType<typeof encodeFailure> };
+export type TaskAnswer = { ok: true; value: unknown } | { ok: false; failure: TaskFailure };
 
 const port = parentPort!;
 port.on('message', ({ task, args }: TaskRequest) => {

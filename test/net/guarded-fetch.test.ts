@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FetchError,
   type FetchErrorKind,
@@ -15,6 +15,7 @@ import {
   type ResolvedAddress,
   fetchGuarded,
 } from '../../src/net/guarded-fetch.js';
+import { builtModule, runNodeScript } from '../support/built-sources.js';
 import { type LocalServer, canListenOnIpv6Loopback, startServer } from './local-server.js';
 
 const LOCAL: FetchPolicy = {
@@ -395,25 +396,16 @@ describe('fetchGuarded: HTTPS', () => {
       const script = join(dir, 'fetch.mjs');
       writeFileSync(
         script,
-        `const { fetchGuarded } = await import(${JSON.stringify(new URL('../net/guarded-fetch.js', inject('taskWorker')).href)});
+        `const { fetchGuarded } = await import(${JSON.stringify(builtModule('net/guarded-fetch.js').href)});
 const policy = { timeoutMs: 5000, maxBytes: 1024 * 1024, maxRedirects: 5, allowNetworks: ['127.0.0.0/8'] };
 const hooks = { resolve: async () => [{ address: '127.0.0.1', family: 4 }] };
 const result = await fetchGuarded('https://tls.example.test:${port}/spec.json', policy, {}, hooks);
 process.stdout.write(JSON.stringify({ url: result.url, status: result.status, contentType: result.contentType, body: result.body.toString() }));
 `,
       );
-      const run = () =>
-        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-          const child = spawn(process.execPath, [script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') } });
-          let out = '';
-          let err = '';
-          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-          child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-          child.on('exit', (code) => resolve({ code, out, err }));
-        });
-      const { code, out, err } = await run();
-      expect(code, err).toBe(0);
-      expect(JSON.parse(out)).toEqual({
+      const { code, stdout, stderr } = await runNodeScript(script, { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') });
+      expect(code, stderr).toBe(0);
+      expect(JSON.parse(stdout)).toEqual({
         url: `https://tls.example.test:${port}/spec.json`,
         status: 200,
         contentType: 'application/json',

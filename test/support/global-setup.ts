@@ -5,17 +5,18 @@ import { buildCli } from './build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** file: URL of the compiled task-thread program of the sources under test. */
-    taskWorker: string;
+    /** file: URL (with a trailing slash) of the compiled sources under test: `dist/`. */
+    builtSources: string;
   }
 }
 
 /**
- * Worker threads run JavaScript, and the tests run the TypeScript sources: the task threads
- * (src/threads) run a build of these very sources (content-keyed, shared with the CLI tests;
- * never dist/, which may be stale under `npx vitest`). setup-threads.ts points the pool at it.
+ * Worker threads and child processes run JavaScript, and the tests run the TypeScript
+ * sources: what must run as JavaScript runs a build of these very sources (content-keyed,
+ * shared with the CLI tests; never dist/, which may be stale under `npx vitest`).
+ * built-sources.ts resolves modules in it; setup-threads.ts points the task threads at it.
  */
 export default async function setup(project: TestProject): Promise<void> {
   const cli = await buildCli();
-  project.provide('taskWorker', pathToFileURL(path.join(path.dirname(path.dirname(cli)), 'threads', 'worker.js')).href);
+  project.provide('builtSources', pathToFileURL(`${path.dirname(path.dirname(cli))}${path.sep}`).href);
 }

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultTaskThreads } from '../../src/config.js';
 import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
@@ -11,10 +10,11 @@ import { splitPassages } from '../../src/domain/knowledgebase/passages.js';
 import { renderFresh, renderValidation, type DocumentSource } from '../../src/domain/validator/index.js';
 import { MAX_QUEUED_BYTES, renderOnThread, renderOnThreadMovingBytes, TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { builtModule, runNodeScript } from '../support/built-sources.js';
 
 const FIXTURES = path.resolve('test/fixtures');
 /** The compiled thread program of these sources (test/support/global-setup.ts). */
-const WORKER = new URL(inject('taskWorker'));
+const WORKER = builtModule('threads/worker.js');
 const spec = (name: string): DocumentSource => ({ bytes: readFileSync(path.join(FIXTURES, 'specs', name)), fileName: name });
 const json = (text: string): DocumentSource => ({ bytes: Buffer.from(text), fileName: 'doc.json' });
 const operation = (i: number) => json(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/op${i}":{"get":{"operationId":"op${i}"}}}}`);
@@ -243,18 +243,15 @@ parentPort.on('message', ({ args }) => {
   it('idle threads do not keep the process alive', async () => {
     // A process that validates on a thread and never closes the threads still exits.
     const script = `
-      const { taskThreads } = await import(${JSON.stringify(new URL('task-threads.js', WORKER).href)});
+      const { taskThreads } = await import(${JSON.stringify(builtModule('threads/task-threads.js').href)});
       const text = await taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
       process.stdout.write(text);
     `;
     const file = path.join(dir, 'never-closes.mjs');
     writeFileSync(file, script);
-    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code).toBe(0);
-    expect(JSON.parse(out)).toMatchObject({ all_endpoints: [] });
+    const { code, stdout, stderr } = await runNodeScript(file);
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ all_endpoints: [] });
   });
 });
 
