@@ -21,3 +21,8 @@ export function round(value: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** Count, p50, p99 and maximum of latencies in milliseconds (rounded to 0.01 ms). */
+export function latencySummary(ms: readonly number[]): { n: number; p50_ms: number; p99_ms: number; max_ms: number } {
+  return { n: ms.length, p50_ms: round(percentile(ms, 50), 2), p99_ms: round(percentile(ms, 99), 2), max_ms: round(Math.max(...ms), 2) };
+}

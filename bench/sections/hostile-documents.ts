@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ServiceHost } from '../lib/host.js';
 import { json, openLoop, send } from '../lib/http.js';
-import { median, percentile, round } from '../lib/stats.js';
+import { latencySummary, median, round } from '../lib/stats.js';
 
 export interface HostileResult {
   id: string;
@@ -97,13 +97,6 @@ export async function benchHostileDocuments(
   for (const r of results) opts.log(`  ${r.id}: ${answerOf(r)} in ${r.median_ms} ms (median of ${r.runs})`);
   return {
     documents: results,
-    lists_during_dense: {
-      n: samples.length,
-      failed: answered.length - samples.length,
-      p50_ms: round(percentile(samples, 50), 2),
-      p99_ms: round(percentile(samples, 99), 2),
-      max_ms: round(Math.max(...samples), 2),
-      per_second: perSecond,
-    },
+    lists_during_dense: { ...latencySummary(samples), failed: answered.length - samples.length, per_second: perSecond },
   };
 }

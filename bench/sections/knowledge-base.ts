@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServiceHost } from '../lib/host.js';
 import { json, openLoop, send } from '../lib/http.js';
-import { median, percentile, round } from '../lib/stats.js';
+import { latencySummary, median, percentile, round } from '../lib/stats.js';
 import { articlePage } from '../lib/text.js';
 
 export interface IngestionResult {
@@ -164,13 +164,7 @@ export async function benchDeletion(
     with_lists_ms: withLists,
     median_alone_ms: round(median(alone), 1),
     median_with_lists_ms: round(median(withLists), 1),
-    lists_during_delete: {
-      n: duringMs.length,
-      p50_ms: round(percentile(duringMs, 50), 2),
-      p99_ms: round(percentile(duringMs, 99), 2),
-      max_ms: round(Math.max(...duringMs), 2),
-      errors: during.filter((s) => s.status !== 200).length,
-    },
+    lists_during_delete: { ...latencySummary(duringMs), errors: during.filter((s) => s.status !== 200).length },
     lists_idle: { n: idle.length, p50_ms: round(percentile(idle, 50), 2), p99_ms: round(percentile(idle, 99), 2) },
   };
 }
