@@ -17,7 +17,16 @@ import { withHost } from './lib/host.js';
 import { REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { postgresReachable } from './lib/postgres.js';
 import { median, ratio, round } from './lib/stats.js';
-import { benchDeletion, benchIngestion, type DeletionResult, type IngestionResult } from './sections/knowledge-base.js';
+import {
+  benchDeletion,
+  benchFairness,
+  benchIngestion,
+  benchLargePage,
+  type DeletionResult,
+  type FairnessResult,
+  type IngestionResult,
+  type LargePageResult,
+} from './sections/knowledge-base.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
 import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
@@ -46,7 +55,7 @@ export interface BenchResults {
   validator_http?: HttpValidationResult[];
   hostile_documents?: HostileSection;
   list_copilots?: ListResult[];
-  knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[] };
+  knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[]; fairness?: FairnessResult[]; large_page?: LargePageResult[] };
   targets: Target[];
 }
 
@@ -208,6 +217,20 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
     else targets.push({ id: `kb-delete-${d.dialect}`, target: `Delete ${d.links} links / ${d.passages} passages on ${d.dialect} (no target; shown for comparison)`, measured: `${round(d.median_alone_ms / 1000, 2)} s`, pass: null });
     add(`kb-lists-${d.dialect}`, `List p99 while deleting on ${d.dialect}`, d.lists_during_delete.p99_ms, 100, '<', ' ms');
   }
+  for (const f of r.knowledge_base?.fairness ?? []) {
+    // Indexed within one FETCH_TIMEOUT_MS plus its own fetch: the wait before its fetch began is at most the deadline.
+    add(
+      `kb-fair-${f.dialect}`,
+      `Bot B's new link behind ${f.slow_links_per_round} never-ending links of bot A on ${f.dialect}: indexed within FETCH_TIMEOUT_MS + its own fetch (wait before its fetch, slowest of ${f.wait_ms.length})`,
+      f.max_queued_ms,
+      f.fetch_timeout_ms,
+      '≤',
+      ' ms',
+    );
+  }
+  for (const l of r.knowledge_base?.large_page ?? []) {
+    add(`kb-large-${l.dialect}`, `No list request waits while a ${Math.round(l.bytes / MiB)} MiB Markdown page is ingested on ${l.dialect} (max)`, l.lists_during.max_ms, 100, '<', ' ms');
+  }
   return targets;
 }
 
@@ -297,6 +320,21 @@ export function renderReport(r: BenchResults): string {
       `${d.lists_idle.p50_ms} / ${d.lists_idle.p99_ms}`,
     ]);
     out.push(table(['database', 'deletion', 'delete alone: median (runs)', 'delete with lists: median', 'lists during delete p50 / p99 / max ms', 'lists idle p50 / p99 ms'], del));
+    const fair = (r.knowledge_base.fairness ?? []).map((f) => [
+      f.dialect,
+      `${f.slow_links_per_round} links of bot A sending a byte every 200 ms, never ending; KB_WORKERS=${f.workers}, FETCH_TIMEOUT_MS=${f.fetch_timeout_ms}`,
+      f.wait_ms.map((w, i) => `${Math.round(w)} (${Math.round(f.own_fetch_ms[i]!)})`).join(', '),
+      f.alone_ms.map((x) => Math.round(x)).join(', '),
+    ]);
+    if (fair.length > 0) out.push('', table(['database', 'fairness', "bot B's new link: POST → indexed ms (its own fetch), rounds", 'a link alone: POST → indexed ms'], fair));
+    const large = (r.knowledge_base.large_page ?? []).map((l) => [
+      l.dialect,
+      `${(l.bytes / MiB).toFixed(0)} MiB Markdown, ${l.passages} passages`,
+      `${l.ingest_ms.map((x) => (x / 1000).toFixed(1)).join(', ')} s`,
+      `${l.lists_during.p50_ms} / ${l.lists_during.p99_ms} / ${l.lists_during.max_ms} (n=${l.lists_during.n}, ${l.list_rate_per_s}/s${l.lists_during.errors ? `, ${l.lists_during.errors} failed` : ''})`,
+      `${l.lists_idle.p50_ms} / ${l.lists_idle.p99_ms}`,
+    ]);
+    if (large.length > 0) out.push('', table(['database', 'large page', 'POST → indexed (rounds)', 'lists during ingestion p50 / p99 / max ms', 'lists idle p50 / p99 ms'], large));
   }
   out.push('', '### Targets (ratios from the same run; evaluated, never asserted)', '');
   out.push(table(['target', 'measured', ''], r.targets.map((t) => [t.target, t.measured, t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'MISS'])));
@@ -381,9 +419,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   }
   if (opts.sections.has(4)) {
     opts.log('\n4. Knowledge base');
-    results.knowledge_base = { ingestion: [], deletion: [] };
+    results.knowledge_base = { ingestion: [], deletion: [], fairness: [], large_page: [] };
     for (const dialect of dialects) {
-      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
+      // The large page is stored whole (limits raised), to measure storing ~86,000 passages.
+      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', KB_MAX_PASSAGES_PER_LINK: '1000000', KB_MAX_PASSAGES_PER_BOT: '1000000' };
       await withHost(dialect, env, async (host, service) => {
         results.knowledge_base!.ingestion.push(
           await benchIngestion(service, { pages: opts.quick ? 20 : 200, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
@@ -397,6 +436,14 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             listRate: 50,
             log: opts.log,
           }),
+        );
+        results.knowledge_base!.large_page!.push(await benchLargePage(service, { bytes: (opts.quick ? 5 : 25) * MiB, rounds: opts.quick ? 1 : 3, listRate: 50, log: opts.log }));
+      });
+      // Issue 13's reproduction: 2 workers, a 2 s fetch deadline, 1,000 never-ending pages for one bot.
+      const fairEnv = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', FETCH_TIMEOUT_MS: '2000' };
+      await withHost(dialect, fairEnv, async (_host, service) => {
+        results.knowledge_base!.fairness!.push(
+          await benchFairness(service, { slowLinks: 1000, rounds: opts.quick ? 1 : 3, workers: 2, fetchTimeoutMs: 2000, log: opts.log }),
         );
       });
     }

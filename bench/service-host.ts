@@ -16,6 +16,7 @@ import { createApiKey } from '../src/domain/auth/api-keys.js';
 import { nowTimestamp } from '../src/domain/ids.js';
 import { clearValidationCache } from '../src/domain/validator/index.js';
 import { startService, type RunningService } from '../src/server.js';
+import { insertPassages } from '../src/storage/knowledge-base.repository.js';
 import { passageText } from './lib/text.js';
 
 let service: RunningService | null = null;
@@ -117,12 +118,12 @@ const handlers: Record<string, (args: any) => unknown> = {
         for (let seq = 0; seq < args.passagesPerLink; seq++) {
           batch.push({ link_id: link.id, bot_id: args.botId, seq, content: passageText(n++) });
           if (batch.length === 500) {
-            await trx.insertInto('kb_passages').values(batch).execute();
+            await insertPassages(trx, batch);
             batch = [];
           }
         }
       }
-      if (batch.length > 0) await trx.insertInto('kb_passages').values(batch).execute();
+      if (batch.length > 0) await insertPassages(trx, batch);
     });
     return { urls };
   },

@@ -4,8 +4,9 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
-import { accessHook } from './http/auth.js';
-import { registerErrorHandling } from './http/errors.js';
+import { accessHook, publishAccessRules } from './http/auth.js';
+import { clientErrorHandler, documentFrameworkErrors, frameworkErrorHandler, registerErrorHandling, type ErrorHandlingDeps } from './http/errors.js';
+import { refuseUnstorableText } from './http/text-guard.js';
 import { registerMetrics } from './http/metrics.js';
 import { apiDescriptionRoutes } from './http/routes/api-descriptions.js';
 import { copilotRoutes } from './http/routes/copilots.js';
@@ -37,12 +38,25 @@ function schemaValidators() {
 
 /** Builds the application: every route registered here, explicitly; no listen. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  // Set once the access hook exists; the framework's own refusals (built with Fastify) need it.
+  let errorDeps: ErrorHandlingDeps | null = null;
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     },
     bodyLimit: config.bodyLimitBytes,
+    // A client must send a whole request within this time (slow-body clients do not hold a
+    // connection forever); checked at a quarter of it, so the bound holds within 25%. Node
+    // reads these when the server is built (set later, they are not enforced): both places.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler(() => errorDeps!),
     // Long path parameters reach the routes (and their 401/403/404) instead of the
     // router's own 414 outside the error contract.
     routerOptions: { maxParamLength: 2048 },
@@ -68,6 +82,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
   });
 
+  documentFrameworkErrors(app);
+  publishAccessRules(app);
   await app.register(swagger, {
     // Shared schemas keep their $id as their component name (ErrorBody, Copilot, ApiKey).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
@@ -88,9 +104,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(Copilot);
   app.addSchema(ApiKey);
 
-  registerErrorHandling(app);
-  const metrics = registerMetrics(app);
   const access = accessHook(deps.storage, config.allowAnonymousRead);
+  errorDeps = { requireKey: access.requireKey };
+  registerErrorHandling(app, errorDeps);
+  const metrics = registerMetrics(app);
+  app.addHook('preValidation', async (request) => refuseUnstorableText(request));
   const routeDeps = { storage: deps.storage, access, config };
 
   systemRoutes(app, { storage: deps.storage, metrics });

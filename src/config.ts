@@ -14,18 +14,35 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** PostgreSQL: run the per-request queries as named prepared statements. */
   readonly databasePreparedStatements: boolean;
+  /** PostgreSQL: a connection that has not completed its start-up within this time fails. */
+  readonly databaseConnectTimeoutMs: number;
+  /** How long a start waits for an unreachable database (retrying with backoff) before it gives up. */
+  readonly databaseStartupTimeoutMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly allowAnonymousRead: boolean;
   readonly bodyLimitBytes: number;
   readonly maxDocumentBytes: number;
   readonly fetchTimeoutMs: number;
   readonly fetchAllowNetworks: readonly string[];
+  /** Slowest body a knowledge-base fetch accepts, in bytes per second over each window (0: no minimum). */
+  readonly fetchMinBytesPerSecond: number;
+  readonly fetchMinRateWindowMs: number;
   readonly kbWorkers: number;
   readonly kbPollIntervalMs: number;
+  /** Links one bot may have waiting to be indexed; adding more is refused (429). */
+  readonly kbMaxPendingLinksPerBot: number;
+  /** Passages one link may hold; a page that yields more fails. */
+  readonly kbMaxPassagesPerLink: number;
+  /** Passages one bot's knowledge base may hold; a page that would take it over fails. */
+  readonly kbMaxPassagesPerBot: number;
   readonly validationCacheBytes: number;
   /** Threads for validating documents and extracting pages off the event loop. */
   readonly taskThreads: number;
   readonly shutdownTimeoutMs: number;
+  /** Longest time a client may take to send one whole request (headers and body). */
+  readonly requestTimeoutMs: number;
+  /** Soft-deleted copilots are purged this many days after deletion; 0 keeps them until an admin purges them. */
+  readonly purgeDeletedAfterDays: number;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +119,8 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
     databasePreparedStatements: bool('DATABASE_PREPARED_STATEMENTS', true),
+    databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseStartupTimeoutMs: int('DATABASE_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
@@ -110,9 +129,16 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     fetchAllowNetworks,
     kbWorkers: int('KB_WORKERS', 2, 0, 64),
     kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    fetchMinBytesPerSecond: int('FETCH_MIN_BYTES_PER_SECOND', 1024, 0, 1024 * MiB),
+    fetchMinRateWindowMs: int('FETCH_MIN_RATE_WINDOW_MS', 5000, 100, 600_000),
+    kbMaxPendingLinksPerBot: int('KB_MAX_PENDING_LINKS_PER_BOT', 2000, 1, 10_000_000),
+    kbMaxPassagesPerLink: int('KB_MAX_PASSAGES_PER_LINK', 5000, 1, 10_000_000),
+    kbMaxPassagesPerBot: int('KB_MAX_PASSAGES_PER_BOT', 100_000, 1, 1_000_000_000),
     validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
     taskThreads: int('TASK_THREADS', defaultTaskThreads(), 1, 64),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({ ...config, fetchAllowNetworks: Object.freeze([...fetchAllowNetworks]) });

@@ -4,6 +4,9 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
 import { configureValidationCache } from './domain/validator/index.js';
 import { IngestionWorker } from './jobs/ingestion-worker.js';
+import { startRetention } from './jobs/retention.js';
+import { sql } from 'kysely';
+import { DataDirError } from './storage/data-dir.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { taskThreads } from './threads/task-threads.js';
 import { migrateToLatest } from './storage/migrate.js';
@@ -18,13 +21,14 @@ export interface RunningService {
 
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
-  configureValidationCache({ maxChars: config.validationCacheBytes });
+  configureValidationCache({ maxBytes: config.validationCacheBytes });
   taskThreads.configure({ threads: config.taskThreads });
   let app: FastifyInstance | null = null;
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
     backgroundCheckpoints: {
       onFailure: (err) => {
         const message = 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again';
@@ -34,15 +38,31 @@ export async function startService(config: Config): Promise<RunningService> {
     },
   });
   try {
+    await waitForDatabase(storage, config);
     await migrateToLatest(storage);
     // A thread that cannot start (a broken install) stops the start, not each validation.
     await taskThreads.ready();
     let worker: IngestionWorker | null = null;
     app = await buildApp(config, { storage, onLinksQueued: () => worker?.notify() });
+    // While draining, every answer closes its connection, and connections that fall idle are
+    // closed, so a keep-alive client cannot hold the process until SHUTDOWN_TIMEOUT_MS.
+    let draining = false;
+    app.addHook('onSend', async (_request, reply) => {
+      if (draining) reply.header('connection', 'close');
+    });
     worker = new IngestionWorker(storage, {
       concurrency: config.kbWorkers,
       pollIntervalMs: config.kbPollIntervalMs,
-      fetchPolicy: { timeoutMs: config.fetchTimeoutMs, maxBytes: config.maxDocumentBytes, maxRedirects: 5, allowNetworks: [...config.fetchAllowNetworks] },
+      fetchPolicy: {
+        timeoutMs: config.fetchTimeoutMs,
+        maxBytes: config.maxDocumentBytes,
+        maxRedirects: 5,
+        allowNetworks: [...config.fetchAllowNetworks],
+        minBytesPerSecond: config.fetchMinBytesPerSecond,
+        minRateWindowMs: config.fetchMinRateWindowMs,
+      },
+      maxPassagesPerLink: config.kbMaxPassagesPerLink,
+      maxPassagesPerBot: config.kbMaxPassagesPerBot,
       logger: app.log,
     });
     const keyFile = await ensureBootstrapAdminKey(storage, config.dataDir);
@@ -50,6 +70,7 @@ export async function startService(config: Config): Promise<RunningService> {
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
     worker.start();
+    const retention = config.purgeDeletedAfterDays > 0 ? startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger: app.log }) : null;
     const running = app;
     const runningWorker = worker;
     return {
@@ -57,10 +78,17 @@ export async function startService(config: Config): Promise<RunningService> {
       storage,
       address,
       async close() {
-        // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
-        await runningWorker.stop();
-        await running.close();
-        await storage.close();
+        draining = true;
+        const idleSweep = setInterval(() => running.server.closeIdleConnections(), 100);
+        try {
+          // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
+          await runningWorker.stop();
+          await retention?.stop();
+          await running.close();
+        } finally {
+          clearInterval(idleSweep);
+          await storage.close();
+        }
       },
     };
   } catch (err) {
@@ -70,17 +98,60 @@ export async function startService(config: Config): Promise<RunningService> {
   }
 }
 
+/**
+ * Waits for the database at start (a container may start before its database): a failed
+ * trivial query is retried with backoff until DATABASE_STARTUP_TIMEOUT_MS, each wait noted
+ * on stderr, then the start fails naming the database (never its password).
+ */
+async function waitForDatabase(storage: Storage, config: Config): Promise<void> {
+  const deadline = Date.now() + config.databaseStartupTimeoutMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      await sql`select 1`.execute(storage.db);
+      return;
+    } catch (err) {
+      const reason = (err as Error).message || String(err);
+      if (Date.now() + delay > deadline) {
+        throw new Error(`Could not reach ${describeDatabase(config)} within ${config.databaseStartupTimeoutMs} ms: ${reason}`);
+      }
+      process.stderr.write(`${describeDatabase(config)} is not reachable yet (${reason}); retrying in ${delay} ms\n`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** "PostgreSQL at host:port/database" or "the SQLite database in DIR": never credentials. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `the SQLite database in ${config.dataDir}`;
+  try {
+    const url = new URL(config.databaseUrl);
+    return `PostgreSQL at ${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)';
+  }
+}
+
 /** `npm start` / `copilot-service serve`: run until SIGTERM or SIGINT, then drain and exit 0. */
 export async function serve(config: Config = loadConfig()): Promise<void> {
-  const service = await startService(config);
+  // Until the service is up (or has failed), nothing else may keep the process alive: a failed
+  // start closes what it opened, and Node must not exit, code 0, before the error is reported.
+  const starting = setInterval(() => undefined, 60_000);
+  let service: RunningService;
+  try {
+    service = await startService(config);
+  } finally {
+    clearInterval(starting);
+  }
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     service.app.log.info({ signal }, 'Shutting down: finishing in-flight requests');
     const timer = setTimeout(() => {
-      service.app.log.error('Shutdown took too long; exiting');
-      process.exit(1);
+      service.app.log.error('Shutdown took too long; closing storage and exiting');
+      // Storage is closed on this path too (bounded, so a stuck close cannot hold the exit).
+      const bound = new Promise((resolve) => setTimeout(resolve, 2000).unref());
+      void Promise.race([service.storage.close().catch(() => undefined), bound]).then(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     timer.unref();
     service.close().then(
@@ -96,11 +167,15 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
 }
 
 export function reportStartupError(err: unknown): never {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
+  const e = err as { code?: string; address?: string; port?: number; message?: string };
+  if (err instanceof ConfigError || err instanceof DataDirError) {
+    process.stderr.write(`${(err as Error).message}\n`);
+  } else if (e.code === 'EADDRINUSE') {
+    process.stderr.write(`Could not start: ${e.address ?? 'the address'}:${e.port ?? '?'} is already in use by another process; choose another PORT (or HOST).\n`);
+  } else if (e.code === 'EACCES' && e.port !== undefined) {
+    process.stderr.write(`Could not start: this user may not listen on ${e.address ?? ''}:${e.port}; choose a PORT above 1023.\n`);
   } else {
-    process.stderr.write(`Could not start: ${(err as Error).message ?? String(err)}\n`);
+    process.stderr.write(`Could not start: ${e.message ?? String(err)}\n`);
   }
   process.exit(1);
 }
-

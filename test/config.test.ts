@@ -25,6 +25,8 @@ describe('configuration', () => {
       validationCacheBytes: 67108864,
       taskThreads: Math.max(1, availableParallelism() - 1),
       shutdownTimeoutMs: 10000,
+      requestTimeoutMs: 300000,
+      purgeDeletedAfterDays: 0,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -47,6 +49,8 @@ describe('configuration', () => {
       VALIDATION_CACHE_BYTES: '0',
       TASK_THREADS: '3',
       SHUTDOWN_TIMEOUT_MS: '1',
+      REQUEST_TIMEOUT_MS: '2000',
+      PURGE_DELETED_AFTER_DAYS: '30',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -64,6 +68,8 @@ describe('configuration', () => {
       validationCacheBytes: 0,
       taskThreads: 3,
       shutdownTimeoutMs: 1,
+      requestTimeoutMs: 2000,
+      purgeDeletedAfterDays: 30,
     });
     expect(config.fetchAllowNetworks).toHaveLength(2);
   });
@@ -71,13 +77,43 @@ describe('configuration', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0' });
+      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0', REQUEST_TIMEOUT_MS: '10', PURGE_DELETED_AFTER_DAYS: 'soon' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS']) expect(problems).toContain(key);
+    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS', 'REQUEST_TIMEOUT_MS', 'PURGE_DELETED_AFTER_DAYS']) expect(problems).toContain(key);
+  });
+
+  // Issue 13 §3, §10: the knowledge-base queue's bounds and the fetcher's minimum rate.
+  it('has the documented ingestion limits, reads them, and refuses bad values', () => {
+    expect(loadConfig({})).toMatchObject({
+      fetchMinBytesPerSecond: 1024,
+      fetchMinRateWindowMs: 5000,
+      kbMaxPendingLinksPerBot: 2000,
+      kbMaxPassagesPerLink: 5000,
+      kbMaxPassagesPerBot: 100000,
+    });
+    expect(
+      loadConfig({
+        FETCH_MIN_BYTES_PER_SECOND: '0',
+        FETCH_MIN_RATE_WINDOW_MS: '250',
+        KB_MAX_PENDING_LINKS_PER_BOT: '10',
+        KB_MAX_PASSAGES_PER_LINK: '20',
+        KB_MAX_PASSAGES_PER_BOT: '30',
+      }),
+    ).toMatchObject({ fetchMinBytesPerSecond: 0, fetchMinRateWindowMs: 250, kbMaxPendingLinksPerBot: 10, kbMaxPassagesPerLink: 20, kbMaxPassagesPerBot: 30 });
+    const keys = ['FETCH_MIN_BYTES_PER_SECOND', 'FETCH_MIN_RATE_WINDOW_MS', 'KB_MAX_PENDING_LINKS_PER_BOT', 'KB_MAX_PASSAGES_PER_LINK', 'KB_MAX_PASSAGES_PER_BOT'];
+    let error: unknown;
+    try {
+      loadConfig({ FETCH_MIN_BYTES_PER_SECOND: '-5', FETCH_MIN_RATE_WINDOW_MS: '0', KB_MAX_PENDING_LINKS_PER_BOT: '0', KB_MAX_PASSAGES_PER_LINK: 'many', KB_MAX_PASSAGES_PER_BOT: '0' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const key of keys) expect(problems).toContain(key);
   });
 
   it('reads .env under the real environment (the environment wins)', () => {

@@ -272,3 +272,187 @@ describe('the built service process', () => {
     expect(stderr.text).toBe('');
   });
 });
+
+/** Runs the built CLI to its end (30 s at most) and returns what it printed. */
+function runToExit(cli: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// Issue 14 §5: every start-up failure says what and where, and exits non-zero.
+describe('start-up failures an operator can see', () => {
+  let cli: string;
+  const dirs: string[] = [];
+  const dir = () => {
+    const d = mkdtempSync(path.join(tmpdir(), 'cms-fail-'));
+    dirs.push(d);
+    return d;
+  };
+  beforeAll(async () => {
+    cli = await buildCli();
+  });
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a port already taken: a message naming it and a non-zero exit, every time (20 starts)', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      const dataDir = dir();
+      for (let batch = 0; batch < 5; batch++) {
+        const runs = await Promise.all(
+          Array.from({ length: 4 }, () => runToExit(cli, ['serve'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir }, dataDir)),
+        );
+        for (const run of runs) {
+          expect(run.code, run.stderr).not.toBe(0);
+          expect(run.code).not.toBeNull();
+          expect(run.stderr).toContain(`127.0.0.1:${port}`);
+          expect(run.stderr).toMatch(/already in use/i);
+        }
+      }
+    } finally {
+      holder.close();
+    }
+  }, 240_000);
+
+  it('DATA_DIR that is a file, or cannot be created: a message naming the path and the user', async () => {
+    const file = path.join(dir(), 'a-file');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, 'x'));
+    const user = (await import('node:os')).userInfo().username;
+    for (const dataDir of [file, path.join(file, 'below'), '/sys/cms-no-such-place/data']) {
+      const run = await runToExit(cli, ['serve'], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir }, dir());
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toContain(dataDir);
+      expect(run.stderr).toContain(user);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
+  }, 120_000);
+
+  it('PostgreSQL that accepts connections but never answers: retries, then a message naming host, port and database (never the password)', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const run = await runToExit(
+        cli,
+        ['serve'],
+        {
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATA_DIR: dir(),
+          DATABASE_URL: `postgres://someone:sekret-pw@127.0.0.1:${port}/copilots`,
+          DATABASE_CONNECT_TIMEOUT_MS: '300',
+          DATABASE_STARTUP_TIMEOUT_MS: '1500',
+        },
+        dir(),
+      );
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toContain(`127.0.0.1:${port}/copilots`);
+      expect(run.stderr).toMatch(/retrying/i);
+      expect(run.stdout + run.stderr).not.toContain('sekret-pw');
+      expect(sockets.length).toBeGreaterThan(1); // it tried again
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+});
+
+describe('SIGTERM with keep-alive clients', () => {
+  let cli: string;
+  beforeAll(async () => {
+    cli = await buildCli();
+  });
+
+  async function startServe(env: Record<string, string>) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-drain-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [cli, 'serve'], {
+      cwd: dataDir,
+      env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stdout = new Output(child.stdout!);
+    new Output(child.stderr!);
+    await stdout.waitFor((l) => /listening/i.test(l), 'listening', child);
+    const key = readFileSync(path.join(dataDir, BOOTSTRAP_KEY_FILE), 'utf8').trim();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { dataDir, port, child, stdout, key, exited };
+  }
+
+  it('answers in-flight requests with Connection: close, closes idle connections, exits 0 at once and closes storage', async () => {
+    const s = await startServe({ SHUTDOWN_TIMEOUT_MS: '120000' });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    try {
+      // An idle keep-alive connection…
+      const idle = await new Promise<number>((resolve, reject) =>
+        http.get({ host: '127.0.0.1', port: s.port, path: '/healthz', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        }).on('error', reject),
+      );
+      expect(idle).toBe(200);
+      // …and one whose body is still on its way when SIGTERM arrives.
+      const body = Buffer.from(JSON.stringify({ name: 'Drained' }));
+      const request = http.request({
+        host: '127.0.0.1',
+        port: s.port,
+        method: 'POST',
+        path: '/backend/api/copilots',
+        agent,
+        headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json', 'content-length': String(body.length), 'x-request-id': 'drain-1' },
+      });
+      const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
+        request.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res));
+        });
+        request.on('error', reject);
+      });
+      request.write(body.subarray(0, 3));
+      await s.stdout.waitFor((l) => parsed(l)?.reqId === 'drain-1', 'the request was logged', s.child);
+      s.child.kill('SIGTERM');
+      await s.stdout.waitFor((l) => /shutting down/i.test(parsed(l)?.msg ?? ''), 'the shutdown was logged', s.child);
+      request.end(body.subarray(3));
+      const response = await answered;
+      expect(response.statusCode).toBe(201);
+      expect(response.headers.connection).toBe('close');
+      expect(await s.exited).toBe(0); // not after SHUTDOWN_TIMEOUT_MS (the test would time out first)
+      expect(existsSync(path.join(s.dataDir, 'copilot-service.sqlite-wal'))).toBe(false); // closed: SQLite removes its WAL
+    } finally {
+      agent.destroy();
+      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      rmSync(s.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('when the drain times out, storage is still closed before the process exits', async () => {
+    const s = await startServe({ SHUTDOWN_TIMEOUT_MS: '1000' });
+    const socket = net.connect(s.port, '127.0.0.1');
+    try {
+      socket.write(`POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Request-Id: stuck-1\r\n\r\n{`);
+      await s.stdout.waitFor((l) => parsed(l)?.reqId === 'stuck-1', 'the request was logged', s.child);
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(1);
+      expect(s.stdout.text).toMatch(/took too long/i);
+      expect(existsSync(path.join(s.dataDir, 'copilot-service.sqlite-wal'))).toBe(false);
+    } finally {
+      socket.destroy();
+      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      rmSync(s.dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,7 +1,9 @@
 /**
  * Section 2, second table — documents built to hurt, over HTTP: PUT …/swagger of each
  * hostile fixture of the tests (test/fixtures/validator/hostile), of nesting bombs as
- * large as MAX_DOCUMENT_BYTES allows, and of a container-dense document (millions of
+ * large as MAX_DOCUMENT_BYTES allows, of the answer bombs of issue 13 (a 1 MiB YAML string
+ * aliased by 150 operations, and a 12 MB JSON path-level parameter merged into 8 methods:
+ * hundreds of MB of answer, refused by counting before rendering), and of a container-dense document (millions of
  * empty arrays: valid, accepted, the most parsing work per byte); the time to the answer,
  * the validation cache cleared before each. During the rounds of the container-dense
  * document (upload, hashing, validation on a task thread, storing), list requests are sent
@@ -11,6 +13,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { jsonPathParameterBomb, yamlAliasBomb } from '../../test/domain/validator/answer-bombs.js';
 import type { ServiceHost } from '../lib/host.js';
 import { json, openLoop, send } from '../lib/http.js';
 import { latencySummary, median, round } from '../lib/stats.js';
@@ -49,6 +52,16 @@ function documents(fixtures: string, maxBytes: number): { hostile: Doc[]; dense:
   hostile.push(
     { id: 'nesting bomb (JSON, [[[…)', bytes: Buffer.from('['.repeat(room)), type: 'application/json' },
     { id: 'nesting bomb (YAML, x: [[[…)', bytes: Buffer.from(`openapi: 3.0.3\nx: ${'['.repeat(room - 20)}`), type: 'application/yaml' },
+    {
+      id: 'answer bomb (YAML, one string aliased by 150 operations)',
+      bytes: yamlAliasBomb({ bytes: Math.min(1024 * 1024, room) }),
+      type: 'application/yaml',
+    },
+    {
+      id: 'answer bomb (JSON, path-level parameter × 8 methods)',
+      bytes: jsonPathParameterBomb({ bytes: Math.min(12_000_000, room) }),
+      type: 'application/json',
+    },
   );
   const arrays = Math.floor((room - OPENAPI.length) / 3);
   const dense = { id: 'container-dense (JSON, [[],[],…], accepted)', bytes: Buffer.from(`${OPENAPI}[${'[],'.repeat(arrays - 1)}[]]}`), type: 'application/json' };

@@ -5,6 +5,9 @@
  * while list requests arrive at a fixed rate (their p99 shows whether the event loop was
  * blocked). The links and passages to delete are written straight into the database
  * (service-host seedKnowledgeBase), which is much faster than ingesting them.
+ * Issue 13: how long one bot's new link waits behind another bot's 1,000 never-ending pages
+ * (fair claiming, benchFairness), and list latency while a 25 MiB Markdown page is fetched,
+ * extracted and stored (benchLargePage).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -165,6 +168,227 @@ export async function benchDeletion(
     median_alone_ms: round(median(alone), 1),
     median_with_lists_ms: round(median(withLists), 1),
     lists_during_delete: { ...latencySummary(duringMs), errors: during.filter((s) => s.status !== 200).length },
+    lists_idle: { n: idle.length, p50_ms: round(percentile(idle, 50), 2), p99_ms: round(percentile(idle, 99), 2) },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 13 §3: fairness. Bot A queues links to pages that send one byte every 200 ms and never
+// end; bot B then adds one ordinary link. B's link must not wait for A's queue: at most for
+// the fetches already running (one FETCH_TIMEOUT_MS) plus its own fetch.
+
+export interface FairnessResult {
+  dialect: string;
+  workers: number;
+  fetch_timeout_ms: number;
+  /** Slow links bot A queued in each round (they pile up: rounds do not wait for them). */
+  slow_links_per_round: number;
+  /** An ordinary link alone, from POST to indexed (before any slow link was queued): for comparison. */
+  alone_ms: number[];
+  /** Bot B's link behind bot A's queue, per round: from POST to indexed… */
+  wait_ms: number[];
+  /** …of which its own fetch: from its page's request arriving to indexed. */
+  own_fetch_ms: number[];
+  /** The largest of wait − own fetch: how long B's link waited for a worker (target: ≤ FETCH_TIMEOUT_MS). */
+  max_queued_ms: number;
+}
+
+/** A web site of ordinary pages (/page/<n>) and drips (/drip/<n>: a byte every `dripMs`, never ending). */
+async function startDripServer(dripMs: number): Promise<{ origin: string; dripping: () => number; arrivedAt: (path: string) => number | undefined; close: () => Promise<void> }> {
+  let dripping = 0;
+  const arrivals = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    arrivals.set(req.url ?? '', performance.now());
+    const n = Number(/\/(\d+)$/.exec(req.url ?? '')?.[1] ?? '0');
+    if ((req.url ?? '').startsWith('/drip/')) {
+      dripping++;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      const timer = setInterval(() => res.write(' '), dripMs);
+      res.on('close', () => {
+        dripping--;
+        clearInterval(timer);
+      });
+      return;
+    }
+    const body = Buffer.from(articlePage(n), 'utf8');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    dripping: () => dripping,
+    arrivedAt: (path) => arrivals.get(path),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** POSTs `url` for `bot`; resolves when its link is no longer pending (throws unless indexed) with the times the POST started and ended. */
+async function timeToIndexed(service: { url: string; key: string }, bot: string, url: string, pollMs: number): Promise<{ started: number; indexed: number }> {
+  const started = performance.now();
+  await json('POST', `${service.url}/backend/knowledgebase/b/${bot}`, service.key, { links: [url] });
+  for (;;) {
+    const list = await json<{ links: Array<{ url: string; status: string; error: string | null }> }>('GET', `${service.url}/backend/knowledgebase/b/${bot}?limit=10`, service.key);
+    const link = list.links.find((l) => l.url === url);
+    if (link && link.status !== 'pending') {
+      if (link.status !== 'indexed') throw new Error(`${url} ended ${link.status}: ${link.error}`);
+      return { started, indexed: performance.now() };
+    }
+    if (performance.now() - started > 120_000) throw new Error(`${url} was not indexed within 2 minutes`);
+    await sleep(pollMs);
+  }
+}
+
+export async function benchFairness(
+  service: { url: string; key: string; dialect: string },
+  opts: { slowLinks: number; rounds: number; workers: number; fetchTimeoutMs: number; log: (line: string) => void },
+): Promise<FairnessResult> {
+  const site = await startDripServer(200);
+  const alone: number[] = [];
+  const waits: number[] = [];
+  const own: number[] = [];
+  let page = 0;
+  try {
+    const quiet = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'fairness: alone' });
+    for (let i = 0; i < 3; i++) {
+      const t = await timeToIndexed(service, quiet.id, `${site.origin}/page/${page++}`, 10);
+      alone.push(round(t.indexed - t.started, 1));
+    }
+    for (let r = 0; r < opts.rounds; r++) {
+      const a = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `fairness: slow tenant ${r}` });
+      const b = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `fairness: quiet tenant ${r}` });
+      const slow = Array.from({ length: opts.slowLinks }, (_, i) => `${site.origin}/drip/${r}/${i}`);
+      for (let i = 0; i < slow.length; i += 1000) await json('POST', `${service.url}/backend/knowledgebase/b/${a.id}`, service.key, { links: slow.slice(i, i + 1000) });
+      // Every worker on a never-ending page (the latest for 0.1 s): B's link waits for the first to give up.
+      const deadline = performance.now() + 30_000;
+      while (site.dripping() < opts.workers) {
+        if (performance.now() > deadline) throw new Error(`only ${site.dripping()} of ${opts.workers} workers took a slow link`);
+        await sleep(5);
+      }
+      await sleep(100);
+      const path = `/page/${page++}`;
+      const t = await timeToIndexed(service, b.id, `${site.origin}${path}`, 10);
+      const arrived = site.arrivedAt(path);
+      if (arrived === undefined) throw new Error(`${path} was indexed without being fetched`);
+      waits.push(round(t.indexed - t.started, 1));
+      own.push(round(t.indexed - arrived, 1));
+      opts.log(
+        `    ${service.dialect} fairness round ${r + 1}/${opts.rounds}: ${opts.slowLinks} never-ending links queued for bot A, every worker on one; bot B's link fetched after ${(arrived - t.started).toFixed(0)} ms, indexed after ${(t.indexed - t.started).toFixed(0)} ms`,
+      );
+    }
+  } finally {
+    await site.close();
+  }
+  return {
+    dialect: service.dialect,
+    workers: opts.workers,
+    fetch_timeout_ms: opts.fetchTimeoutMs,
+    slow_links_per_round: opts.slowLinks,
+    alone_ms: alone,
+    wait_ms: waits,
+    own_fetch_ms: own,
+    max_queued_ms: round(Math.max(...waits.map((w, i) => w - own[i]!)), 1),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 13 §10: storing a large page never holds other requests. List requests at a fixed
+// rate while one 25 MiB Markdown page is fetched, extracted (on a task thread) and stored.
+
+export interface LargePageResult {
+  dialect: string;
+  bytes: number;
+  passages: number;
+  list_rate_per_s: number;
+  /** POST → indexed, per round. */
+  ingest_ms: number[];
+  /** List requests sent while the page was being ingested (all rounds pooled). */
+  lists_during: { n: number; p50_ms: number; p99_ms: number; max_ms: number; errors: number };
+  lists_idle: { n: number; p50_ms: number; p99_ms: number };
+}
+
+// Two-letter words in paragraphs of 101: each paragraph is a passage of ~300 bytes (two do not
+// fit one), about as many passages per MiB as the page of the issue (104,854 in 25 MiB).
+const SHORT_WORDS = ['to', 'of', 'in', 'is', 'it', 'on', 'at', 'by', 'we', 'an', 'as', 'be', 'do', 'go', 'he', 'if', 'me', 'my', 'no', 'or', 'so', 'up', 'us'];
+
+/** A Markdown page of `bytes` bytes: headings every 50 paragraphs, paragraphs of 101 short words. */
+export function largeMarkdown(bytes: number): Buffer {
+  const parts: string[] = [];
+  let size = 0;
+  for (let p = 0; size < bytes; p++) {
+    let text = p % 50 === 0 ? `## Section ${p / 50}\n\n` : '';
+    const words: string[] = [];
+    for (let w = 0; w < 101; w++) words.push(SHORT_WORDS[(p * 7 + w * 13 + ((p * w) % 5)) % SHORT_WORDS.length]!);
+    text += `${words.join(' ')}.\n\n`;
+    parts.push(text);
+    size += text.length;
+  }
+  return Buffer.from(parts.join('').slice(0, bytes), 'utf8');
+}
+
+export async function benchLargePage(
+  service: { url: string; key: string; dialect: string },
+  opts: { bytes: number; rounds: number; listRate: number; log: (line: string) => void },
+): Promise<LargePageResult> {
+  const body = largeMarkdown(opts.bytes);
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/markdown; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listUrl = `${service.url}/backend/api/copilots?limit=100`;
+  const headers = { authorization: `Bearer ${service.key}` };
+  const existing = (await json<unknown[]>('GET', listUrl, service.key)).length;
+  for (let i = existing; i < 100; i++) await json('POST', `${service.url}/backend/api/copilots`, service.key, { name: `list filler ${i}` });
+  const during: Array<{ ms: number; status: number }> = [];
+  const idle: number[] = [];
+  const ingest: number[] = [];
+  let passages = 0;
+  try {
+    for (let r = 0; r < opts.rounds; r++) {
+      const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `large page ${r}` });
+      const warm = openLoop(listUrl, headers, opts.listRate);
+      await sleep(1000);
+      idle.push(...(await warm.stop()).map((s) => s.ms));
+      const loop = openLoop(listUrl, headers, opts.listRate);
+      await sleep(100);
+      const url = `${origin}/large/${r}.md`;
+      const started = performance.now();
+      await json('POST', `${service.url}/backend/knowledgebase/b/${bot.id}`, service.key, { links: [url] });
+      let link: { status: string; error: string | null; passages: number };
+      for (;;) {
+        const list = await json<{ links: Array<{ status: string; error: string | null; passages: number }> }>('GET', `${service.url}/backend/knowledgebase/b/${bot.id}`, service.key);
+        link = list.links[0]!;
+        if (link.status !== 'pending') break;
+        if (performance.now() - started > 600_000) throw new Error('the large page was not ingested in 10 minutes');
+        await sleep(100);
+      }
+      const ended = performance.now();
+      const samples = await loop.stop();
+      if (link.status !== 'indexed') throw new Error(`the large page ended ${link.status}: ${link.error}`);
+      passages = link.passages;
+      ingest.push(round(ended - started, 1));
+      during.push(...samples.filter((s) => s.sentAt >= started && s.sentAt <= ended).map((s) => ({ ms: s.ms, status: s.status })));
+      const slowest = Math.max(...samples.filter((s) => s.sentAt >= started && s.sentAt <= ended).map((s) => s.ms));
+      opts.log(`    ${service.dialect} large page round ${r + 1}/${opts.rounds}: ${(opts.bytes / 1024 / 1024).toFixed(0)} MiB, ${passages} passages in ${((ended - started) / 1000).toFixed(1)} s; slowest list ${slowest.toFixed(1)} ms`);
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  const duringMs = during.map((s) => s.ms);
+  return {
+    dialect: service.dialect,
+    bytes: body.length,
+    passages,
+    list_rate_per_s: opts.listRate,
+    ingest_ms: ingest,
+    lists_during: { ...latencySummary(duringMs), errors: during.filter((s) => s.status !== 200).length },
     lists_idle: { n: idle.length, p50_ms: round(percentile(idle, 50), 2), p99_ms: round(percentile(idle, 99), 2) },
   };
 }

@@ -96,6 +96,32 @@ keys
     process.stdout.write(`Revoked ${id}\n`);
   });
 
+const copilotCommands = program.command('copilots').description('Administer copilots');
+
+copilotCommands
+  .command('purge')
+  .description('Remove a deleted copilot for good, with its documents, knowledge base and passages')
+  .argument('<id>', 'the id of a soft-deleted copilot')
+  .action(async (id: string) => {
+    const { purgeCopilot } = await import('../domain/copilots/copilot.service.js');
+    const result = await withStorage((storage) => purgeCopilot(storage, id));
+    process.stdout.write(`Purged ${result.id}: ${result.documents} documents, ${result.links} links, ${result.passages} passages\n`);
+  });
+
+copilotCommands
+  .command('purge-deleted')
+  .description('Purge every copilot deleted more than the given number of days ago')
+  .requiredOption('--older-than-days <days>', 'whole days since deletion (0: every deleted copilot)', (value: string) => {
+    if (!/^\d{1,5}$/.test(value)) throw new InvalidArgumentError('a whole number of days');
+    return Number(value);
+  })
+  .action(async (options: { olderThanDays: number }) => {
+    const { purgeDeletedBefore } = await import('../domain/copilots/copilot.service.js');
+    const { daysAgo } = await import('../domain/ids.js');
+    const purged = await withStorage((storage) => purgeDeletedBefore(storage, daysAgo(options.olderThanDays)));
+    process.stdout.write(`Purged ${purged.length} deleted copilot${purged.length === 1 ? '' : 's'}\n`);
+  });
+
 program
   .command('validate')
   .description('Validate an API description (file or http(s) URL) as the validator endpoint does')

@@ -32,3 +32,8 @@ export function formatMicros(micros: number): string {
 export function isTimestamp(value: string): boolean {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(value);
 }
+
+/** The wire timestamp of `days` whole days before now. */
+export function daysAgo(days: number): string {
+  return formatMicros(Math.floor((performance.timeOrigin + performance.now() - days * 86_400_000) * 1000));
+}

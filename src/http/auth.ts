@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { authenticate, authorize, keyCache, type Principal, type Scope } from '../domain/auth/api-keys.js';
 import { changeCountersReader, type ChangeCounters } from '../domain/change-counters.js';
 import { AppError } from '../errors.js';
@@ -27,30 +27,90 @@ export interface AccessRule {
 
 /**
  * Builds the onRequest hook that enforces an access rule. It runs before the body is
- * read, so the order of answers is always 401 → 403 → 400 (body) → 404.
+ * read, so the order of answers is always 401 → 403 → 400 (body) → 404. `identify` alone
+ * (who is calling, 401 for a bad key) also serves the answers no route owns: unknown paths,
+ * wrong methods and URLs the router cannot read, so on /backend a request without a valid
+ * key is told 401 before anything else.
  */
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
   const readCounters = changeCountersReader(storage);
   const findKey = keyCache(storage);
-  return (rule: AccessRule): onRequestHookHandler =>
-    async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
-      const counters = readCounters();
-      counters.catch(() => undefined); // a request refused before it awaits them must not leave an unhandled rejection
-      request.changeCounters = counters;
-      const principal = await authenticate(request.headers.authorization, async (id) => findKey(id, (await counters).apiKeys));
-      request.principal = principal;
-      if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
-      const params = request.params as Record<string, string> | undefined;
-      authorize(principal, rule.scope, rule.botParam ? params?.[rule.botParam] : undefined);
-      if (rule.createsBot && botLimit(principal)) {
-        throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
+  async function identify(request: FastifyRequest): Promise<Principal> {
+    if (countAuthorizationHeaders(request) > 1) {
+      throw new AppError('invalid_request', 'Send one Authorization header: this request has several.');
+    }
+    const counters = readCounters();
+    counters.catch(() => undefined); // a request refused before it awaits them must not leave an unhandled rejection
+    request.changeCounters = counters;
+    const principal = await authenticate(request.headers.authorization, async (id) => findKey(id, (await counters).apiKeys));
+    request.principal = principal;
+    return principal;
+  }
+  const hook = (rule: AccessRule): onRequestHookHandler =>
+    Object.assign(
+      async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
+        const principal = await identify(request);
+        if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
+        const params = request.params as Record<string, string> | undefined;
+        authorize(principal, rule.scope, rule.botParam ? params?.[rule.botParam] : undefined);
+        if (rule.createsBot && botLimit(principal)) {
+          throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
+        }
+      },
+      { [ACCESS_RULE]: rule },
+    );
+  return Object.assign(hook, {
+    /** 401 unless the request carries a valid key (two Authorization headers: 400). */
+    async requireKey(request: FastifyRequest): Promise<void> {
+      if ((await identify(request)).kind === 'anonymous') {
+        throw new AppError('unauthorized', 'This operation needs an API key: send "Authorization: Bearer <API key>".');
       }
-    };
+    },
+  });
+}
+
+/**
+ * Node keeps only the first of several Authorization headers; a proxy may read the last.
+ * Two credentials are refused rather than guessed between.
+ */
+function countAuthorizationHeaders(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') n++;
+  return n;
 }
 
 export type AccessHook = ReturnType<typeof accessHook>;
 
+const ACCESS_RULE = Symbol('access rule');
+
+/**
+ * Publishes each route's access rule in its OpenAPI operation: `security` names the scope
+ * the bearer key needs (OpenAPI 3.1 allows role names there) and `x-bot-param` the path
+ * parameter checked against a key's bot limit. Registered before the OpenAPI plugin; the
+ * rule comes from the route's own access hook, so the document cannot drift from it.
+ */
+export function publishAccessRules(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    const rule = hooks.map((h) => (h as { [ACCESS_RULE]?: AccessRule })[ACCESS_RULE]).find((r) => r !== undefined);
+    if (!rule || !route.schema) return;
+    const schema = route.schema as Record<string, unknown>;
+    schema.security = [{ bearer: [rule.scope] }];
+    if (rule.botParam) schema['x-bot-param'] = rule.botParam;
+  });
+}
+
 /** The bot ids a principal is limited to (undefined: all bots). */
 export function botLimit(principal: Principal): readonly string[] | undefined {
   return principal.kind === 'key' && principal.bots !== null ? principal.bots : undefined;
+}
+
+/**
+ * A copilot as this principal may see it: a key without copilots:read (admin holds it) gets
+ * the copilot with an empty `token`, so a write-only key never learns a copilot's token.
+ */
+export function visibleCopilot<T extends { token: string }>(principal: Principal, copilot: T): T {
+  if (principal.kind === 'key' && !principal.scopes.has('copilots:read') && !principal.scopes.has('admin')) return { ...copilot, token: '' };
+  return copilot;
 }

@@ -1,5 +1,7 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { errorResponses } from './schemas.js';
 
 interface ErrorBody {
   error: string;
@@ -52,29 +54,179 @@ export function toErrorBody(err: AppError): ErrorBody {
   return err.details === undefined ? { error: err.code, message: err.message } : { error: err.code, message: err.message, details: err.details };
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** What the error handling needs from the rest of the app. */
+export interface ErrorHandlingDeps {
+  /** 401 unless the request carries a valid key (the access hook's `requireKey`). */
+  requireKey(request: FastifyRequest): Promise<void>;
+}
+
+/** 5xx codes that describe what a client's request met outside the service, not a bug. */
+const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_unavailable']);
+
+/** The client closed its connection (or reset it) while its body was being read. */
+function clientAborted(err: unknown, request: FastifyRequest): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.message === 'aborted' || (request.raw.destroyed && !request.raw.complete);
+}
+
+const isBackendPath = (path: string) => path === '/backend' || path.startsWith('/backend/');
+
+/** Seconds a client should wait before trying again when the database cannot be reached. */
+const RETRY_AFTER_SECONDS = 5;
+
+// Error codes of the drivers that mean "the database cannot be reached or is busy right now"
+// rather than "this request is wrong": node's socket errors, PostgreSQL's connection and
+// operator classes (08, 57P0x, 53300), SQLite's lock, open and I/O failures.
+const UNAVAILABLE_CODES = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/** True for a failure to reach the database (503, try again) rather than a bug (500). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.test(e.code)) return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+  // Node reports a connection refused on every address of a name as an AggregateError.
+  return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
+}
+
+function send(reply: FastifyReply, error: AppError) {
+  if (error.code === 'service_unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(toErrorBody(error)));
+}
+
+/** Registered routes by method, to answer 405 with `Allow` for a known path. */
+function routeTable(app: FastifyInstance) {
+  const routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return; // the dashboard's wildcard serves every other GET
+    const source = route.url
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const pattern = new RegExp(`^${source}/?$`);
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const existing = routes.find((r) => r.pattern.source === pattern.source);
+    if (existing) for (const m of methods) existing.methods.add(m);
+    else routes.push({ pattern, methods: new Set(methods) });
+  });
+  return (path: string): string[] => {
+    const allowed = new Set<string>();
+    for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
+    return [...allowed].sort();
+  };
+}
+
+/**
+ * Lists in every /backend route's published responses the refusals that come from below the
+ * route (the HTTP parser, the router, the database): 408, 431 and 503 everywhere, 414 where
+ * the path has parameters. Registered before the OpenAPI plugin, so it sees them.
+ */
+export function documentFrameworkErrors(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (!route.url.startsWith('/backend') || !response) return;
+    const codes: ErrorCode[] = ['request_timeout', 'headers_too_large', 'service_unavailable', ...(route.url.includes(':') ? (['uri_too_long'] as const) : [])];
+    route.schema!.response = { ...errorResponses(...codes), ...response };
+  });
+}
+
+export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingDeps): void {
   // Fastify parses text/plain by default: a text body would reach the JSON routes as a
   // string and be answered 400 by the schema instead of 415. Bodies are JSON here; a
   // route that takes other types registers its own parsers in its own scope.
   app.removeContentTypeParser('text/plain');
+  const allowedMethods = routeTable(app);
 
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = err instanceof AppError ? err : fromFastifyError(err);
-    if (appError) {
-      if (appError.status >= 500) request.log.error({ err }, appError.message);
-      return reply.code(appError.status).type('application/json; charset=utf-8').send(JSON.stringify(toErrorBody(appError)));
+  /** No route for this method and path: 401 first on /backend, then 405 with Allow for a known path, else 404. */
+  async function noRoute(request: FastifyRequest, reply: FastifyReply) {
+    const path = request.url.split('?')[0]!;
+    try {
+      if (isBackendPath(path)) await deps.requireKey(request);
+    } catch (err) {
+      return send(reply, err instanceof AppError ? err : unavailableOr500(err, request));
+    }
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return send(reply, new AppError('method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(', ')}.`, { allow: allowed }));
+    }
+    return send(reply, new AppError('not_found', `No route ${request.method} ${path.slice(0, 200)}.`));
+  }
+
+  function unavailableOr500(err: unknown, request: FastifyRequest): AppError {
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ err }, 'the database cannot be reached');
+      return new AppError('service_unavailable', 'The database cannot be reached right now; try again shortly.');
     }
     request.log.error({ err }, 'unhandled error');
-    return reply
-      .code(500)
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify({ error: 'internal_error', message: FIXED_500 }));
+    return new AppError('internal_error', FIXED_500);
+  }
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    // An unknown route is 404 (or 405) whatever its body: a body it could not parse included.
+    if (request.is404) return noRoute(request, reply);
+    if (clientAborted(err, request)) {
+      // Nobody is left to answer; not a failure of the service.
+      request.log.info({ reason: (err as Error).message }, 'the client aborted its request');
+      return send(reply, new AppError('invalid_request', 'The request body ended before it was complete.'));
+    }
+    const appError = err instanceof AppError ? err : fromFastifyError(err);
+    if (appError) {
+      // Outcomes the client or its URL caused (a bad swagger_url, a busy queue) are warnings
+      // without a stack; only the service's own failures are errors.
+      if (CLIENT_OUTCOMES.has(appError.code)) request.log.warn({ code: appError.code, details: appError.details }, appError.message);
+      else if (appError.status >= 500) request.log.error({ err }, appError.message);
+      return send(reply, appError);
+    }
+    return send(reply, unavailableOr500(err, request));
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    return reply
-      .code(404)
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}.` }));
-  });
+  app.setNotFoundHandler(noRoute);
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL whose escapes cannot be decoded, or a path parameter
+ * over the router's length limit, answered in the contract's shape — on /backend after the
+ * key check, so a request without a valid key is told 401 first.
+ */
+export function frameworkErrorHandler(deps: () => ErrorHandlingDeps) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const error =
+      err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('uri_too_long', 'A path segment of this URL is longer than this service accepts.')
+        : new AppError('invalid_request', 'The URL is not valid: a percent-escape in its path cannot be decoded.');
+    const path = request.url.split('?')[0]!;
+    const checked = isBackendPath(path) ? deps().requireKey(request) : Promise.resolve();
+    checked.then(
+      () => send(reply, error),
+      (keyError: unknown) => send(reply, keyError instanceof AppError ? keyError : new AppError('internal_error', FIXED_500)),
+    );
+  };
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/**
+ * What the HTTP parser refuses before any route runs (Fastify's `clientErrorHandler`): a
+ * request that took longer than REQUEST_TIMEOUT_MS, headers too large, or bytes that are
+ * not HTTP. Answered in the contract's shape with `Connection: close`, then the socket ends.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const error =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AppError('request_timeout', 'The request was not received completely in time; send it again, faster.')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('headers_too_large', 'The request headers are larger than this service accepts.')
+        : new AppError('invalid_request', 'The request is not well-formed HTTP.');
+  if (socket.writable) {
+    const body = JSON.stringify(toErrorBody(error));
+    socket.end(
+      `HTTP/1.1 ${error.status} ${REASONS[error.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  } else {
+    socket.destroy();
+  }
 }

@@ -17,6 +17,16 @@ export interface WorkerOptions {
   maxAttempts?: number;
   /** First retry delay; doubles per attempt. */
   backoffMs?: number;
+  /**
+   * How long a claim holds its job before another worker may take it (default 2 ×
+   * FETCH_TIMEOUT_MS + 5 s). A heartbeat renews it every third of that while the job runs, so
+   * only a job whose process died is taken again.
+   */
+  leaseMs?: number;
+  /** KB_MAX_PASSAGES_PER_LINK: a page yielding more passages fails (default: no limit). */
+  maxPassagesPerLink?: number;
+  /** KB_MAX_PASSAGES_PER_BOT: a page that would take its bot over this fails (default: no limit). */
+  maxPassagesPerBot?: number;
   logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 }
 
@@ -44,12 +54,26 @@ function describe(err: unknown): string {
   return 'The page could not be processed.';
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const noPause = async () => undefined;
+
+/** A claimed job's lease, renewed while the job runs; `signal` aborts when the worker stops or the job is no longer ours. */
+interface KeptLease {
+  readonly signal: AbortSignal;
+  /** The link was deleted, re-queued, or taken by another worker: nothing of this job may be written. */
+  readonly lost: boolean;
+  stop(): Promise<void>;
+}
+
 /**
  * The knowledge-base ingestion worker. Jobs are the pending links in the database:
- * each loop claims one under a lease (so a job cut off by a crash is taken again once
- * its lease runs out, and with several instances each job runs once), fetches the
- * page under the guarded-fetch rules, extracts its text, splits it into passages and
- * stores them in one transaction.
+ * each loop claims one, fairly across bots, under a lease that a heartbeat keeps alive
+ * while the job runs (so a job cut off by a crash is taken again once its lease runs out,
+ * at most maxAttempts times in all, and with several instances each job runs once),
+ * fetches the page under the guarded-fetch rules, extracts its text, splits it into
+ * passages and stores them in one transaction, within the bot's limits.
  */
 export class IngestionWorker {
   private readonly owner = randomUUID();
@@ -60,6 +84,8 @@ export class IngestionWorker {
   private readonly maxAttempts: number;
   private readonly backoffMs: number;
   private readonly leaseMs: number;
+  private readonly maxPassagesPerLink: number;
+  private readonly maxPassagesPerBot: number;
 
   constructor(
     private readonly storage: Storage,
@@ -68,8 +94,11 @@ export class IngestionWorker {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.backoffMs = options.backoffMs ?? 2000;
     // Long enough for one fetch (bounded by its deadline) plus extracting and storing its
-    // passages; a job cut off by a crash is taken again once this has run out.
-    this.leaseMs = 2 * options.fetchPolicy.timeoutMs + 5_000;
+    // passages, and renewed while the job runs anyway (a busy instance's extraction can wait
+    // for a task thread); a job cut off by a crash is taken again once this has run out.
+    this.leaseMs = options.leaseMs ?? 2 * options.fetchPolicy.timeoutMs + 5_000;
+    this.maxPassagesPerLink = options.maxPassagesPerLink ?? Number.POSITIVE_INFINITY;
+    this.maxPassagesPerBot = options.maxPassagesPerBot ?? Number.POSITIVE_INFINITY;
   }
 
   start(): void {
@@ -138,28 +167,136 @@ export class IngestionWorker {
 
   private async process(job: KbLinkRow): Promise<void> {
     const ref = { id: job.id, owner: this.owner, generation: Number(job.generation) };
+    const attempts = Number(job.attempts);
+    if (attempts > this.maxAttempts) {
+      // Attempts are counted at claim and an attempt that ends writes its outcome: every claim
+      // beyond the last ended without one, its lease running out (the process died, perhaps
+      // because of this very page). Not tried again.
+      const error = `The page was tried ${attempts - 1} times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.`;
+      if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error);
+      return;
+    }
+    const lease = this.keepLease(ref);
     try {
-      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: this.abort.signal });
+      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal });
       // Extraction is synchronous CPU work on a page the remote server chose: a task thread.
       const passages = await passagesOnThread(page.body, page.contentType);
-      const stored = await this.storage.db.transaction().execute((trx) =>
-        kb.finishJob(trx, ref, { status: 'indexed', passages, botId: job.bot_id, now: nowTimestamp() }),
-      );
-      if (stored) this.options.logger?.info({ url: job.url, passages: passages.length }, 'knowledge-base link indexed');
+      if (lease.lost) return;
+      if (passages.length > this.maxPassagesPerLink) {
+        const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
+        if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error);
+        return;
+      }
+      const outcome = await this.store(job, ref, passages);
+      if (outcome?.status === 'indexed') this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
+      else if (outcome) this.failed(job, outcome.error);
     } catch (err) {
       if (this.abort.signal.aborted) {
         await kb.releaseJob(this.storage.db, ref);
         return;
       }
-      const attempts = Number(job.attempts);
+      // The link was deleted or re-queued meanwhile: whatever happened, nothing is written.
+      if (lease.lost) return;
       const retry = isTransient(err) && attempts < this.maxAttempts;
-      await kb.finishJob(this.storage.db, ref, {
+      const error = describe(err);
+      const written = await kb.finishJob(this.storage.db, ref, {
         status: retry ? 'pending' : 'failed',
-        error: describe(err),
+        error,
         ...(retry && { runAfter: inMicros(this.backoffMs * 2 ** (attempts - 1)) }),
         now: nowTimestamp(),
       });
-      if (!(err instanceof FetchError || err instanceof ExtractError)) this.options.logger?.error({ err, url: job.url }, 'knowledge-base job failed unexpectedly');
+      if (!(err instanceof FetchError || err instanceof ExtractError)) this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
+      else if (written && !retry) this.failed(job, error);
+      else if (written) this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
+    } finally {
+      await lease.stop();
     }
   }
+
+  /**
+   * Stores the passages in one transaction, unless they would take the bot over its limit of
+   * passages (the link then fails). The bot's stores run one at a time, so the count read
+   * holds until this one commits. Null when the job was no longer ours (nothing written).
+   */
+  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: string[]) {
+    const { db, dialect } = this.storage;
+    return db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+      // On SQLite every statement is synchronous work behind promises: without a turn of the
+      // event loop between batches, storing a large page would hold every request until it
+      // ended. A bounded merge step of the full-text index between batches keeps its segments
+      // from piling up into a "crisis merge" inside one INSERT (170 ms for a 25 MiB page).
+      const between =
+        dialect === 'sqlite'
+          ? async () => {
+              await yieldToEventLoop();
+              await kb.mergeSearchIndexStep(trx, dialect);
+              await yieldToEventLoop();
+            }
+          : noPause;
+      const now = nowTimestamp();
+      if (Number.isFinite(this.maxPassagesPerBot)) {
+        await kb.lockBotForStore(trx, dialect, job.bot_id);
+        const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
+        if (total > this.maxPassagesPerBot) {
+          const error = `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
+          return (await kb.finishJob(trx, ref, { status: 'failed', error, now })) ? { status: 'failed', error } : null;
+        }
+      }
+      return (await kb.finishJob(trx, ref, { status: 'indexed', passages, botId: job.bot_id, now }, between)) ? { status: 'indexed' } : null;
+    });
+  }
+
+  /**
+   * Renews the job's lease every third of its length until `stop()`. When a renewal finds the
+   * job no longer ours, the job's fetch is aborted and nothing of it is written.
+   */
+  private keepLease(ref: { id: string; owner: string; generation: number }): KeptLease {
+    const lost = new AbortController();
+    // The job's signal: the worker stopping, or the job lost. The listener on the worker's
+    // long-lived signal is removed when the job ends, so it keeps nothing of finished jobs.
+    const signal = new AbortController();
+    const workerSignal = this.abort.signal;
+    const onStop = () => signal.abort(workerSignal.reason);
+    if (workerSignal.aborted) onStop();
+    else workerSignal.addEventListener('abort', onStop, { once: true });
+    lost.signal.addEventListener('abort', () => signal.abort(lost.signal.reason), { once: true });
+    let renewing: Promise<void> | null = null;
+    let stopped = false;
+    const renew = async () => {
+      try {
+        const ours = await kb.extendLease(this.storage.db, ref, inMicros(this.leaseMs));
+        if (!ours && !stopped) lost.abort(new Error('The job is no longer this worker\'s.'));
+      } catch (err) {
+        this.options.logger?.warn({ err }, 'knowledge-base lease renewal failed');
+      } finally {
+        renewing = null;
+      }
+    };
+    const timer = setInterval(() => {
+      if (renewing === null && !stopped) renewing = renew();
+    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    return {
+      signal: signal.signal,
+      get lost() {
+        return lost.signal.aborted;
+      },
+      async stop() {
+        stopped = true;
+        clearInterval(timer);
+        workerSignal.removeEventListener('abort', onStop);
+        await renewing;
+      },
+    };
+  }
+
+  /** Every final failure of a link is logged with its bot and reason (DESIGN §9); the page decided it, so not as an error. */
+  private failed(job: KbLinkRow, reason: string): void {
+    this.options.logger?.warn({ bot_id: job.bot_id, url: withoutQuery(job.url), reason }, 'knowledge-base link failed');
+  }
+}
+
+/** A link as logs show it: without its query string and fragment, which may carry tokens. */
+export function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
 }

@@ -1,6 +1,7 @@
 /**
  * Which IP addresses the service may connect to when it fetches a URL on a user's behalf
- * (DESIGN §5, issue 3): only global unicast, unless the operator allows a network.
+ * (DESIGN §5, issue 3): only global unicast that is not a cloud metadata endpoint, unless
+ * the operator allows a network.
  */
 import ipaddr from 'ipaddr.js';
 
@@ -11,6 +12,19 @@ type Network = [Address, number];
 // 64:ff9b::/96, discard 100::/64, site-local, …) is refused even where ipaddr.js has no name
 // for it. Inside it, ipaddr.js names the special blocks (6to4, Teredo, documentation, …).
 const IPV6_GLOBAL_UNICAST: Network = ipaddr.IPv6.parseCIDR('2000::/3');
+
+// Cloud platforms' metadata and host-agent endpoints, refused like the other special ranges
+// (and, like them, reachable when FETCH_ALLOW_NETWORKS names them). Most lie in ranges that
+// are refused anyway and are listed so a refusal names them; Azure's host agent (wireserver)
+// 168.63.129.16 is a public unicast address and is refused only because it is listed here.
+const CLOUD_METADATA: Network[] = [
+  '169.254.169.254/32', // AWS, Azure IMDS, GCP, Oracle, DigitalOcean, OpenStack, …
+  '169.254.170.2/32', // AWS ECS task metadata
+  '100.100.100.200/32', // Alibaba Cloud
+  '168.63.129.16/32', // Azure host agent / wireserver (a public address)
+  'fd00:ec2::254/128', // AWS IMDS over IPv6
+  'fd20:ce::254/128', // GCP metadata over IPv6
+].map((cidr) => ipaddr.parseCIDR(cidr));
 
 const networkCache = new Map<string, Network>();
 
@@ -85,8 +99,9 @@ function inNetworks(address: Address, allowNetworks: readonly string[]): boolean
 }
 
 /**
- * The range name of an address ('unicast' for a global unicast address), IPv4-mapped IPv6
- * judged by its embedded IPv4 address. `null` when the text is not an IP address.
+ * The range name of an address ('unicast' for a global unicast address, 'cloudMetadata' for
+ * a listed metadata endpoint), IPv4-mapped IPv6 judged by its embedded IPv4 address. `null`
+ * when the text is not an IP address.
  */
 export function addressRange(address: string): string | null {
   const parsed = parseAddress(address);
@@ -94,6 +109,9 @@ export function addressRange(address: string): string | null {
   const effective = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
     ? (parsed as ipaddr.IPv6).toIPv4Address()
     : parsed;
+  if (CLOUD_METADATA.some((network) => network[0].kind() === effective.kind() && effective.match(network))) {
+    return 'cloudMetadata';
+  }
   const range = effective.range();
   if (range === 'unicast' && effective.kind() === 'ipv6' && !effective.match(IPV6_GLOBAL_UNICAST)) {
     return 'reserved';

@@ -8,6 +8,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import type { ReadableStream } from 'node:stream/web';
 import { Agent, buildConnector, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
@@ -20,6 +21,15 @@ export interface FetchPolicy {
   maxRedirects: number;
   /** CIDRs (IPv4 and IPv6) the operator allows even though they are not global unicast. */
   allowNetworks: string[];
+  /**
+   * Slowest body accepted: once the headers are in, every `minRateWindowMs` must bring at
+   * least this many bytes per second (decoded), or the fetch fails with `too_slow`. So a
+   * server dripping a byte at a time holds a fetch for one window, not the whole deadline.
+   * Absent or 0: no minimum.
+   */
+  minBytesPerSecond?: number;
+  /** The window the minimum rate is measured over (default 5000 ms). */
+  minRateWindowMs?: number;
 }
 
 export interface FetchedResource {
@@ -38,7 +48,11 @@ export type FetchErrorKind =
   | 'too_large'
   | 'too_many_redirects'
   | 'http_status'
-  | 'network';
+  | 'network'
+  /** The body arrived slower than `minBytesPerSecond`. */
+  | 'too_slow'
+  /** An answer that is not well-formed: not HTTP, headers too large, an undecodable content coding. Final: retrying gets the same. */
+  | 'bad_response';
 
 /**
  * A fetch that did not produce a 2xx body. `message` is one sentence meant for a person;
@@ -173,8 +187,22 @@ export async function fetchGuarded(
       if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > policy.maxBytes) {
         throw fail(tooLarge(target.href, policy.maxBytes));
       }
-      const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)));
-      return { url: target.href, status, contentType: response.headers.get('content-type'), body };
+      const coding = undecodableCoding(response.headers.get('content-encoding'));
+      if (coding !== null) {
+        await discardBody(response.body);
+        throw new FetchError(
+          'bad_response',
+          target.href,
+          `The response from ${hostOf(target.href)} uses a content coding (${coding}) that cannot be decoded; gzip, deflate and br are supported.`,
+        );
+      }
+      const meter = rateMeter(policy, () => fail(tooSlow(target.href, policy)));
+      try {
+        const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)), meter.add);
+        return { url: target.href, status, contentType: response.headers.get('content-type'), body };
+      } finally {
+        meter.stop();
+      }
     }
   } catch (error) {
     if (state.failure !== null) throw state.failure;
@@ -196,6 +224,11 @@ function assertPolicy(policy: FetchPolicy): void {
   }
   if (!(Number.isSafeInteger(maxBytes) && maxBytes >= 0)) throw new Error('FetchPolicy.maxBytes must be a non-negative integer.');
   if (!(Number.isSafeInteger(maxRedirects) && maxRedirects >= 0)) throw new Error('FetchPolicy.maxRedirects must be a non-negative integer.');
+  const { minBytesPerSecond = 0, minRateWindowMs = DEFAULT_RATE_WINDOW_MS } = policy;
+  if (!(Number.isSafeInteger(minBytesPerSecond) && minBytesPerSecond >= 0)) throw new Error('FetchPolicy.minBytesPerSecond must be a non-negative integer.');
+  if (!(Number.isSafeInteger(minRateWindowMs) && minRateWindowMs > 0 && minRateWindowMs <= 2 ** 31 - 1)) {
+    throw new Error('FetchPolicy.minRateWindowMs must be a positive number of milliseconds (at most 2147483647).');
+  }
   parseAllowNetworks(allowNetworks.join(','));
 }
 
@@ -250,14 +283,26 @@ function ipLiteral(hostname: string): string | null {
   return net.isIP(bare) === 0 ? null : bare;
 }
 
+/**
+ * The refusal of `address`. An address the URL spells itself is named with its range; for a
+ * host name, neither the address nor its range is told, so that whoever may store a URL
+ * cannot map the internal network's DNS through refusals (issue 13 §6).
+ */
 function refused(url: string, address: string, hostname: string | null): FetchError {
-  const of = hostname === null ? '' : ` of ${hostname}`;
+  if (hostname !== null) {
+    return new FetchError(
+      'refused',
+      url,
+      `The host name ${hostname} resolves to an address that is not public; only public addresses can be fetched.`,
+    );
+  }
   const range = addressRange(address);
   const why = range === null || range === 'unicast' ? '' : ` (${RANGE_WORDS[range] ?? 'a reserved or special-purpose range'})`;
-  return new FetchError('refused', url, `The address ${address}${of} is not allowed${why}.`);
+  return new FetchError('refused', url, `The address ${address} is not allowed${why}.`);
 }
 
 const RANGE_WORDS: Record<string, string> = {
+  cloudMetadata: 'cloud metadata service',
   loopback: 'loopback',
   private: 'private network',
   linkLocal: 'link-local, including cloud metadata',
@@ -349,11 +394,59 @@ async function discardBody(body: ReadableStream | null): Promise<void> {
   if (body !== null) await body.cancel().catch(() => undefined);
 }
 
-/** Read the whole body, never holding more than `maxBytes`; `onTooLarge` aborts and returns the error. */
+const DEFAULT_RATE_WINDOW_MS = 5000;
+
+/**
+ * Counts the body's bytes and, every window, fails the fetch (`onTooSlow`) when the window
+ * brought fewer than `minBytesPerSecond` per second. Started once the headers are in.
+ */
+function rateMeter(policy: FetchPolicy, onTooSlow: () => void): { add: (bytes: number) => void; stop: () => void } {
+  const { minBytesPerSecond = 0, minRateWindowMs = DEFAULT_RATE_WINDOW_MS } = policy;
+  if (minBytesPerSecond === 0) return { add: () => undefined, stop: () => undefined };
+  const needed = (minBytesPerSecond * minRateWindowMs) / 1000;
+  let received = 0;
+  const timer = setInterval(() => {
+    if (received < needed) {
+      clearInterval(timer);
+      onTooSlow();
+    }
+    received = 0;
+  }, minRateWindowMs);
+  return { add: (bytes) => void (received += bytes), stop: () => clearInterval(timer) };
+}
+
+function tooSlow(url: string, policy: FetchPolicy): FetchError {
+  const { minBytesPerSecond = 0, minRateWindowMs = DEFAULT_RATE_WINDOW_MS } = policy;
+  return new FetchError(
+    'too_slow',
+    url,
+    `${describeHost(url)} sent its answer too slowly (less than ${formatBytes(minBytesPerSecond)} per second over ${formatDuration(minRateWindowMs)}).`,
+  );
+}
+
+// The codings undici's fetch decodes (it passes any other through still encoded).
+const DECODABLE_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', ...(typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function' ? ['zstd'] : [])]);
+
+/** The first content coding of a Content-Encoding header that the body cannot be decoded from, or null. */
+function undecodableCoding(header: string | null): string | null {
+  if (header === null || header.trim() === '' || header.trim().toLowerCase() === 'identity') return null;
+  for (const token of header.split(',')) {
+    const coding = token.trim().toLowerCase();
+    // Shown to users: echo only what looks like a coding name.
+    if (!DECODABLE_CODINGS.has(coding)) return /^[\w.+-]{1,32}$/.test(coding) ? coding : 'unknown';
+  }
+  return null;
+}
+
+/**
+ * Read the whole body, never holding more than `maxBytes`; `onTooLarge` aborts and returns
+ * the error. `onBytes` is told the size of every chunk read.
+ */
 async function readCapped(
   body: ReadableStream | null,
   maxBytes: number,
   onTooLarge: () => FetchError,
+  onBytes: (bytes: number) => void = () => undefined,
 ): Promise<Buffer> {
   if (body === null) return Buffer.alloc(0);
   const reader = body.getReader();
@@ -369,6 +462,7 @@ async function readCapped(
     }
     chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
     total += value.byteLength;
+    onBytes(value.byteLength);
   }
   return Buffer.concat(chunks, total);
 }
@@ -381,12 +475,14 @@ function tooLarge(url: string, maxBytes: number): FetchError {
 function networkError(error: unknown, url: string, timeoutMs: number): FetchError {
   const codes: string[] = [];
   const messages: string[] = [];
+  const names: string[] = [];
   let cursor: unknown = error;
   for (let depth = 0; cursor !== null && typeof cursor === 'object' && depth < 8; depth++) {
     if (cursor instanceof FetchError) return cursor;
-    const { code, message } = cursor as { code?: unknown; message?: unknown };
+    const { code, message, name } = cursor as { code?: unknown; message?: unknown; name?: unknown };
     if (typeof code === 'string') codes.push(code);
     if (typeof message === 'string') messages.push(message);
+    if (typeof name === 'string') names.push(name);
     cursor = (cursor as { cause?: unknown }).cause;
   }
   if (messages.includes('bad port')) {
@@ -402,6 +498,19 @@ function networkError(error: unknown, url: string, timeoutMs: number): FetchErro
   const server = describeHost(url);
   const host = hostOf(url);
   const has = (...wanted: string[]): boolean => codes.some((c) => wanted.includes(c));
+  // Malformed answers: the same server answers the same way on a retry, so these are final.
+  if (codes.some((c) => c.startsWith('Z_') || c.startsWith('ERR_BROTLI') || c.startsWith('ERR__ERROR') || c.startsWith('ERR__ZLIB')) || messages.includes('Decompression failed')) {
+    return new FetchError('bad_response', url, `The response from ${host} could not be decompressed.`);
+  }
+  if (messages.some((m) => m.startsWith('too many content-encodings'))) {
+    return new FetchError('bad_response', url, `The response from ${host} names more content codings than can be decoded.`);
+  }
+  if (has('UND_ERR_HEADERS_OVERFLOW')) {
+    return new FetchError('bad_response', url, `The response from ${host} has headers larger than this service accepts.`);
+  }
+  if (names.includes('HTTPParserError') || codes.some((c) => c.startsWith('HPE_'))) {
+    return new FetchError('bad_response', url, `${server} sent an answer that is not valid HTTP.`);
+  }
   if (has('UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT')) {
     return new FetchError('timeout', url, `${server} did not answer completely within ${formatDuration(timeoutMs)}.`);
   }
@@ -416,8 +525,6 @@ function networkError(error: unknown, url: string, timeoutMs: number): FetchErro
     message = `The TLS certificate of ${host} could not be verified.`;
   } else if (has('ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED')) {
     message = `The connection to ${host} was closed unexpectedly.`;
-  } else if (codes.some((c) => c.startsWith('Z_') || c.startsWith('ERR_BROTLI') || c.startsWith('ERR__ZLIB'))) {
-    message = `The response from ${host} could not be decompressed.`;
   } else {
     message = `The response from ${host} could not be received.`;
   }

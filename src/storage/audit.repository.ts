@@ -4,10 +4,16 @@ export async function insertAuditEntry(db: Db, entry: Omit<AuditLogRow, 'id'>): 
   await db.insertInto('audit_log').values(entry).execute();
 }
 
-/** Newest first, paged by id. */
-export async function listAuditEntries(db: Db, page: { limit: number; beforeId?: number; botId?: string }) {
+/** Newest first, paged by id; every filter optional (`botIds`: any of them). */
+export async function listAuditEntries(
+  db: Db,
+  page: { limit: number; beforeId?: number; botIds?: readonly string[]; action?: string; since?: string; until?: string },
+) {
   let q = db.selectFrom('audit_log').selectAll();
   if (page.beforeId !== undefined) q = q.where('id', '<', page.beforeId);
-  if (page.botId !== undefined) q = q.where('bot_id', '=', page.botId);
+  if (page.botIds !== undefined) q = q.where('bot_id', 'in', page.botIds.length > 0 ? [...page.botIds] : ['']);
+  if (page.action !== undefined) q = q.where('action', '=', page.action);
+  if (page.since !== undefined) q = q.where('at', '>=', page.since);
+  if (page.until !== undefined) q = q.where('at', '<', page.until);
   return q.orderBy('id', 'desc').limit(page.limit).execute();
 }

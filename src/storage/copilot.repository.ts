@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { foldText } from '../domain/text-folding.js';
 import type { CopilotRow, Db } from './schema.js';
 
 export interface CopilotListQuery {
@@ -11,8 +12,11 @@ export interface CopilotListQuery {
   ids?: readonly string[];
 }
 
+// Every write of a name writes its folded form too (`name_folded`, what `nameContains` matches),
+// here, so that no caller can forget it.
+
 export async function insertCopilot(db: Db, row: CopilotRow): Promise<void> {
-  await db.insertInto('copilots').values(row).execute();
+  await db.insertInto('copilots').values({ ...row, name_folded: foldText(row.name) }).execute();
 }
 
 export async function findCopilot(db: Db, id: string): Promise<CopilotRow | undefined> {
@@ -25,8 +29,10 @@ export async function listCopilots(db: Db, query: CopilotListQuery): Promise<Cop
   if (!query.includeDeleted) q = q.where('deleted_at', 'is', null);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.nameContains) {
-    const pattern = `%${query.nameContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q = q.where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
+    // Folded on both sides, identically on both databases (LIKE then compares code points:
+    // PostgreSQL's is case-sensitive, SQLite's folds ASCII only, and the text is folded already).
+    const pattern = `%${foldText(query.nameContains).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where(sql<boolean>`name_folded like ${pattern} escape '\\'`);
   }
   if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? [...query.ids] : ['']);
   if (query.after) {
@@ -37,7 +43,19 @@ export async function listCopilots(db: Db, query: CopilotListQuery): Promise<Cop
 }
 
 export async function updateCopilot(db: Db, id: string, changes: Partial<CopilotRow>): Promise<CopilotRow | undefined> {
-  await db.updateTable('copilots').set(changes).where('id', '=', id).execute();
+  const folded = changes.name === undefined ? {} : { name_folded: foldText(changes.name) };
+  await db.updateTable('copilots').set({ ...changes, ...folded }).where('id', '=', id).execute();
   return findCopilot(db, id);
 }
 
+
+/** Removes the row for good (purge). */
+export async function deleteCopilotRow(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('copilots').where('id', '=', id).execute();
+}
+
+/** Ids of copilots soft-deleted before `before`, oldest first. */
+export async function findDeletedBefore(db: Db, before: string, limit = 1000): Promise<string[]> {
+  const rows = await db.selectFrom('copilots').select('id').where('deleted_at', 'is not', null).where('deleted_at', '<', before).orderBy('deleted_at').limit(limit).execute();
+  return rows.map((r) => r.id);
+}

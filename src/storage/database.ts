@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase } from 'kysely';
 import { preparedStatementNames } from './compiled-query.js';
 import pg from 'pg';
+import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
 import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
 
@@ -28,6 +29,8 @@ export interface StorageOptions {
   dataDir: string;
   /** Pool size for PostgreSQL. */
   poolSize?: number;
+  /** PostgreSQL: give up on a connection that has not completed its start-up within this time. */
+  connectTimeoutMs?: number;
   /**
    * PostgreSQL: run the reusable queries as named prepared statements (default true). Off
    * for a pooler in transaction mode that does not track them (PgBouncer before 1.21).
@@ -44,6 +47,21 @@ export interface StorageOptions {
 pg.types.setTypeParser(20, (value) => Number(value));
 
 export const SQLITE_FILE_NAME = 'copilot-service.sqlite';
+
+/** The database files are readable by their owner only (the directory too: data-dir.ts). */
+const PRIVATE_FILE = 0o600;
+
+/**
+ * The SQLite file (every copilot token, the documents, the knowledge-base text) readable by
+ * this user only: created 0600 before SQLite opens it (SQLite gives its -wal and -shm files
+ * the database file's mode), and an existing file, WAL or SHM of an older install tightened.
+ */
+function makePrivate(file: string): void {
+  closeSync(openSync(file, 'a', PRIVATE_FILE));
+  for (const each of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(each)) chmodSync(each, PRIVATE_FILE);
+  }
+}
 
 function openSqlite(file: string, readonly: boolean): SQLite.Database {
   const connection = new SQLite(file, { readonly: false, fileMustExist: readonly });
@@ -135,7 +153,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
 
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool) }) });
@@ -151,9 +169,15 @@ export function openStorage(options: StorageOptions): Storage {
       },
     };
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  prepareDataDir(options.dataDir);
   const file = path.join(options.dataDir, SQLITE_FILE_NAME);
-  const writer = openSqlite(file, false);
+  let writer: SQLite.Database;
+  try {
+    makePrivate(file);
+    writer = openSqlite(file, false);
+  } catch (err) {
+    throw new DataDirError(options.dataDir, `the database file ${SQLITE_FILE_NAME} cannot be opened for writing (${describeFsError(err)})`);
+  }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(writer) }) });
   let reader: Kysely<Database> | null = null;
   let closed = false;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { passageTerms } from '../domain/knowledgebase/search-query.js';
 import type { DialectName } from './database.js';
 import type { Db, KbLinkRow } from './schema.js';
 
@@ -9,6 +10,11 @@ const INSERT_BATCH = 500;
 const DELETE_BATCH = 200;
 // Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
 const PASSAGE_DELETE_BATCH = 2000;
+// Passages per INSERT while storing a page: each statement (the FTS5 trigger indexes every
+// passage) is a few milliseconds of SQLite work, between which the caller may yield.
+const PASSAGE_INSERT_BATCH = 200;
+// Names the PostgreSQL advisory locks that serialise storing pages per bot (the first of two keys).
+const STORE_LOCK_CLASS = 74_203;
 
 export async function findKnowledgeBase(db: Db, botId: string) {
   return db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', botId).executeTakeFirst();
@@ -101,6 +107,17 @@ export async function listLinks(db: Db, botId: string, page: { limit: number; af
   return q.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(page.limit).execute();
 }
 
+/** Links of the bot waiting to be indexed (those being processed included). */
+export async function countPendingLinks(db: Db, botId: string): Promise<number> {
+  const row = await db
+    .selectFrom('kb_links')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('bot_id', '=', botId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function countLinks(db: Db, botId: string): Promise<number> {
   const row = await db.selectFrom('kb_links').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow();
   return Number(row.n);
@@ -117,46 +134,144 @@ export async function deleteLinksAndPassages(db: Db, linkIds: readonly string[],
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    for (;;) {
-      const batch = db.selectFrom('kb_passages').select('id').where('link_id', 'in', ids).limit(PASSAGE_DELETE_BATCH);
-      const result = await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst();
-      await between();
-      if (Number(result.numDeletedRows) < PASSAGE_DELETE_BATCH) break;
-    }
+    await deletePassagesOfLinks(db, ids, between);
+  }
+}
+
+/** Deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, calling `between` after each batch. */
+async function deletePassagesOfLinks(db: Db, linkIds: readonly string[], between: () => Promise<void>): Promise<void> {
+  for (;;) {
+    const batch = db.selectFrom('kb_passages').select('id').where('link_id', 'in', linkIds).limit(PASSAGE_DELETE_BATCH);
+    const result = await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst();
+    await between();
+    if (Number(result.numDeletedRows) < PASSAGE_DELETE_BATCH) break;
+  }
+  // The links hold no passages now, so no search terms either (insertPassages adds them).
+  await db.updateTable('kb_links').set({ term_count: 0 }).where('id', 'in', linkIds).execute();
+}
+
+export interface NewPassage {
+  link_id: string;
+  bot_id: string;
+  seq: number;
+  content: string;
+}
+
+/**
+ * The one way to insert passages: each row goes in with its search terms (`passageTerms`,
+ * which a trigger indexes: kb_passages_fts on SQLite, the tsv column on PostgreSQL) and its
+ * term count, and the counts are added to the links' `term_count`. A row inserted without
+ * terms is refused by the database. Callers batch (the rows go in one INSERT).
+ */
+export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
+  if (rows.length === 0) return;
+  const perLink = new Map<string, number>();
+  const values = rows.map((row) => {
+    const { terms, term_count } = passageTerms(row.content);
+    perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + term_count);
+    return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count };
+  });
+  await db.insertInto('kb_passages').values(values).execute();
+  for (const [linkId, count] of perLink) {
+    if (count > 0) await db.updateTable('kb_links').set((eb) => ({ term_count: eb('term_count', '+', count) })).where('id', '=', linkId).execute();
   }
 }
 
 // ---- the ingestion queue: jobs are the pending links themselves ----
 
 /**
- * Claims the next due job: a pending link whose lease is free or expired. On PostgreSQL
- * `FOR UPDATE SKIP LOCKED` lets several instances claim concurrently without ever
- * taking the same row; on SQLite the single UPDATE is atomic.
+ * Claims the next due job (a pending link whose run_after has come and whose lease is free or
+ * ran out), fairly across bots: of the bots with a due job, the one whose jobs were claimed
+ * least recently (never claimed: first), then that bot's oldest due job. One bot's long queue
+ * of slow pages therefore delays another bot's new link by at most the jobs already running.
+ *
+ * On PostgreSQL the statement takes the bot's row FOR SHARE and the job's FOR UPDATE, both
+ * SKIP LOCKED: several workers and instances claim at once without waiting for each other or
+ * taking the same job, and a bot whose knowledge base is being changed (an add or a delete
+ * holds its row FOR UPDATE) is passed over until that commits. On SQLite each statement is
+ * atomic and the single writer serialises them.
  */
 export async function claimNextJob(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<KbLinkRow | undefined> {
-  const due = db
-    .selectFrom('kb_links')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('run_after', '<=', now)
-    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-    .orderBy('run_after')
-    .limit(1)
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked());
-  return db
-    .updateTable('kb_links')
-    .set({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql<number>`attempts + 1` })
-    .where('id', '=', due)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  const due = sql`l.status = 'pending' and l.run_after <= ${now} and (l.lease_expires_at is null or l.lease_expires_at < ${now})`;
+  const pg = dialect === 'postgres';
+  const { rows } = await sql<KbLinkRow>`
+    with candidate as (
+      select k.bot_id from knowledge_bases k
+      where k.bot_id in (select l.bot_id from kb_links l where ${due})
+      order by coalesce(k.last_claimed_at, ''), k.bot_id
+      limit 1
+      ${pg ? sql`for share of k skip locked` : sql``}
+    )
+    update kb_links set lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, attempts = attempts + 1
+    where id = (
+      select l.id from kb_links l
+      where l.bot_id = (select bot_id from candidate) and ${due}
+      order by l.run_after, l.id
+      limit 1
+      ${pg ? sql`for update skip locked` : sql``}
+    ) and status = 'pending'
+    returning *`.execute(db);
+  const job = rows[0];
+  // After the claim, in a statement of its own: no lock is held while it waits for one.
+  if (job) {
+    await db
+      .updateTable('knowledge_bases')
+      .set({ last_claimed_at: now })
+      .where('bot_id', '=', job.bot_id)
+      .where((eb) => eb.or([eb('last_claimed_at', 'is', null), eb('last_claimed_at', '<', now)]))
+      .execute();
+  }
+  return job;
 }
 
-/** Ends a claimed job. Returns false when the link was deleted or re-queued meanwhile (nothing written). */
+/**
+ * Extends a claimed job's lease (the worker's heartbeat). False when the job is no longer
+ * this owner's: its link was deleted, re-queued (a new generation) or taken by another
+ * worker after the lease ran out.
+ */
+export async function extendLease(db: Db, job: { id: string; owner: string; generation: number }, leaseUntil: string): Promise<boolean> {
+  const result = await db
+    .updateTable('kb_links')
+    .set({ lease_expires_at: leaseUntil })
+    .where('id', '=', job.id)
+    .where('lease_owner', '=', job.owner)
+    .where('generation', '=', job.generation)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Inside a transaction that stores a page: serialises it with the other stores of the bot's
+ * pages until the transaction ends (PostgreSQL; SQLite's single writer does so anyway), so
+ * that the bot's passage count read next stays true until this store commits.
+ */
+export async function lockBotForStore(db: Db, dialect: DialectName, botId: string): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${STORE_LOCK_CLASS}, hashtext(${botId}))`.execute(db);
+}
+
+/** Passages the bot's links other than `exceptLinkId` hold (each link's count is kept in kb_links.passages). */
+export async function countPassagesOfOtherLinks(db: Db, botId: string, exceptLinkId: string): Promise<number> {
+  const row = await db
+    .selectFrom('kb_links')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('passages'), eb.lit(0)).as('n'))
+    .where('bot_id', '=', botId)
+    .where('id', '<>', exceptLinkId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Ends a claimed job. Returns false when the link was deleted or re-queued meanwhile (nothing
+ * written). An indexed page's old passages are deleted and its new ones inserted in bounded
+ * batches, calling `between` after each (on SQLite the caller yields to the event loop
+ * there); run it in a transaction, so a search sees the old passages or the new, never half.
+ */
 export async function finishJob(
   db: Db,
   job: { id: string; owner: string; generation: number },
   outcome: { status: 'indexed'; passages: readonly string[]; botId: string; now: string } | { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string },
+  between: () => Promise<void> = async () => undefined,
 ): Promise<boolean> {
   const base = db
     .updateTable('kb_links')
@@ -172,10 +287,11 @@ export async function finishJob(
   }
   const result = await base.set({ ...common, status: 'indexed', error: null, passages: outcome.passages.length }).executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await db.deleteFrom('kb_passages').where('link_id', '=', job.id).execute();
-  for (let i = 0; i < outcome.passages.length; i += INSERT_BATCH) {
-    const rows = outcome.passages.slice(i, i + INSERT_BATCH).map((content, k) => ({ link_id: job.id, bot_id: outcome.botId, seq: i + k, content }));
-    await db.insertInto('kb_passages').values(rows).execute();
+  await deletePassagesOfLinks(db, [job.id], between);
+  for (let i = 0; i < outcome.passages.length; i += PASSAGE_INSERT_BATCH) {
+    const rows = outcome.passages.slice(i, i + PASSAGE_INSERT_BATCH).map((content, k) => ({ link_id: job.id, bot_id: outcome.botId, seq: i + k, content }));
+    await insertPassages(db, rows);
+    await between();
   }
   return true;
 }
@@ -225,27 +341,94 @@ export interface PassageHit {
   score: number;
 }
 
-/** Full-text search of one bot's passages, best first (FTS5 bm25 / PostgreSQL ts_rank). */
-export async function searchPassages(db: Db, dialect: DialectName, botId: string, query: string, limit: number): Promise<PassageHit[]> {
-  if (dialect === 'postgres') {
-    const result = await sql<PassageHit>`
-      select p.link_id, l.url, p.seq, p.content, ts_rank(p.tsv, query_terms.q) as score
-      from kb_passages p
-      join kb_links l on l.id = p.link_id
-      -- OR of the words, as on SQLite: ts_rank puts passages with more (and rarer) words first.
-      cross join (select replace(plainto_tsquery('english', ${query})::text, '&', '|')::tsquery as q) query_terms
-      where p.bot_id = ${botId} and p.tsv @@ query_terms.q
-      order by score desc, p.id
-      limit ${limit}`.execute(db);
-    return result.rows.map((r) => ({ ...r, score: Number(r.score) }));
-  }
+/**
+ * The bot's passages holding any of the search terms (`queryTerms`), best first, scored alike
+ * on both databases: bm25 (k1 = 1.2, b = 0.75) over the bot's own statistics, divided by the
+ * best score the query could reach, so 0 < score < 1:
+ *
+ *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+ *   bm25(p)  = Σ over the terms t in p: idf(t) · tf(t,p) · 2.2 / (tf(t,p) + 1.2 · (0.25 + 0.75 · len(p) / avglen))
+ *   score(p) = bm25(p) / Σ over the terms t in any of the bot's passages: 2.2 · idf(t)
+ *
+ * N: the bot's passages; df(t): those holding t; tf(t,p): t's occurrences in p; len(p): p's
+ * terms; avglen: the bot's terms / N (N and avglen are kept per link in kb_links, so they cost
+ * a read of the bot's links, not of its passages). Ties (scores equal to 9 decimals) go by URL
+ * (code point order), then passage; the score is answered rounded to 6 decimals. Both
+ * databases evaluate the same expression in IEEE doubles (C's log() for ln).
+ *
+ * Cost: the index entries of the query's terms (on SQLite, of every bot: the FTS5 index is
+ * one), and a few microseconds of work for each of the bot's passages holding a term; a
+ * passage holding none is never read, and only the best `limit` (and their ties) are joined
+ * to their content and URL.
+ */
+export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
+  if (terms.length === 0) return [];
+  const pg = dialect === 'postgres';
+  const stats = pg
+    ? sql`select greatest(coalesce(sum(passages), 0), 1)::float8 as n,
+        greatest(coalesce(sum(term_count), 0), 1)::float8 / greatest(coalesce(sum(passages), 0), 1)::float8 as avgdl
+        from kb_links where bot_id = ${botId}`
+    : sql`select max(coalesce(sum(passages), 0), 1) as n,
+        max(coalesce(sum(term_count), 0), 1) * 1.0 / max(coalesce(sum(passages), 0), 1) as avgdl
+        from kb_links where bot_id = ${botId}`;
+  // matches(id, term, tf, dl): one row per (passage of the bot, query term it holds).
+  const matches = pg
+    ? // The tsvector holds each term's positions: keep the query's terms (weight A), count them.
+      sql`select p.id, u.lexeme as term, cardinality(u.positions)::float8 as tf, p.term_count::float8 as dl
+        from kb_passages p cross join lateral unnest(ts_filter(setweight(p.tsv, 'A', ${[...terms]}::text[]), '{a}')) u
+        where p.bot_id = ${botId} and p.tsv @@ ${terms.map((t) => `'${t}'`).join(' | ')}::tsquery`
+    : sql`select h.id, h.term, h.tf, p.term_count as dl
+        from (select doc as id, term, count(*) as tf from kb_passages_fts_instance where term in (${sql.join(terms)}) group by doc, term) h
+        join kb_passages p on p.id = h.id
+        where p.bot_id = ${botId}`;
+  const df = pg ? sql`count(*)::float8` : sql`count(*)`;
+  const atLeast = pg ? sql`greatest` : sql`max`;
+  const byCodePoint = pg ? sql`collate "C"` : sql``;
   const result = await sql<PassageHit>`
-    select p.link_id, l.url, p.seq, p.content, -f.rank as score
-    from kb_passages_fts f
-    join kb_passages p on p.id = f.rowid
+    with stats as (${stats}),
+    matches as materialized (${matches}),
+    df as (select term, ${df} as df from matches group by term),
+    weights as (select d.term, ln(1 + (${atLeast}(s.n, d.df) - d.df + 0.5) / (d.df + 0.5)) as idf from df d cross join stats s),
+    best as (select sum(idf) * 2.2 as best from weights),
+    scores as (
+      select m.id, sum(w.idf * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * m.dl / s.avgdl))) / b.best as score
+      from matches m join weights w on w.term = m.term cross join stats s cross join best b
+      group by m.id, b.best
+    ),
+    ranked as materialized (select sc.id, sc.score, floor(sc.score * 1000000000.0 + 0.5) as rounded from scores sc),
+    -- The limit-th best score: only passages scoring at least that (ties included) are read.
+    cutoff as (select rounded from ranked order by rounded desc limit 1 offset ${limit - 1}),
+    top as (select * from ranked where rounded >= coalesce((select rounded from cutoff), -1))
+    select p.link_id, l.url, p.seq, p.content, top.score
+    from top
+    join kb_passages p on p.id = top.id
     join kb_links l on l.id = p.link_id
-    where kb_passages_fts match ${query} and p.bot_id = ${botId}
-    order by f.rank, p.id
+    order by top.rounded desc, l.url ${byCodePoint}, p.seq
     limit ${limit}`.execute(db);
-  return result.rows.map((r) => ({ ...r, score: Number(r.score) }));
+  return result.rows.map((r) => ({ ...r, score: Math.round(Number(r.score) * 1e6) / 1e6 }));
+}
+
+// ---- a copilot's deletion and purge ----
+
+/**
+ * Cancels a bot's queued jobs: its pending links become failed with `reason`, and their
+ * generation moves on, so a worker still busy with one writes nothing. Returns how many.
+ */
+export async function cancelPendingLinks(db: Db, botId: string, reason: string, now: string): Promise<number> {
+  const result = await db
+    .updateTable('kb_links')
+    .set({ status: 'failed', error: reason, lease_owner: null, lease_expires_at: null, generation: sql<number>`generation + 1`, updated_at: now })
+    .where('bot_id', '=', botId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Removes a bot's knowledge base with every link and passage; returns what it removed. */
+export async function purgeKnowledgeBase(db: Db, botId: string, between: () => Promise<void>): Promise<{ links: number; passages: number }> {
+  const links = await db.selectFrom('kb_links').select('id').where('bot_id', '=', botId).execute();
+  const passages = await db.selectFrom('kb_passages').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow();
+  await deleteLinksAndPassages(db, links.map((l) => l.id), between);
+  await deleteKnowledgeBase(db, botId);
+  return { links: links.length, passages: Number(passages.n) };
 }

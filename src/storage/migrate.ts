@@ -4,6 +4,9 @@ import { initial } from './migrations/001-initial.js';
 import { knowledgeBase } from './migrations/002-knowledge-base.js';
 import { changeCounters } from './migrations/003-change-counters.js';
 import { changeTokens } from './migrations/004-change-tokens.js';
+import { fairQueue } from './migrations/005-fair-queue.js';
+import { canonicalLinks } from './migrations/006-canonical-links.js';
+import { unicodeSearch } from './migrations/007-unicode-search.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -14,6 +17,9 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '002-knowledge-base': knowledgeBase(storage.dialect),
     '003-change-counters': changeCounters(storage.dialect),
     '004-change-tokens': changeTokens(storage.dialect),
+    '005-fair-queue': fairQueue(),
+    '006-canonical-links': canonicalLinks(),
+    '007-unicode-search': unicodeSearch(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -1,4 +1,4 @@
-import type { Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
 
 /** Row types as stored; they never leave src/storage (services map rows to API objects). */
 export interface CopilotRow {
@@ -15,6 +15,12 @@ export interface CopilotRow {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+}
+
+/** The stored row: the copilot and what its list filter matches. */
+export interface CopilotTable extends CopilotRow {
+  /** `foldText(name)` (src/domain/text-folding.ts), kept by the repository; `q` matches it. */
+  name_folded: string;
 }
 
 export interface ApiKeyRow {
@@ -41,6 +47,8 @@ export interface KnowledgeBaseRow {
   bot_id: string;
   created_at: string;
   updated_at: string;
+  /** When a job of this bot was last claimed (null: never); the queue serves the least recent first. */
+  last_claimed_at: string | null;
 }
 
 export interface KbLinkRow {
@@ -57,6 +65,13 @@ export interface KbLinkRow {
   lease_expires_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The search terms of the link's passages, in all (the bot's average passage length for bm25). */
+  term_count: number;
+}
+
+/** The stored link row: `term_count` is kept by insertPassages and the passage deletions. */
+export interface KbLinkTable extends Omit<KbLinkRow, 'term_count'> {
+  term_count: Generated<number>;
 }
 
 export interface KbPassageRow {
@@ -65,6 +80,13 @@ export interface KbPassageRow {
   bot_id: string;
   seq: number;
   content: string;
+  /**
+   * Written only: the passage's search terms (`passageTerms`), which a trigger indexes and then
+   * clears (NULL once stored). An insert without it fails: use `insertPassages`.
+   */
+  terms: ColumnType<string | null, string, never>;
+  /** How many search terms the passage has (its length for bm25). */
+  term_count: number;
 }
 
 export interface AuditLogRow {
@@ -83,11 +105,11 @@ export interface ChangeCounterRow {
 
 export interface Database {
   change_counters: ChangeCounterRow;
-  copilots: CopilotRow;
+  copilots: CopilotTable;
   api_keys: ApiKeyRow;
   swagger_documents: SwaggerDocumentRow;
   knowledge_bases: KnowledgeBaseRow;
-  kb_links: KbLinkRow;
+  kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
   audit_log: AuditLogRow;
 }

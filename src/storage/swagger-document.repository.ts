@@ -21,3 +21,9 @@ export async function findSwaggerDocumentMeta(db: Db, fileName: string): Promise
     .where('file_name', '=', fileName)
     .executeTakeFirst();
 }
+
+/** Every document of a copilot (its purge); returns how many. */
+export async function deleteSwaggerDocuments(db: Db, copilotId: string): Promise<number> {
+  const result = await db.deleteFrom('swagger_documents').where('copilot_id', '=', copilotId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

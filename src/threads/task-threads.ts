@@ -172,7 +172,7 @@ export const taskThreads = new TaskThreads({ threads: defaultTaskThreads() });
 
 /** A validation's JSON text, rendered on a task thread (the validator's `renderFresh`); the bytes are copied there. */
 export function renderOnThread(src: DocumentSource, opts: ParseOptions): Promise<string> {
-  return renderOn(src, opts, []);
+  return validateOn('validate', src, opts, []);
 }
 
 /**
@@ -180,13 +180,33 @@ export function renderOnThread(src: DocumentSource, opts: ParseOptions): Promise
  * their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
  */
 export function renderOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<string> {
-  const { buffer, byteOffset, byteLength } = src.bytes;
-  const whole = buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength;
-  return renderOn(src, opts, whole ? [buffer] : []);
+  return validateOn('validate', src, opts, movable(src));
 }
 
-function renderOn(src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<string> {
-  return taskThreads.run('validate', [src, opts], { bytes: src.bytes.length, transfer }).catch((err: unknown) => {
+/**
+ * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
+ * back (never copied): what the validation cache keeps. The document's bytes are copied
+ * to the thread.
+ */
+export async function answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+  return asBuffer(await validateOn('answer', src, opts, []));
+}
+
+/** The same, the document's bytes moved to the thread when they can be (renderOnThreadMovingBytes). */
+export async function answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+  return asBuffer(await validateOn('answer', src, opts, movable(src)));
+}
+
+function movable(src: DocumentSource): ArrayBuffer[] {
+  const { buffer, byteOffset, byteLength } = src.bytes;
+  const whole = buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength;
+  return whole ? [buffer] : [];
+}
+
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+function validateOn<T extends 'validate' | 'answer'>(task: T, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<ReturnType<Tasks[T]>> {
+  return taskThreads.run(task, [src, opts] as Parameters<Tasks[T]>, { bytes: src.bytes.length, transfer }).catch((err: unknown) => {
     if (err instanceof TaskThreadError && err.reason === 'busy') {
       throw new AppError('service_unavailable', 'The service is busy validating other documents; try again shortly.');
     }

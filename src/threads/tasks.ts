@@ -20,6 +20,15 @@ export const tasks = {
   validate(src: DocumentSource, opts: ParseOptions): string {
     return renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
   },
+  /**
+   * The same as UTF-8 bytes, encoded here rather than on the event loop, in a buffer of
+   * their own: the thread moves it to the caller instead of copying it (worker.ts).
+   */
+  answer(src: DocumentSource, opts: ParseOptions): Uint8Array {
+    const bytes = Buffer.from(renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts), 'utf8');
+    // Short texts are encoded into Node's shared pool: copied out of it.
+    return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
+  },
   /** A fetched page's passages (throws ExtractError). */
   passages(body: Uint8Array, contentType: string | null): string[] {
     return splitPassages(extractText(asBuffer(body), contentType).text);
@@ -28,6 +37,11 @@ export const tasks = {
 
 export type Tasks = typeof tasks;
 export type TaskName = keyof Tasks;
+
+/** A view over the whole of its own ArrayBuffer: one that can move to another thread. */
+export function ownsItsBuffer(bytes: Uint8Array): boolean {
+  return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+}
 
 /** An error as it crosses back from a thread: the two the callers handle keep their class. */
 export type TaskFailure =

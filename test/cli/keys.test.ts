@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, listApiKeys, readKeys } from '../../src/domain/auth/api-keys.js';
+import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
@@ -46,11 +48,13 @@ for (const dialect of DIALECTS) {
     /** The same database, opened in-process (after the CLI has migrated it). */
     const db = () => (storage ??= openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1 }));
 
-    const bot = randomUUID();
+    let bot = '';
     let key = '';
     let id = '';
 
     it.sequential('create prints the new key alone on stdout, valid at once', async () => {
+      expect((await cli('migrate')).code).toBe(0);
+      bot = (await createCopilot(db(), { name: 'CLI bot' })).id;
       const result = await cli('keys', 'create', '--scopes', 'copilots:read', '--bots', bot, '--name', 'x');
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(KEY_ALONE);
@@ -99,6 +103,37 @@ for (const dialect of DIALECTS) {
       expect(badScope.stderr).toContain('knowledgebase:delete'); // …and the valid ones
       for (const out of [unknown.stderr, badScope.stderr]) expect(out).not.toMatch(/\n\s+at /); // no stack trace
       expect(await listApiKeys(db())).toHaveLength(1);
+    });
+
+    it.sequential('create refuses an empty, blank or unknown bot list instead of a key for every bot', async () => {
+      for (const bots of ['', ' , ', randomUUID()]) {
+        const result = await cli('keys', 'create', '--scopes', 'admin', '--bots', bots);
+        expect(result.code, `--bots "${bots}"`).not.toBe(0);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toMatch(/bots/);
+      }
+      expect(await listApiKeys(db())).toHaveLength(1);
+    });
+
+    it.sequential('copilots purge removes a deleted copilot; purge-deleted removes those deleted long enough ago', async () => {
+      const { deleteCopilot } = await import('../../src/domain/copilots/copilot.service.js');
+      const live = await cli('copilots', 'purge', bot);
+      expect(live.code).not.toBe(0);
+      expect(live.stderr).toMatch(/delete it first/);
+      await deleteCopilot(db(), bot);
+      const purged = await cli('copilots', 'purge', bot);
+      expect(purged.code, purged.stderr).toBe(0);
+      expect(purged.stdout).toMatch(/^Purged /);
+      const { rows } = await sql<{ n: number }>`select count(*) as n from copilots where id = ${bot}`.execute(db().db);
+      expect(Number(rows[0]!.n)).toBe(0);
+
+      const old = (await createCopilot(db(), { name: 'old' })).id;
+      await deleteCopilot(db(), old);
+      const kept = await cli('copilots', 'purge-deleted', '--older-than-days', '1');
+      expect(kept.stdout).toBe('Purged 0 deleted copilots\n');
+      const all = await cli('copilots', 'purge-deleted', '--older-than-days', '0');
+      expect(all.code, all.stderr).toBe(0);
+      expect(all.stdout).toBe('Purged 1 deleted copilot\n');
     });
   });
 }

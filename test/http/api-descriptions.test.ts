@@ -489,7 +489,11 @@ for (const dialect of DIALECTS) {
         const send = (key: string | null) => call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType }, key });
         expectError(await send(null), 401, 'unauthorized');
         expectError(await send(await p.bearer(['copilots:read'])), 403, 'forbidden');
-        expectError(await send(await p.bearer(['copilots:write'], [UNKNOWN_ID])), 403, 'forbidden');
+        // A key limited to a bot (deleted again, so the list stays empty) may not create copilots.
+        const bot = (await call(p, 'POST', '/backend/api/copilots', { payload: { name: 'limit' } })).json().id as string;
+        const limited = await p.bearer(['copilots:write'], [bot]);
+        expect((await call(p, 'DELETE', `/backend/api/copilot/${bot}`)).statusCode).toBe(200);
+        expectError(await send(limited), 403, 'forbidden');
         expect(await list()).toEqual([]);
       });
 

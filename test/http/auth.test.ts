@@ -303,7 +303,7 @@ for (const dialect of DIALECTS) {
       const id = 'laterCreatedKey1';
       const guess = `Bearer cms_${id}_${'a'.repeat(32)}`;
       expectError(await call(t, 'GET', LIST, { key: guess }), 401, 'unauthorized');
-      const created = await createApiKey(secondStorage, { scopes: ['copilots:read'] }, id);
+      const created = await createApiKey(secondStorage, { scopes: ['copilots:read'] }, { fixedId: id });
       expect((await call(t, 'GET', LIST, { key: `Bearer ${created.key}` })).statusCode).toBe(200);
     });
 

@@ -87,6 +87,27 @@ for (const dialect of DIALECTS) {
         expect(c.swagger_url).toBe('https://api.example.com/openapi.yaml');
       });
 
+      // One shared check with knowledge-base links (issue 13 §6): control and invisible
+      // formatting characters are refused in a copilot's URLs too, on create and on update.
+      it.each([
+        ['website', 'https://e.example/\u202egnp.exe', 'U+202E'],
+        ['swagger_url', 'https://api.example/\u2066openapi.json', 'U+2066'],
+        ['swagger_url', 'https://api.example/open\u200fapi.json', 'U+200F'],
+        ['website', 'https://e.example/\u061c', 'U+061C'],
+        ['website', 'https://e.example/\u0085', 'U+0085'],
+        ['swagger_url', 'https://api.exa\tmple/openapi.json', 'U+0009'],
+        ['website', 'https://e.example/a\nb', 'U+000A'],
+      ])('refuses a %s holding a control or invisible formatting character (%j → %s)', async (field, value, codePoint) => {
+        const res = await call(t, 'POST', LIST, { payload: { name: 'x', [field]: value } });
+        const error = expectError(res, 400, 'invalid_request');
+        expect(error.message).toBe(`The field ${field} must not contain control or invisible formatting characters (${codePoint}).`);
+        expect(error.details).toEqual({ field });
+        const c = await create(t);
+        const patched = await call(t, 'PATCH', one(c.id), { payload: { [field]: value } });
+        expectError(patched, 400, 'invalid_request');
+        expect((await call(t, 'GET', one(c.id))).json()).toEqual(c);
+      });
+
       it.each([
         ['no name', {}],
         ['empty name', { name: '' }],

@@ -88,19 +88,20 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    describe('unknown routes → 404 not_found', () => {
+    describe('unknown routes → 404 not_found, wrong methods → 405 (401 first on /backend without a key)', () => {
       it.each([
-        ['GET', '/backend/'],
-        ['GET', '/nope'],
-        ['GET', '/backend'],
-        ['GET', '/backend/api/copilot'],
-        ['GET', '/backend/api/copilots/extra/segments'],
-        ['PUT', LIST],
-        ['POST', '/backend/api/nothing-here'],
-        ['DELETE', '/backend/api/keys'],
-      ])('%s %s', async (method, url) => {
-        expectErr(await call(t, method as 'GET', url), 404, 'not_found');
-        expectErr(await call(t, method as 'GET', url, { key: null }), 404, 'not_found');
+        ['GET', '/backend/', 404],
+        ['GET', '/nope', 404],
+        ['GET', '/backend', 404],
+        ['GET', '/backend/api/copilot', 404],
+        ['GET', '/backend/api/copilots/extra/segments', 404],
+        ['PUT', LIST, 405],
+        ['POST', '/backend/api/nothing-here', 404],
+        ['DELETE', '/backend/api/keys', 405],
+      ])('%s %s', async (method, url, status) => {
+        expectErr(await call(t, method as 'GET', url), status, status === 404 ? 'not_found' : 'method_not_allowed');
+        if (url.startsWith('/backend')) expectErr(await call(t, method as 'GET', url, { key: null }), 401, 'unauthorized');
+        else expectErr(await call(t, method as 'GET', url, { key: null }), 404, 'not_found');
       });
     });
 

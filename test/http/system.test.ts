@@ -174,7 +174,8 @@ for (const dialect of DIALECTS) {
         for (const path of ['/healthz', '/readyz', '/metrics', '/backend/openapi.json']) {
           expect(doc.paths[path].get.security, path).toEqual([]);
         }
-        expect(doc.paths['/backend/api/copilots'].post.security).toBeUndefined();
+        // Every other operation names the scope its key needs.
+        expect(doc.paths['/backend/api/copilots'].post.security).toEqual([{ bearer: ['copilots:write'] }]);
       });
     });
 

@@ -3,8 +3,17 @@
  * document of test/fixtures/specs, stored or fetched from a URL under the guarded-fetch
  * rules, the errors, the address policy, anonymous reads and the content-keyed cache.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearValidationCache, validationCacheStats } from '../../src/domain/validator/index.js';
+import { createHash } from 'node:crypto';
+import { ServerResponse } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  cachedValidation,
+  clearValidationCache,
+  configureValidationCache,
+  renderFresh,
+  validationCacheStats,
+} from '../../src/domain/validator/index.js';
+import { jsonPathParameterBomb, yamlAliasBomb } from '../domain/validator/answer-bombs.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import {
@@ -26,6 +35,8 @@ import { call, expectError } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
 
 const UNKNOWN_ID = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
+const MiB = 1024 * 1024;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const SPEC_FILES = Object.keys(SPEC_COUNTS);
 
 /** Serves every fixture of test/fixtures/specs, and the odd pages the tests need. */
@@ -42,6 +53,7 @@ function servePages(pages: PageServer): void {
   pages.set('/page.html', { type: 'text/html; charset=utf-8', body: '<!doctype html><html><body><h1>Docs</h1></body></html>' });
   pages.set('/bomb.yaml', { type: 'application/yaml', body: hostile('billion-laughs.yaml') });
   pages.set('/deep.json', { type: 'application/json', body: '['.repeat(200_000) });
+  pages.set('/alias-bomb.yaml', { type: 'application/yaml', body: yamlAliasBomb() });
   // /r/0 → /r/1 → … → /r/6, which serves the document: /r/0 takes 6 redirects, /r/1 five.
   for (let i = 0; i < 6; i++) {
     pages.set(`/r/${i}`, (_req, res) => {
@@ -366,6 +378,105 @@ for (const dialect of DIALECTS) {
       it('does not open GET …/swagger, nor the upload', async () => {
         expectError(await call(s, 'GET', swaggerPath(c.id), { key: null }), 401, 'unauthorized');
         expectError(await putRaw(s, c.id, spec('trello.json'), 'application/json', null), 401, 'unauthorized');
+      });
+    });
+
+    describe('the answer is bounded and served from the cached bytes (issue 13 §1)', () => {
+      afterEach(() => {
+        vi.restoreAllMocks();
+        configureValidationCache({ maxBytes: 64 * MiB });
+      });
+
+      it('the 1 MiB YAML alias document (472 MB of answer) is refused at upload: 400 invalid_swagger_file saying why, nothing stored', async () => {
+        const c = await createCopilot(t);
+        const bytes = yamlAliasBomb();
+        const body = expectError(await putRaw(t, c.id, bytes, 'application/yaml'), 400, 'invalid_swagger_file');
+        expect(body.message).toMatch(/answer for this document would be at least \d+ characters long, over the limit of 10485760 /);
+        expect(body.details).toEqual({ max_answer_chars: 10 * MiB, estimated_answer_chars: expect.any(Number), document_bytes: MiB });
+        expect((body.details as { estimated_answer_chars: number }).estimated_answer_chars).toBeGreaterThan(400_000_000);
+        expect((await call(t, 'GET', copilotPath(c.id))).json().swagger_url).toBe('');
+        expectError(await call(t, 'GET', validatorPath(c.id)), 422, 'swagger_missing');
+        // The same bytes again: the refusal comes from the cache.
+        const before = validationCacheStats();
+        expect(expectError(await putRaw(t, c.id, bytes, 'application/yaml'), 400, 'invalid_swagger_file').details).toEqual(body.details);
+        expect(validationCacheStats()).toMatchObject({ hits: before.hits + 1, misses: before.misses });
+      });
+
+      it('the 12 MB JSON document whose path-level parameter goes into 8 methods is refused at upload', async () => {
+        const c = await createCopilot(t);
+        const bytes = jsonPathParameterBomb();
+        const body = expectError(await putRaw(t, c.id, bytes, 'application/json'), 400, 'invalid_swagger_file');
+        expect(body.details).toMatchObject({ max_answer_chars: 10 * bytes.length, document_bytes: bytes.length });
+        expect((body.details as { estimated_answer_chars: number }).estimated_answer_chars).toBeGreaterThan(32 * (bytes.length - 1_000));
+        expect((await call(t, 'GET', copilotPath(c.id))).json().swagger_url).toBe('');
+      });
+
+      it('a swagger_url document over the bound is refused when validated, and the refusal is cached (fetched again, not parsed again)', async () => {
+        const c = await createCopilot(t);
+        await setSwaggerUrl(t, c.id, pages.url('/alias-bomb.yaml'));
+        const fetchesBefore = pages.count('/alias-bomb.yaml');
+        const first = expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
+        expect(first.details).toMatchObject({ max_answer_chars: 10 * MiB, document_bytes: MiB });
+        const afterFirst = validationCacheStats();
+        expect(afterFirst.entries).toBe(1);
+        const second = expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
+        expect(second).toEqual(first);
+        expect(validationCacheStats()).toMatchObject({ entries: 1, hits: afterFirst.hits + 1, misses: afterFirst.misses });
+        expect(pages.count('/alias-bomb.yaml')).toBe(fetchesBefore + 2);
+      });
+
+      it('an answer larger than the whole validation cache is rendered once: every repeated GET is a hit', async () => {
+        configureValidationCache({ maxBytes: 64 * 1024 }); // slack.json answers 645 KB
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'slack.json');
+        const afterUpload = validationCacheStats();
+        expect(afterUpload.entries).toBe(1);
+        expect(afterUpload.bytes).toBeGreaterThan(64 * 1024);
+        const first = await call(t, 'GET', validatorPath(c.id));
+        expectValidation(first, c.id);
+        for (let i = 1; i <= 3; i++) {
+          const again = await call(t, 'GET', validatorPath(c.id));
+          expect(again.body).toBe(first.body);
+        }
+        expect(validationCacheStats()).toMatchObject({ entries: 1, hits: afterUpload.hits + 4, misses: afterUpload.misses });
+      });
+
+      it('sends chatbot_id and then the cached bytes themselves as separate chunks (no joined copy of the answer)', async () => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'slack.json');
+        const cached = cachedValidation(sha256(spec('slack.json')))!;
+        expect(cached).toBeDefined();
+        // The answer came from its task thread as bytes of their own (moved, not a view into a larger buffer).
+        expect(cached.byteOffset).toBe(0);
+        expect(cached.buffer.byteLength).toBe(cached.length);
+        const write = vi.spyOn(ServerResponse.prototype, 'write');
+        const res = await call(t, 'GET', validatorPath(c.id));
+        const chunks = write.mock.calls.map(([chunk]) => chunk as unknown);
+        vi.restoreAllMocks();
+        expectValidation(res, c.id);
+        // The answer goes out as a view of the cache's own memory, after the copilot's id.
+        const body = chunks.find((chunk) => Buffer.isBuffer(chunk) && chunk.buffer === cached.buffer) as Buffer | undefined;
+        expect(body, 'a chunk sharing the cached answer\'s memory').toBeDefined();
+        expect(body!.length).toBe(cached.length - 1);
+        expect(chunks.some((chunk) => (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && chunk.length >= cached.length)).toBe(false);
+        expect(Buffer.concat(chunks.map((chunk) => Buffer.from(chunk as Buffer))).toString('utf8')).toBe(res.body);
+      });
+
+      it.each([...SPEC_FILES, 'non-ASCII'])('%s: the bytes on the wire are exactly the chatbot_id, then the rendered answer after its "{"', async (file) => {
+        const c = await createCopilot(t);
+        const bytes = file === 'non-ASCII' ? Buffer.from('openapi: 3.0.3\npaths:\n  /é:\n    get:\n      summary: "Prix en € 😀 \\u2028 \\"x\\""\n') : spec(file);
+        expect((await putRaw(t, c.id, bytes, file.endsWith('.json') ? 'application/json' : 'application/yaml')).statusCode).toBe(200);
+        const res = await call(t, 'GET', validatorPath(c.id));
+        const expected = Buffer.from(`{"chatbot_id":"${c.id}",${renderFresh({ bytes, fileName: file === 'non-ASCII' ? 'a.yaml' : file }).slice(1)}`, 'utf8');
+        expect(res.statusCode).toBe(200);
+        expect(res.rawPayload.equals(expected)).toBe(true);
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(res.headers['content-length']).toBe(String(expected.length));
+        expect(res.headers['transfer-encoding']).toBeUndefined();
+        const head = await call(t, 'HEAD', validatorPath(c.id));
+        expect(head.statusCode).toBe(200);
+        expect(head.headers['content-length']).toBe(String(expected.length));
+        expect(head.rawPayload.length).toBe(0);
       });
     });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/domain/auth/api-keys.js';
+import { insertPassages } from '../../src/storage/knowledge-base.repository.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, expectError, nextLink, TIMESTAMP } from '../support/http.js';
 import {
@@ -221,6 +222,30 @@ for (const dialect of DIALECTS) {
       expect(again.body).toBe(JSON.stringify({ message: MESSAGE, deleted_links: [], not_found_links: [b] }));
     });
 
+    it('one page, one link: spellings of a page are indexed once, and deleting any spelling removes it from search', async () => {
+      pages.set('/kb/spelt', { type: 'text/plain', body: `Page markerspeltword about spellings.\n\n${'Another paragraph of text for the page. '.repeat(40)}` });
+      const canonical = pages.url('/kb/spelt');
+      const port = new URL(canonical).port;
+      const bot = await createBot(t);
+      const added = await postLinks(t, bot, [`HTTP://127.0.0.1:${port}/kb/./x/../spelt#intro`, canonical, `http://0x7f.1:${port}/kb/%73pelt`]);
+      expect(added.statusCode, added.body).toBe(202);
+      expect(added.json().links.map((l: { url: string }) => l.url)).toEqual([canonical]);
+      // A later request in another spelling refreshes the same link.
+      expect((await postLinks(t, bot, [`http://2130706433:${port}/kb/spelt`])).statusCode).toBe(202);
+      await waitForLinks(t, bot, [canonical], (l) => l.status === 'indexed');
+      expect((await linkRows(t.storage, bot)).map((r) => r.url)).toEqual([canonical]);
+      expect((await search(t, bot, 'markerspeltword')).results.map((r) => r.url)).toEqual([canonical]);
+
+      const spelling = `http://127.0.0.1.:${port}/kb/%73pelt`;
+      const res = await deleteLinks(t, bot, [spelling], deleter.header);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({ message: MESSAGE, deleted_links: [spelling], not_found_links: [] });
+      expect(await linkRows(t.storage, bot)).toEqual([]);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markerspeltword')).toBe(0);
+      expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markerspeltword`), 404, 'knowledge_base_not_found');
+    });
+
     it('the knowledge base itself goes with its last link: GET, search and DELETE then answer 404; POST creates it again', async () => {
       const { bot, urls } = await botWith('e', 'f');
       const ids = (await linkRows(t.storage, bot)).map((r) => r.id);
@@ -257,7 +282,7 @@ for (const dialect of DIALECTS) {
       expect(await t.storage.db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', bot).execute()).toHaveLength(1);
       expect((await search(t, bot, 'markergword')).results).toHaveLength(1);
       if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markergword')).toBeGreaterThan(0);
-      const audit = (await call(t, 'GET', `/backend/api/audit?bot_id=${bot}`)).json() as AuditEntry[];
+      const audit = (await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.delete_links`)).json() as AuditEntry[];
       expect(audit).toEqual([]);
 
       // And the same delete goes through afterwards.
@@ -282,10 +307,10 @@ for (const dialect of DIALECTS) {
             })),
           )
           .execute();
-        await t.storage.db
-          .insertInto('kb_passages')
-          .values(ids.slice(i, i + 250).flatMap((id) => [0, 1].map((seq) => ({ link_id: id, bot_id: bot, seq, content: `Bulk passage ${seq} with the bulkword marker.` }))))
-          .execute();
+        await insertPassages(
+          t.storage.db,
+          ids.slice(i, i + 250).flatMap((id) => [0, 1].map((seq) => ({ link_id: id, bot_id: bot, seq, content: `Bulk passage ${seq} with the bulkword marker.` }))),
+        );
       }
       expect((await passageRows(t.storage, ids)).length).toBe(2000);
       expect((await search(t, bot, 'bulkword', 100)).results).toHaveLength(100);
@@ -309,7 +334,7 @@ for (const dialect of DIALECTS) {
         expect((await deleteLinks(t, bot, [y, pages.url('/kb/nope')], deleter.header)).statusCode).toBe(200);
         expect((await deleteLinks(t, bot, [z], second.header)).statusCode).toBe(200);
 
-        const res = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}`);
+        const res = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.delete_links`);
         expect(res.statusCode, res.body).toBe(200);
         const entries = res.json() as AuditEntry[];
         expect(entries).toHaveLength(2);
@@ -339,7 +364,7 @@ for (const dialect of DIALECTS) {
         const empty = await createBot(t);
         await deleteLinks(t, empty, urls, deleter.header);
         for (const id of [bot, empty]) {
-          expect((await call(t, 'GET', `/backend/api/audit?bot_id=${id}`)).json(), id).toEqual([]);
+          expect((await call(t, 'GET', `/backend/api/audit?bot_id=${id}&action=knowledgebase.delete_links`)).json(), id).toEqual([]);
         }
       });
 
@@ -374,10 +399,11 @@ for (const dialect of DIALECTS) {
         expect(seen.map((e) => e.id)).toEqual([...seen.map((e) => e.id)].sort((a, b) => b - a));
 
         // Filtered by bot, paged too; the next link keeps the filter.
-        const first = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&limit=3`);
+        const first = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.delete_links&limit=3`);
         expect((first.json() as AuditEntry[]).map((e) => e.details.deleted_links[0])).toEqual([...urls].reverse().slice(0, 3));
         const next = nextLink(first)!;
         expect(next).toContain(`bot_id=${bot}`);
+        expect(next).toContain('action=knowledgebase.delete_links');
         expect((((await call(t, 'GET', next)).json()) as AuditEntry[]).map((e) => e.details.deleted_links[0])).toEqual([...urls].reverse().slice(3));
 
         expectError(await call(t, 'GET', '/backend/api/audit?cursor=not-a-cursor'), 400, 'invalid_cursor');

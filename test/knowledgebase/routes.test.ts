@@ -95,7 +95,7 @@ for (const dialect of DIALECTS) {
         await postLinks(t, bot, ['https://docs.example/y']);
         expectError(await call(t, 'GET', kbPath(bot), { key: null }), 401, 'unauthorized');
         expectError(await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:write', 'knowledgebase:delete']) }), 403, 'forbidden');
-        expectError(await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:read'], [UNKNOWN_BOT]) }), 403, 'forbidden');
+        expectError(await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:read'], [await createBot(t, 'Another bot')]) }), 403, 'forbidden');
         expect((await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:read'], [bot]) })).statusCode).toBe(200);
       });
     });
@@ -109,6 +109,38 @@ for (const dialect of DIALECTS) {
         expect(res.json().links.map((l: WireLink) => l.url)).toEqual(['https://docs.example/a', 'https://docs.example/b']);
         expect(await linkRows(t.storage, bot)).toHaveLength(2);
         expect((await call(t, 'GET', kbPath(bot))).json().links).toHaveLength(2);
+      });
+
+      it('one page, one link: spellings of a page in one request are one link; POST and GET show the canonical form', async () => {
+        const bot = await createBot(t);
+        const res = await postLinks(t, bot, [
+          'HTTPS://Docs.Example/a/../guide#top',
+          'https://docs.example/guide',
+          'https://docs.example.:443/%67uide',
+          'https://bücher.example/%7esite',
+          'https://xn--bcher-kva.example/~site',
+        ]);
+        expect(res.statusCode, res.body).toBe(202);
+        expect(res.json().links.map((l: WireLink) => l.url)).toEqual(['https://docs.example/guide', 'https://xn--bcher-kva.example/~site']);
+        expect((await linkRows(t.storage, bot)).map((r) => r.url).sort()).toEqual(['https://docs.example/guide', 'https://xn--bcher-kva.example/~site']);
+        // Another request in yet another spelling is the same link again (refreshed, not added).
+        const again = await postLinks(t, bot, ['https://DOCS.example/guide#faq']);
+        expect(again.json().links.map((l: WireLink) => l.url)).toEqual(['https://docs.example/guide']);
+        const listed = (await call(t, 'GET', kbPath(bot))).json() as { links: WireLink[] };
+        // One request's links share created_at, so their list order is by id: compare as sets.
+        expect(listed.links.map((l) => l.url).sort()).toEqual(['https://docs.example/guide', 'https://xn--bcher-kva.example/~site']);
+      });
+
+      it('400 for a link holding a bidi control or another invisible formatting character; nothing is stored', async () => {
+        const bot = await createBot(t);
+        for (const link of ['https://e.example/\u202egnp.exe', 'https://e.example/a\u2066b', 'https://e.example/\u200f', 'https://e.example/\u0085', 'https://e.example/\u061c']) {
+          for (const send of [postLinks, deleteLinks]) {
+            const error = expectError(await send(t, bot, ['https://docs.example/fine', link]), 400, 'invalid_request');
+            const problems = (error.details as { problems: Array<{ index: number; reason: string }> }).problems;
+            expect(problems, JSON.stringify(link)).toEqual([{ index: 1, reason: expect.stringMatching(/^must not contain control or invisible formatting characters \(U\+[0-9A-F]{4}\)\.$/) }]);
+          }
+        }
+        expect(await linkRows(t.storage, bot)).toEqual([]);
       });
 
       it('400 invalid_request with the offending index for bad bodies', async () => {
@@ -146,7 +178,7 @@ for (const dialect of DIALECTS) {
         const bot = await createBot(t);
         expectError(await postLinks(t, bot, [], null), 401, 'unauthorized');
         expectError(await postLinks(t, bot, [], await t.bearer(['knowledgebase:read'])), 403, 'forbidden');
-        expectError(await postLinks(t, bot, [], await t.bearer(['knowledgebase:write'], [UNKNOWN_BOT])), 403, 'forbidden');
+        expectError(await postLinks(t, bot, [], await t.bearer(['knowledgebase:write'], [await createBot(t, 'Another bot')])), 403, 'forbidden');
         expect((await postLinks(t, bot, ['https://docs.example/a'], await t.bearer(['knowledgebase:write'], [bot]))).statusCode).toBe(202);
       });
     });
@@ -195,6 +227,29 @@ for (const dialect of DIALECTS) {
       expectError(await postLinks(t, bot, ['https://docs.example/new']), 404, 'copilot_not_found');
       // The rows are left alone (a soft delete can be undone by an operator).
       expect((await linkRows(t.storage, bot)).map((r) => r.url)).toEqual([url]);
+    });
+
+    it('DELETE: any spelling deletes the stored link; the answer lists each spelling the caller sent once, in request order', async () => {
+      const bot = await createBot(t);
+      expect((await postLinks(t, bot, ['https://docs.example/page', 'https://docs.example/kept'])).statusCode).toBe(202);
+      const res = await deleteLinks(t, bot, [
+        'https://docs.example/missing',
+        'HTTPS://DOCS.EXAMPLE/page',
+        'https://docs.example/x/../page#frag',
+        'HTTPS://DOCS.EXAMPLE/page',
+        'https://docs.example/%6Dissing',
+      ]);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({
+        message: 'Knowledge base and associated links have been successfully deleted.',
+        deleted_links: ['HTTPS://DOCS.EXAMPLE/page', 'https://docs.example/x/../page#frag'],
+        not_found_links: ['https://docs.example/missing', 'https://docs.example/%6Dissing'],
+      });
+      expect((await linkRows(t.storage, bot)).map((r) => r.url)).toEqual(['https://docs.example/kept']);
+      // The last link, in another spelling: the knowledge base goes with it.
+      const last = await deleteLinks(t, bot, ['https://docs.example.:443/kept']);
+      expect(last.json()).toMatchObject({ deleted_links: ['https://docs.example.:443/kept'], not_found_links: [] });
+      expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
     });
 
     it('bot ids are matched case-insensitively, answering with the canonical id', async () => {

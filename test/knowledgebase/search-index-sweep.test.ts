@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepSearchIndex } from '../../src/storage/knowledge-base.repository.js';
+import { insertPassages, sweepSearchIndex } from '../../src/storage/knowledge-base.repository.js';
 import { buildKbTestApp, createBot, deleteLinks, ftsHits, postLinks, rawFtsHits, search, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
@@ -68,7 +68,7 @@ describe('stale entries of the SQLite search index', () => {
       await t.storage.db.transaction().execute(async (trx) => {
         for (let i = 0; i < 5000; i += 500) {
           const rows = Array.from({ length: 500 }, (_, k) => ({ link_id: 'gone', bot_id: 'gone', seq: i + k, content: `stale passage ${i + k} sweepbacklogword` }));
-          await trx.insertInto('kb_passages').values(rows).execute();
+          await insertPassages(trx, rows);
         }
         await trx.deleteFrom('kb_passages').where('link_id', '=', 'gone').execute();
       });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressRange } from '../../src/net/address-policy.js';
 import { isAddressAllowed, parseAllowNetworks } from '../../src/net/guarded-fetch.js';
 
 describe('isAddressAllowed without allowNetworks', () => {
@@ -13,6 +14,8 @@ describe('isAddressAllowed without allowNetworks', () => {
     ['169.254.0.1', 'link-local'],
     ['100.64.0.1', 'CGNAT'],
     ['100.100.100.200', 'Alibaba metadata (CGNAT)'],
+    ['168.63.129.16', 'Azure host agent / wireserver (a public address)'],
+    ['::ffff:168.63.129.16', 'IPv4-mapped Azure wireserver'],
     ['0.0.0.0', 'unspecified'],
     ['0.1.2.3', 'this network 0/8'],
     ['255.255.255.255', 'broadcast'],
@@ -66,6 +69,8 @@ describe('isAddressAllowed without allowNetworks', () => {
     ['2606:4700:4700::1111', 'public IPv6'],
     ['2001:4860:4860::8888', 'public IPv6'],
     ['::ffff:8.8.8.8', 'IPv4-mapped public address'],
+    ['168.63.129.15', 'just below the Azure wireserver'],
+    ['168.63.129.17', 'just above the Azure wireserver'],
   ];
   it.each(allowed)('allows %s (%s)', (address) => {
     expect(isAddressAllowed(address, [])).toBe(true);
@@ -87,11 +92,35 @@ describe('isAddressAllowed with allowNetworks', () => {
     ['fd00:ec2::254', ['fc00::/8'], false],
     ['2002:7f00:1::', ['2002::/16'], true],
     ['169.254.169.254', ['169.254.0.0/16'], true],
+    // The operator's list wins for every metadata address alike (README, Configuration).
+    ['168.63.129.16', ['168.63.129.16/32'], true],
+    ['168.63.129.16', ['168.63.0.0/16'], true],
+    ['::ffff:168.63.129.16', ['168.63.129.16/32'], true],
+    ['168.63.129.16', ['10.0.0.0/8', '169.254.0.0/16'], false],
     ['8.8.8.8', ['127.0.0.0/8'], true],
     ['not-an-ip', ['0.0.0.0/0', '::/0'], false],
   ];
   it.each(cases)('%s with %j → %s', (address, networks, expected) => {
     expect(isAddressAllowed(address, networks)).toBe(expected);
+  });
+});
+
+describe('addressRange', () => {
+  const cases: Array<[string, string | null]> = [
+    ['8.8.8.8', 'unicast'],
+    ['10.1.2.3', 'private'],
+    ['169.254.169.254', 'cloudMetadata'],
+    ['169.254.170.2', 'cloudMetadata'],
+    ['169.254.1.1', 'linkLocal'],
+    ['100.100.100.200', 'cloudMetadata'],
+    ['168.63.129.16', 'cloudMetadata'],
+    ['::ffff:168.63.129.16', 'cloudMetadata'],
+    ['fd00:ec2::254', 'cloudMetadata'],
+    ['fd00:ec2::1', 'uniqueLocal'],
+    ['not-an-ip', null],
+  ];
+  it.each(cases)('%s → %s', (address, range) => {
+    expect(addressRange(address)).toBe(range);
   });
 });
 

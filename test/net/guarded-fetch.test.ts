@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -25,6 +25,8 @@ const LOCAL: FetchPolicy = {
   allowNetworks: ['127.0.0.0/8', '::1/128'],
 };
 const STRICT: FetchPolicy = { ...LOCAL, allowNetworks: [] };
+const NAME_REFUSED = (name: string): string =>
+  `The host name ${name} resolves to an address that is not public; only public addresses can be fetched.`;
 
 /** Events the server side saw for the streaming routes, to prove the client hung up early. */
 const streamLog = { bytesWritten: 0, closed: false, closedAt: 0 };
@@ -252,6 +254,8 @@ describe('fetchGuarded: refused addresses, before any connection', () => {
     [`http://[::]:${v4.port}/ok`, '::'],
     ['http://169.254.169.254/latest/meta-data/', '169.254.169.254'],
     ['http://100.100.100.200/latest/meta-data/', '100.100.100.200'],
+    ['http://168.63.129.16/machine?comp=goalstate', '168.63.129.16'],
+    ['http://[::ffff:168.63.129.16]/', '::ffff:a83f:8110'],
     ['http://10.1.2.3/', '10.1.2.3'],
     ['http://172.16.5.4/', '172.16.5.4'],
     ['http://192.168.1.1/', '192.168.1.1'],
@@ -275,24 +279,39 @@ describe('fetchGuarded: refused addresses, before any connection', () => {
     expect(v4.connections + (v6?.connections ?? 0)).toBe(before);
   });
 
-  it('refuses localhost (real DNS) without connecting', async () => {
+  it('names the address and its range when the URL itself spells it', async () => {
+    const error = await fetchError(fetchGuarded('http://10.20.30.40/', STRICT));
+    expect(error.message).toBe('The address 10.20.30.40 is not allowed (private network).');
+    const wireserver = await fetchError(fetchGuarded('http://168.63.129.16/', STRICT));
+    expect(wireserver.message).toBe('The address 168.63.129.16 is not allowed (cloud metadata service).');
+  });
+
+  it('refuses localhost (real DNS) without connecting, and without saying where it points', async () => {
     const before = v4.connections + (v6?.connections ?? 0);
     const { seen, hooks } = recorder();
     const error = await fetchError(fetchGuarded(`http://localhost:${v4.port}/ok`, STRICT, {}, hooks));
     expect(error.kind).toBe('refused');
-    expect(error.message).toMatch(/^The address (127\.0\.0\.1|::1) of localhost is not allowed/);
+    expect(error.message).toBe(NAME_REFUSED('localhost'));
     expect(seen.connected).toEqual([]);
     expect(v4.connections + (v6?.connections ?? 0)).toBe(before);
   });
 
-  it('refuses a name that resolves to a metadata address, naming both', async () => {
-    const { seen, hooks } = recorder(async () => [{ address: '169.254.169.254', family: 4 }]);
-    const error = await fetchError(fetchGuarded('http://metadata.example.test/', STRICT, {}, hooks));
-    expect(error).toMatchObject({ kind: 'refused', url: 'http://metadata.example.test/' });
-    expect(error.message).toBe(
-      'The address 169.254.169.254 of metadata.example.test is not allowed (link-local, including cloud metadata).',
-    );
-    expect(seen).toEqual({ resolved: ['metadata.example.test'], connected: [] });
+  // A writer key must not learn internal DNS from a refusal: a name's answer names neither
+  // the address nor its range (issue 13 §6).
+  it.each([
+    ['db.corp.example.test', '10.20.30.40'],
+    ['metadata.example.test', '169.254.169.254'],
+    ['wireserver.example.test', '168.63.129.16'],
+    ['loop.example.test', '::1'],
+    ['mapped.example.test', '::ffff:192.168.7.7'],
+  ])('refuses %s (resolving to %s) without naming the address', async (name, address) => {
+    const { seen, hooks } = recorder(async () => [{ address, family: address.includes(':') ? 6 : 4 }]);
+    const error = await fetchError(fetchGuarded(`http://${name}/spec.json`, STRICT, {}, hooks));
+    expect(error).toMatchObject({ kind: 'refused', url: `http://${name}/spec.json` });
+    expect(error.message).toBe(NAME_REFUSED(name));
+    expect(error.message).not.toContain(address);
+    expect(error.message.replace(name, '')).not.toMatch(/private|loopback|link-local|metadata|mapped/);
+    expect(seen).toEqual({ resolved: [name], connected: [] });
   });
 
   it('refuses a name when any one of its addresses is refused', async () => {
@@ -304,7 +323,7 @@ describe('fetchGuarded: refused addresses, before any connection', () => {
       fetchGuarded(`http://mixed.example.test:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.1/32'] }, {}, hooks),
     );
     expect(error.kind).toBe('refused');
-    expect(error.message).toContain('10.0.0.1 of mixed.example.test');
+    expect(error.message).toBe(NAME_REFUSED('mixed.example.test'));
     expect(seen.connected).toEqual([]);
   });
 
@@ -480,7 +499,7 @@ describe('fetchGuarded: redirects', () => {
       ),
     );
     expect(error).toMatchObject({ kind: 'refused', url: 'http://intranet.example.test/' });
-    expect(error.message).toBe('The address 192.168.0.10 of intranet.example.test is not allowed (private network).');
+    expect(error.message).toBe(NAME_REFUSED('intranet.example.test'));
     expect(seen.connected).toEqual(['127.0.0.1']);
   });
 
@@ -612,6 +631,118 @@ describe('fetchGuarded: policy', () => {
   });
 });
 
+describe('fetchGuarded: minimum transfer rate (issue 13 §3)', () => {
+  let drip: LocalServer;
+  beforeAll(async () => {
+    drip = await startServer('127.0.0.1', (req, res) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (path === '/drip') {
+        // One byte every 50 ms, never ending: 20 bytes per second.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('x'), 50);
+        res.on('close', () => clearInterval(timer));
+      } else if (path === '/steady') {
+        // 2 KiB every 50 ms for 10 rounds: 40 KiB per second, then the end.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        let rounds = 0;
+        const timer = setInterval(() => {
+          res.write(Buffer.alloc(2048, 0x73));
+          if (++rounds === 10) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, 50);
+        res.on('close', () => clearInterval(timer));
+      } else if (path === '/late-headers') {
+        // Slow to start (longer than a window), then the whole body at once.
+        setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late but whole'), 400);
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+  });
+  afterAll(async () => drip?.close());
+
+  const RATE: FetchPolicy = { ...LOCAL, timeoutMs: 10_000, minBytesPerSecond: 1024, minRateWindowMs: 200 };
+
+  it('fails a body that arrives slower than minBytesPerSecond over a window, with its own kind and message', async () => {
+    const error = await fetchError(fetchGuarded(`${drip.origin}/drip`, RATE));
+    expect(error).toMatchObject({ kind: 'too_slow', url: `${drip.origin}/drip` });
+    expect(error.message).toBe(`The server at 127.0.0.1:${drip.port} sent its answer too slowly (less than 1 KiB per second over 200 ms).`);
+  });
+
+  it('accepts a body that keeps up with the rate, and time before the headers is not counted', async () => {
+    expect((await fetchGuarded(`${drip.origin}/steady`, RATE)).body.length).toBe(20 * 1024);
+    expect((await fetchGuarded(`${drip.origin}/late-headers`, RATE)).body.toString()).toBe('late but whole');
+  });
+
+  it('without minBytesPerSecond a drip runs into the deadline instead', async () => {
+    const error = await fetchError(fetchGuarded(`${drip.origin}/drip`, { ...LOCAL, timeoutMs: 300 }));
+    expect(error.kind).toBe('timeout');
+  });
+
+  it.each<[Partial<FetchPolicy>, string]>([
+    [{ minBytesPerSecond: -1 }, 'minBytesPerSecond'],
+    [{ minBytesPerSecond: 10, minRateWindowMs: 0 }, 'minRateWindowMs'],
+  ])('rejects a malformed rate policy %j', async (override, mention) => {
+    await expect(fetchGuarded(`${drip.origin}/steady`, { ...LOCAL, ...override })).rejects.toThrow(mention);
+  });
+});
+
+describe('fetchGuarded: malformed answers are bad_response (final, not retried; issue 13 §4)', () => {
+  let odd: LocalServer;
+  let raw: net.Server;
+  let rawPort = 0;
+  beforeAll(async () => {
+    odd = await startServer('127.0.0.1', (req, res) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const text = { 'content-type': 'text/plain' };
+      if (path === '/bad-gzip') res.writeHead(200, { ...text, 'content-encoding': 'gzip' }).end('this is not gzip at all');
+      else if (path === '/bad-br') res.writeHead(200, { ...text, 'content-encoding': 'br' }).end('this is not brotli either!');
+      else if (path === '/bad-deflate') res.writeHead(200, { ...text, 'content-encoding': 'deflate' }).end('nor deflate');
+      else if (path === '/unknown-coding') res.writeHead(200, { ...text, 'content-encoding': 'x-snappy' }).end('\u0000\u0001\u0002packed');
+      else if (path === '/mixed-coding') res.writeHead(200, { ...text, 'content-encoding': 'gzip, x-snappy' }).end(gzipSync('hidden'));
+      else if (path === '/many-codings') res.writeHead(200, { ...text, 'content-encoding': 'gzip, gzip, gzip, gzip, gzip, gzip' }).end('x');
+      else if (path === '/identity') res.writeHead(200, { ...text, 'content-encoding': 'identity' }).end('plain after all');
+      else if (path === '/huge-headers') res.writeHead(200, { ...text, 'x-padding': 'a'.repeat(100_000) }).end('hello');
+      else res.writeHead(404).end();
+    });
+    raw = net.createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nThis Is Not A Header\r\n\r\nhello'));
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    rawPort = (raw.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await odd?.close();
+    await new Promise<void>((resolve) => (raw ? raw.close(() => resolve()) : resolve()));
+  });
+
+  it.each([
+    ['/bad-gzip', 'could not be decompressed'],
+    ['/bad-br', 'could not be decompressed'],
+    ['/bad-deflate', 'could not be decompressed'],
+    ['/unknown-coding', 'uses a content coding (x-snappy) that cannot be decoded'],
+    ['/mixed-coding', 'uses a content coding (x-snappy) that cannot be decoded'],
+    ['/many-codings', 'content coding'],
+    ['/huge-headers', 'headers'],
+  ])('%s → bad_response', async (path, words) => {
+    const error = await fetchError(fetchGuarded(`${odd.origin}${path}`, LOCAL));
+    expect(error.kind).toBe('bad_response');
+    expect(error.message).toContain(`127.0.0.1:${odd.port}`);
+    expect(error.message).toContain(words);
+  });
+
+  it('an answer that is not HTTP → bad_response', async () => {
+    const error = await fetchError(fetchGuarded(`http://127.0.0.1:${rawPort}/`, LOCAL));
+    expect(error).toMatchObject({ kind: 'bad_response', message: `The server at 127.0.0.1:${rawPort} sent an answer that is not valid HTTP.` });
+  });
+
+  it('Content-Encoding: identity is the body as sent', async () => {
+    expect((await fetchGuarded(`${odd.origin}/identity`, LOCAL)).body.toString()).toBe('plain after all');
+  });
+});
+
 // Kinds are a closed list shared with callers; keep this in sync with the type.
 const _kinds: Record<FetchErrorKind, true> = {
   bad_url: true,
@@ -621,6 +752,8 @@ const _kinds: Record<FetchErrorKind, true> = {
   too_many_redirects: true,
   http_status: true,
   network: true,
+  too_slow: true,
+  bad_response: true,
 };
 void _kinds;
 

@@ -11,7 +11,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function appServing(root: string): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  registerErrorHandling(app);
+  registerErrorHandling(app, { requireKey: async () => undefined });
   app.get('/backend/api/ping', async () => ({ pong: true }));
   await dashboardRoutes(app, { root });
   await app.ready();
@@ -63,7 +63,10 @@ describe('dashboard routes', () => {
       expect(res.json(), url).toMatchObject({ error: 'not_found' });
     }
     expect((await app.inject({ method: 'GET', url: '/backend/api/ping' })).json()).toEqual({ pong: true });
-    expect((await app.inject({ method: 'POST', url: '/' })).statusCode).toBe(404);
+    // The dashboard's page exists for GET only: another method is told so (405 with Allow).
+    const post = await app.inject({ method: 'POST', url: '/' });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toContain('GET');
   });
 
   it('explains how to build the dashboard when it is not built', async () => {

@@ -1,10 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
+import { prepareDataDir } from '../../storage/data-dir.js';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
 import * as keys from '../../storage/api-key.repository.js';
 import type { Storage } from '../../storage/database.js';
 import type { ApiKeyRow } from '../../storage/schema.js';
+import * as copilots from '../../storage/copilot.repository.js';
+import { recordAudit } from '../audit.js';
+import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { SizedLru } from '../sized-lru.js';
 
@@ -59,15 +63,66 @@ export function parseScopes(list: readonly string[]): Scope[] {
   return [...new Set(list)] as Scope[];
 }
 
+/** The scopes a principal holds: admin holds every scope. */
+function holds(principal: KeyPrincipal, scope: Scope): boolean {
+  return principal.scopes.has(scope) || principal.scopes.has('admin');
+}
+
+type KeyPrincipal = Principal & { kind: 'key' };
+
+/**
+ * The bot list of a new key: absent or null means every bot; otherwise 1 to 1000 ids of
+ * existing (not deleted) copilots, stored lower-case. An empty list or a blank entry is
+ * refused: neither may ever come to mean "every bot".
+ */
+async function checkBots(storage: Storage, bots: readonly string[] | null | undefined): Promise<string[] | null> {
+  if (bots === undefined || bots === null) return null;
+  if (bots.length === 0) throw new AppError('invalid_request', 'bots must name at least one copilot; leave it out for a key that may act on every bot.', { field: 'bots' });
+  const ids = [...new Set(bots.map((b) => b.trim().toLowerCase()))];
+  const blank = bots.filter((b) => b.trim() === '');
+  if (blank.length > 0) throw new AppError('invalid_request', 'bots must not contain blank entries.', { field: 'bots' });
+  const unknown: string[] = [];
+  for (const id of ids) {
+    const row = isCopilotId(id) ? await copilots.findCopilot(storage.readDb, id) : undefined;
+    if (!row || row.deleted_at !== null) unknown.push(id);
+  }
+  if (unknown.length > 0) {
+    throw new AppError('invalid_request', `bots must name existing copilots; unknown: ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''}.`, {
+      field: 'bots',
+      unknown: unknown.slice(0, 20),
+    });
+  }
+  return ids;
+}
+
+/** True when every bot of `bots` (null: every bot) lies within the principal's limit. */
+function withinBots(principal: KeyPrincipal, bots: readonly string[] | null): boolean {
+  if (principal.bots === null) return true;
+  return bots !== null && bots.every((b) => principal.bots!.includes(b));
+}
+
+/**
+ * Creates a key. `creator` is the key asking (absent: the operator, from the CLI or at
+ * first start): a key creates only keys whose scopes it holds itself and whose bots lie
+ * within its own, so a key limited to some bots cannot mint one for every bot.
+ */
 export async function createApiKey(
   storage: Storage,
   input: { scopes: readonly string[]; bots?: readonly string[] | null; name?: string },
-  fixedId?: string,
+  options: { creator?: Principal; fixedId?: string } = {},
 ): Promise<ApiKeyInfo & { key: string }> {
   const scopes = parseScopes(input.scopes);
-  const id = fixedId ?? randomAlphanumeric(16);
+  const bots = await checkBots(storage, input.bots);
+  const creator = options.creator;
+  if (creator?.kind === 'key') {
+    const missing = scopes.filter((s) => !holds(creator, s));
+    if (missing.length > 0) throw new AppError('forbidden', `This API key cannot grant scopes it does not hold: ${missing.join(', ')}.`, { scopes: missing });
+    if (!withinBots(creator, bots)) {
+      throw new AppError('forbidden', 'This API key is limited to some bots: a key it creates must name bots within its own.', { bots: creator.bots });
+    }
+  }
+  const id = options.fixedId ?? randomAlphanumeric(16);
   const secret = randomAlphanumeric(32);
-  const bots = input.bots && input.bots.length > 0 ? [...new Set(input.bots.map((b) => b.toLowerCase()))] : null;
   const row: ApiKeyRow = {
     id,
     name: input.name ?? '',
@@ -77,18 +132,28 @@ export async function createApiKey(
     created_at: nowTimestamp(),
     revoked_at: null,
   };
-  await keys.insertApiKey(storage.db, row);
+  await storage.db.transaction().execute(async (trx) => {
+    await keys.insertApiKey(trx, row);
+    await recordAudit(trx, creator, 'key.create', null, { key_id: id, scopes, bots, name: row.name });
+  });
   return { ...toInfo(row), key: `cms_${id}_${secret}` };
 }
 
-export async function listApiKeys(storage: Storage): Promise<ApiKeyInfo[]> {
-  return (await keys.listApiKeys(storage.readDb)).map(toInfo);
+/** Every key, or for a key limited to bots only the keys within its bots. */
+export async function listApiKeys(storage: Storage, viewer?: Principal): Promise<ApiKeyInfo[]> {
+  const all = (await keys.listApiKeys(storage.readDb)).map(toInfo);
+  return viewer?.kind === 'key' ? all.filter((k) => withinBots(viewer, k.bots)) : all;
 }
 
-export async function revokeApiKey(storage: Storage, id: string): Promise<void> {
-  if (!(await keys.revokeApiKey(storage.db, id, nowTimestamp()))) {
-    throw new AppError('key_not_found', 'No API key has this id.', { id });
-  }
+/** Revokes a key; a key limited to bots revokes only keys within them (others: 404, as if absent). */
+export async function revokeApiKey(storage: Storage, id: string, actor?: Principal): Promise<void> {
+  const notFound = () => new AppError('key_not_found', 'No API key has this id.', { id });
+  await storage.db.transaction().execute(async (trx) => {
+    const row = await keys.findApiKey(trx, id);
+    if (!row || (actor?.kind === 'key' && !withinBots(actor, toInfo(row).bots))) throw notFound();
+    if (!(await keys.revokeApiKey(trx, id, nowTimestamp()))) throw notFound();
+    await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
+  });
 }
 
 /** A stored key as authentication needs it. */
@@ -184,12 +249,12 @@ export async function ensureBootstrapAdminKey(storage: Storage, dataDir: string)
   if ((await keys.listApiKeys(storage.db)).length > 0) return null;
   let created: { key: string };
   try {
-    created = await createApiKey(storage, { scopes: ['admin'], name: 'bootstrap admin' }, BOOTSTRAP_KEY_ID);
+    created = await createApiKey(storage, { scopes: ['admin'], name: 'bootstrap admin' }, { fixedId: BOOTSTRAP_KEY_ID });
   } catch (err) {
     if (await keys.findApiKey(storage.db, BOOTSTRAP_KEY_ID)) return null; // another instance won
     throw err;
   }
-  await mkdir(dataDir, { recursive: true });
+  prepareDataDir(dataDir);
   const file = path.join(dataDir, BOOTSTRAP_KEY_FILE);
   await writeFile(file, `${created.key}\n`, { mode: 0o600 });
   await chmod(file, 0o600);

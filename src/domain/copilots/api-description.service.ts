@@ -1,12 +1,14 @@
 import { AppError } from '../../errors.js';
+import type { Principal } from '../auth/api-keys.js';
+import { recordAudit } from '../audit.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
 import type { Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { renderOnThread, renderOnThreadMovingBytes } from '../../threads/task-threads.js';
-import { cachedValidation, detectFormat, renderValidation, sha256Hex, type DocumentSource } from '../validator/index.js';
+import { answerOnThread, answerOnThreadMovingBytes } from '../../threads/task-threads.js';
+import { cachedValidation, detectFormat, sha256Hex, validationAnswer, type DocumentSource } from '../validator/index.js';
 import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
 
 /**
@@ -41,7 +43,7 @@ async function checkDocument(upload: UploadedDocument, maxBytes: number): Promis
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document
   // delays only its own answer.
-  await renderValidation(source, { sha256 }, renderOnThread);
+  await validationAnswer(source, { sha256 }, answerOnThread);
   const format = detectFormat(source);
   return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: MEDIA_TYPES[format], sha256, bytes: upload.bytes };
 }
@@ -66,11 +68,14 @@ async function storeDocument(trx: Db, copilotId: string, doc: CheckedDocument): 
   return row!;
 }
 
-/** PUT …/swagger: replaces the copilot's API description; returns the updated copilot. */
-export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number): Promise<Copilot> {
+/** PUT …/swagger: replaces the copilot's API description (audited as `actor`); returns the updated copilot. */
+export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number, actor?: Principal): Promise<Copilot> {
   const copilot = await getCopilot(storage, copilotId);
   const doc = await checkDocument(upload, maxBytes);
-  await storage.db.transaction().execute((trx) => storeDocument(trx, copilot.id, doc));
+  await storage.db.transaction().execute(async (trx) => {
+    await storeDocument(trx, copilot.id, doc);
+    await auditUpload(trx, actor, copilot.id, doc);
+  });
   return getCopilot(storage, copilot.id);
 }
 
@@ -80,9 +85,21 @@ export async function createCopilotWithApiDescription(
   input: CopilotInput & { name: string },
   upload: UploadedDocument,
   maxBytes: number,
+  actor?: Principal,
 ): Promise<Copilot> {
   const doc = await checkDocument(upload, maxBytes);
-  return createCopilot(storage, input, (trx, row) => storeDocument(trx, row.id, doc));
+  return createCopilot(storage, input, {
+    actor,
+    alsoInTransaction: async (trx, row) => {
+      const stored = await storeDocument(trx, row.id, doc);
+      await auditUpload(trx, actor, row.id, doc);
+      return stored;
+    },
+  });
+}
+
+function auditUpload(trx: Db, actor: Principal | undefined, copilotId: string, doc: CheckedDocument): Promise<void> {
+  return recordAudit(trx, actor, 'api_description.upload', copilotId, { file_name: doc.fileName, sha256: doc.sha256, size: doc.bytes.length });
 }
 
 /** GET …/swagger: the stored bytes and their media type. */
@@ -110,13 +127,27 @@ export function fetchErrorToAppError(err: FetchError, what: string): AppError {
 }
 
 /**
- * GET …/validator: the interface's answer `{chatbot_id, all_endpoints, validations}` as
- * JSON text. A stored document whose content was validated before is answered from the
- * cache without reading or parsing it again.
+ * The validator's answer for a copilot, in two parts sent one after the other and never
+ * joined (joining would copy the whole answer for each request).
  */
-export async function validateCopilot(storage: Storage, copilotId: string, policy: FetchPolicy): Promise<string> {
+export interface CopilotValidation {
+  /** `{"chatbot_id":"<id>",` */
+  head: Buffer;
+  /** The validation cache's own bytes of `{"all_endpoints":…}` after their `{`: a view, not a copy. */
+  body: Buffer;
+}
+
+/**
+ * GET …/validator: the interface's answer `{chatbot_id, all_endpoints, validations}`. A
+ * stored document whose content was validated before is answered from the cache without
+ * reading or parsing it again.
+ */
+export async function validateCopilot(storage: Storage, copilotId: string, policy: FetchPolicy): Promise<CopilotValidation> {
   const copilot = await getCopilot(storage, copilotId);
-  const prefix = `{"chatbot_id":${JSON.stringify(copilot.id)},`;
+  const answer = (cached: Buffer): CopilotValidation => ({
+    head: Buffer.from(`{"chatbot_id":${JSON.stringify(copilot.id)},`, 'utf8'),
+    body: cached.subarray(1),
+  });
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
 
   if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
@@ -124,11 +155,11 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     // Only the copilot's own document: a file name copied from another copilot reads nothing.
     if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const cached = cachedValidation(meta.sha256);
-    if (cached !== undefined) return prefix + cached.slice(1);
+    if (cached !== undefined) return answer(cached);
     const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    return prefix + (await renderValidation(source, { sha256: row.sha256 }, renderOnThreadMovingBytes)).slice(1);
+    return answer(await validationAnswer(source, { sha256: row.sha256 }, answerOnThreadMovingBytes));
   }
 
   let fetched;
@@ -139,5 +170,5 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     throw err;
   }
   const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  return prefix + (await renderValidation(source, {}, renderOnThreadMovingBytes)).slice(1);
+  return answer(await validationAnswer(source, {}, answerOnThreadMovingBytes));
 }

@@ -5,6 +5,11 @@ import type { Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
+import { forbiddenCharacter } from '../knowledgebase/links.js';
+import * as kb from '../../storage/knowledge-base.repository.js';
+import * as swaggerDocuments from '../../storage/swagger-document.repository.js';
+import type { Principal } from '../auth/api-keys.js';
+import { recordAudit } from '../audit.js';
 
 export const COPILOT_STATUSES = ['draft', 'live'] as const;
 export type CopilotStatus = (typeof COPILOT_STATUSES)[number];
@@ -73,6 +78,11 @@ const flag = (value: boolean | number | undefined): number | undefined => (value
 function checkHttpUrl(field: string, value: string | undefined, allowStoredName: boolean): void {
   if (value === undefined || value === '') return;
   if (allowStoredName && STORED_DOCUMENT_NAME.test(value)) return;
+  // The same characters as in knowledge-base links: one shared check.
+  const forbidden = forbiddenCharacter(value);
+  if (forbidden !== null) {
+    throw new AppError('invalid_request', `The field ${field} must not contain control or invisible formatting characters (${forbidden}).`, { field });
+  }
   let url: URL | null = null;
   try {
     url = new URL(value);
@@ -93,13 +103,13 @@ function checkInput(input: CopilotInput): void {
 }
 
 /**
- * Creates a copilot. `alsoInTransaction` runs in the same transaction as the insert
- * (e.g. storing its API description) and returns the row as it then stands.
+ * Creates a copilot, audited as `actor`. `alsoInTransaction` runs in the same transaction
+ * as the insert (e.g. storing its API description) and returns the row as it then stands.
  */
 export async function createCopilot(
   storage: Storage,
   input: CopilotInput & { name: string },
-  alsoInTransaction?: (trx: Db, row: CopilotRow) => Promise<CopilotRow>,
+  options: { actor?: Principal; alsoInTransaction?: (trx: Db, row: CopilotRow) => Promise<CopilotRow> } = {},
 ): Promise<Copilot> {
   checkInput(input);
   const now = nowTimestamp();
@@ -118,13 +128,10 @@ export async function createCopilot(
     updated_at: now,
     deleted_at: null,
   };
-  if (!alsoInTransaction) {
-    await copilots.insertCopilot(storage.db, row);
-    return toCopilot(row);
-  }
   const stored = await storage.db.transaction().execute(async (trx) => {
     await copilots.insertCopilot(trx, row);
-    return alsoInTransaction(trx, row);
+    await recordAudit(trx, options.actor, 'copilot.create', row.id, { name: row.name });
+    return options.alsoInTransaction ? options.alsoInTransaction(trx, row) : row;
   });
   return toCopilot(stored);
 }
@@ -164,7 +171,7 @@ export async function listCopilots(storage: Storage, input: ListCopilotsInput): 
   return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
 }
 
-export async function updateCopilot(storage: Storage, id: string, input: CopilotInput): Promise<Copilot> {
+export async function updateCopilot(storage: Storage, id: string, input: CopilotInput, actor?: Principal): Promise<Copilot> {
   checkInput(input);
   const current = await getCopilot(storage, id);
   const changes: Partial<CopilotRow> = {
@@ -178,15 +185,74 @@ export async function updateCopilot(storage: Storage, id: string, input: Copilot
     ...(input.is_premade_demo_template !== undefined && { is_premade_demo_template: flag(input.is_premade_demo_template) }),
     updated_at: nowTimestamp(),
   };
-  const row = await copilots.updateCopilot(storage.db, current.id, changes);
+  const row = await storage.db.transaction().execute(async (trx) => {
+    const updated = await copilots.updateCopilot(trx, current.id, changes);
+    if (updated) await recordAudit(trx, actor, 'copilot.update', current.id, { fields: Object.keys(input).filter((k) => input[k as keyof CopilotInput] !== undefined) });
+    return updated;
+  });
   if (!row) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
   return toCopilot(row);
 }
 
-/** Soft deletion: the copilot keeps its row with deleted_at set. */
-export async function deleteCopilot(storage: Storage, id: string): Promise<Copilot> {
+/**
+ * Soft deletion: the copilot keeps its row with deleted_at set, and its queued
+ * knowledge-base jobs are cancelled in the same transaction (nothing is fetched for it any more).
+ */
+export async function deleteCopilot(storage: Storage, id: string, actor?: Principal): Promise<Copilot> {
   const current = await getCopilot(storage, id);
   const now = nowTimestamp();
-  const row = await copilots.updateCopilot(storage.db, current.id, { deleted_at: now, updated_at: now });
+  const row = await storage.db.transaction().execute(async (trx) => {
+    const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
+    const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
+    await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
+    return updated;
+  });
   return toCopilot(row!);
+}
+
+export const CANCELLED_BY_DELETION = 'Cancelled: the copilot was deleted.';
+
+/**
+ * Removes a soft-deleted copilot for good, with its API description documents, its
+ * knowledge base, links and passages, in one transaction (audited). 404 for an unknown id;
+ * 409 while the copilot is not deleted (delete it first).
+ */
+export async function purgeCopilot(storage: Storage, id: string, actor?: Principal): Promise<PurgeResult> {
+  const current = await getCopilot(storage, id, { includeDeleted: true });
+  if (current.deleted_at === null) {
+    throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
+  }
+  // On SQLite the passages go in batches with a turn of the event loop between them, so a
+  // large knowledge base never holds other requests for long.
+  const between = storage.dialect === 'sqlite' ? () => new Promise<void>((resolve) => setImmediate(resolve)) : async () => undefined;
+  return storage.db.transaction().execute(async (trx) => {
+    const counts = await kb.purgeKnowledgeBase(trx, current.id, between);
+    const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
+    await copilots.deleteCopilotRow(trx, current.id);
+    await recordAudit(trx, actor, 'copilot.purge', current.id, { name: current.name, documents, ...counts });
+    return { id: current.id, documents, ...counts };
+  });
+}
+
+export interface PurgeResult {
+  id: string;
+  documents: number;
+  links: number;
+  passages: number;
+}
+
+/** Purges every copilot deleted before `before` (a wire timestamp); returns their ids. */
+export async function purgeDeletedBefore(storage: Storage, before: string): Promise<string[]> {
+  const ids = await copilots.findDeletedBefore(storage.db, before);
+  const purged: string[] = [];
+  for (const id of ids) {
+    try {
+      await purgeCopilot(storage, id);
+      purged.push(id);
+    } catch (err) {
+      // Purged meanwhile by another instance: nothing left to do.
+      if (!(err instanceof AppError && err.code === 'copilot_not_found')) throw err;
+    }
+  }
+  return purged;
 }

@@ -1,14 +1,14 @@
 import { AppError } from '../../errors.js';
-import * as audit from '../../storage/audit.repository.js';
+import { recordAudit } from '../audit.js';
 import type { Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
-import type { KbLinkRow } from '../../storage/schema.js';
+import type { Db, KbLinkRow } from '../../storage/schema.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
-import { checkLinks } from './links.js';
-import { normaliseSearchText, toFts5Query } from './search-query.js';
+import { canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
+import { queryTerms } from './search-query.js';
 
 export const DELETE_MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
 
@@ -55,17 +55,46 @@ async function liveBot(storage: Storage, botId: string, notFound: () => AppError
   }
 }
 
-/** Queues links for ingestion (a link already there is queued again); creates the knowledge base on the first link. */
-export async function addLinks(storage: Storage, botId: string, links: readonly string[]): Promise<{ bot_id: string; links: KbLink[] }> {
+/**
+ * Queues links for ingestion (a link already there is queued again); creates the knowledge base
+ * on the first link. `maxPendingLinks` (KB_MAX_PENDING_LINKS_PER_BOT) bounds the bot's links
+ * waiting to be indexed: a request that would go over it queues nothing (429 quota_exceeded).
+ */
+export async function addLinks(
+  storage: Storage,
+  botId: string,
+  sent: readonly string[],
+  limits: { maxPendingLinks?: number } = {},
+  actor?: Principal,
+): Promise<{ bot_id: string; links: KbLink[] }> {
+  // One page, one link: stored, answered and counted in the canonical form, each page once.
+  const links = uniqueCanonicalLinks(sent);
   const id = await liveBot(storage, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }));
   const now = nowTimestamp();
   const rows = await storage.db.transaction().execute(async (trx) => {
+    // Locks the knowledge base row (PostgreSQL) first: adds to one bot count one at a time.
     await kb.ensureKnowledgeBase(trx, id, now);
+    if (limits.maxPendingLinks !== undefined) await checkPendingLimit(trx, id, links, limits.maxPendingLinks);
     await kb.upsertPendingLinks(trx, id, links, now);
+    await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links });
     return kb.findLinksByUrls(trx, id, links);
   });
   const byUrl = new Map(rows.map((r) => [r.url, r]));
   return { bot_id: id, links: links.map((url) => toLink(byUrl.get(url)!)) };
+}
+
+/** 429 when queueing `links` (those not pending already) would take the bot over `limit` pending links. */
+async function checkPendingLimit(trx: Db, botId: string, links: readonly string[], limit: number): Promise<void> {
+  const alreadyPending = (await kb.findLinksByUrls(trx, botId, links)).filter((r) => r.status === 'pending').length;
+  const adding = links.length - alreadyPending;
+  if (adding === 0) return;
+  const pending = await kb.countPendingLinks(trx, botId);
+  if (pending + adding <= limit) return;
+  throw new AppError(
+    'quota_exceeded',
+    `This knowledge base has ${pending} links waiting to be indexed; adding ${adding} more would go over its limit of ${limit} pending links. Try again once some have been indexed.`,
+    { limit, pending, adding },
+  );
 }
 
 export async function listLinks(
@@ -89,8 +118,7 @@ export async function listLinks(
 export async function searchKnowledgeBase(storage: Storage, botId: string, q: string, limit: number) {
   const id = await liveBot(storage, botId, () => kbNotFound(botId));
   if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
-  const query = storage.dialect === 'postgres' ? normaliseSearchText(q) : toFts5Query(q);
-  const hits = query === null ? [] : await kb.searchPassages(storage.readDb, storage.dialect, id, query, limit);
+  const hits = await kb.searchPassages(storage.readDb, storage.dialect, id, queryTerms(q), limit);
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 
@@ -104,8 +132,11 @@ export async function deleteLinks(storage: Storage, botId: string, links: readon
   const id = await liveBot(storage, botId, () => kbNotFound(botId));
   const result = await storage.db.transaction().execute(async (trx) => {
     if (!(await kb.lockKnowledgeBase(trx, storage.dialect, id))) throw kbNotFound(botId);
-    const found = await kb.findLinksByUrls(trx, id, links);
-    const foundUrls = new Set(found.map((r) => r.url));
+    // Any spelling finds the stored (canonical) link; the answer keeps the caller's spellings.
+    const canonicalOf = new Map(links.map((url) => [url, canonicalLink(url)]));
+    const found = await kb.findLinksByUrls(trx, id, [...new Set(canonicalOf.values())]);
+    const foundCanonical = new Set(found.map((r) => r.url));
+    const foundUrls = new Set(links.filter((url) => foundCanonical.has(canonicalOf.get(url)!)));
     await kb.deleteLinksAndPassages(
       trx,
       found.map((r) => r.id),
@@ -115,33 +146,8 @@ export async function deleteLinks(storage: Storage, botId: string, links: readon
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
     const deleted = links.filter((url) => foundUrls.has(url));
     const notFound = links.filter((url) => !foundUrls.has(url));
-    await audit.insertAuditEntry(trx, {
-      at: nowTimestamp(),
-      actor_key_id: actor.kind === 'key' ? actor.keyId : null,
-      action: 'knowledgebase.delete_links',
-      bot_id: id,
-      details: JSON.stringify({ deleted_links: deleted, not_found_links: notFound, knowledge_base_deleted: remaining === 0 }),
-    });
+    await recordAudit(trx, actor, 'knowledgebase.delete_links', id, { deleted_links: deleted, not_found_links: notFound, knowledge_base_deleted: remaining === 0 });
     return { deleted, notFound };
   });
   return { message: DELETE_MESSAGE, deleted_links: result.deleted, not_found_links: result.notFound };
-}
-
-export async function listAudit(storage: Storage, page: { limit: number; cursor?: string; botId?: string }) {
-  let beforeId: number | undefined;
-  if (page.cursor !== undefined) {
-    if (!/^\d{1,15}$/.test(page.cursor)) throw new AppError('invalid_cursor', 'The cursor is not one this service issued.');
-    beforeId = Number(page.cursor);
-  }
-  const rows = await audit.listAuditEntries(storage.readDb, { limit: page.limit + 1, beforeId, botId: page.botId });
-  const more = rows.length > page.limit;
-  const items = (more ? rows.slice(0, page.limit) : rows).map((r) => ({
-    id: Number(r.id),
-    at: r.at,
-    actor_key_id: r.actor_key_id,
-    action: r.action,
-    bot_id: r.bot_id,
-    details: JSON.parse(r.details) as unknown,
-  }));
-  return { items, nextCursor: more ? String(items[items.length - 1]!.id) : null };
 }

@@ -1,11 +1,25 @@
 /**
- * Checks the `links` value of a knowledge-base request body (add and delete alike, so a link
- * that could be added can always be deleted by the same string).
+ * Knowledge-base links: the check of a request's `links` value (add and delete alike) and the
+ * one canonical form every link is stored in, so that one page is one link (issue 13 §11).
  *
- * Links are returned exactly as sent: the stored URL is the user's string, and delete-by-URL
- * compares strings. Exact duplicates are dropped (first occurrence kept) so one request never
- * queues, deletes or reports the same link twice. No normalisation means `https://a.example`
- * and `https://a.example/` are two different links.
+ * The canonical form of a link is the `href` of its WHATWG URL parse (which lower-cases the
+ * scheme and host, turns an IDN host into punycode, writes IPv4/IPv6 hosts in their one
+ * canonical spelling, drops the default port, resolves `.`/`..` segments — `%2E` spellings
+ * included — gives an empty path "/" and percent-encodes what must be), then:
+ *   1. the fragment is removed (it never reaches the server);
+ *   2. one trailing dot of a domain host is removed (`example.com.` → `example.com`);
+ *   3. in the path and the query, a percent-escape of an unreserved character (ALPHA, DIGIT,
+ *      `-`, `.`, `_`, `~`) is decoded (`%7E` → `~`, `%41` → `A`) and every other escape is
+ *      upper-cased (`%2f` → `%2F`);
+ *   4. nothing else: the query keeps its order, empty or repeated parameters, `+` and a bare
+ *      `?`; path case and a trailing slash are kept (servers may tell them apart).
+ * The result parses back to itself, so canonicalising twice changes nothing. Migration
+ * 006-canonical-links brought links stored before this form to it.
+ *
+ * `checkLinks` returns the links as sent (exact duplicates dropped) so that a delete can answer
+ * in the caller's spelling; the service maps them with `canonicalLink` on add and on delete.
+ * Control characters and invisible formatting characters (bidi controls, zero-width
+ * characters, …) are refused here and in a copilot's URLs alike (`forbiddenCharacter`).
  */
 
 export const MAX_LINKS_PER_REQUEST = 1000;
@@ -23,9 +37,44 @@ export interface LinkProblem {
 // `http:///example.com` or `http:\\example.com`, which are not what a user means by a link.
 const HTTP_PREFIX = /^https?:\/\//i;
 const EMPTY_HOST = /^https?:\/\/(?:[/\\?#]|$)/i;
-// C0 controls and DEL: `URL` silently strips tabs and newlines, so the stored string and the
-// fetched address would differ.
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+// Refused anywhere in a URL a user stores (links, a copilot's website and swagger_url):
+// C0 controls, DEL and C1 controls (`URL` silently strips tabs and newlines, so the stored
+// string and the fetched address would differ), bidirectional formatting (U+061C, U+200E,
+// U+200F, U+202A–U+202E, U+2066–U+2069: `https://e.example/\u202egnp.exe` reads as "exe.png"),
+// and invisible characters that make one link look like another: U+200B zero-width space,
+// U+2028/U+2029 separators, U+2060 word joiner, U+206A–U+206F, U+FEFF, U+FFF9–U+FFFB and the
+// Unicode tag characters. ZWNJ/ZWJ (U+200C/U+200D) stay allowed: words and emoji need them.
+const FORBIDDEN_CHARACTER =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
+
+/** The first control or invisible formatting character of `text` as "U+202E", or null when there is none. */
+export function forbiddenCharacter(text: string): string | null {
+  const match = FORBIDDEN_CHARACTER.exec(text);
+  if (match === null) return null;
+  return `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/** The canonical form of a link that `checkLinks` accepted (rules at the top of this file). */
+export function canonicalLink(link: string): string {
+  const url = new URL(link);
+  url.hash = '';
+  const host = url.hostname;
+  if (host.length > 1 && host.endsWith('.') && !host.startsWith('[')) url.hostname = host.slice(0, -1);
+  const origin = `${url.protocol}//${url.host}`;
+  if (!url.href.startsWith(origin)) throw new TypeError('A link with a user name or password has no canonical form.');
+  const rest = url.href.slice(origin.length).replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+  return new URL(origin + rest).href;
+}
+
+/** The canonical forms of `links`, each page once, in the order first seen. */
+export function uniqueCanonicalLinks(links: readonly string[]): string[] {
+  return [...new Set(links.map(canonicalLink))];
+}
 
 export function checkLinks(input: unknown): { links: string[] } | { problems: LinkProblem[] } {
   if (!Array.isArray(input)) {
@@ -73,7 +122,8 @@ function linkProblem(item: unknown): string | null {
     return `is ${item.length} characters long; at most ${MAX_LINK_LENGTH} are allowed.`;
   }
   if (item.trim() !== item) return 'must not start or end with whitespace.';
-  if (CONTROL_CHARACTER.test(item)) return 'must not contain control characters.';
+  const forbidden = forbiddenCharacter(item);
+  if (forbidden !== null) return `must not contain control or invisible formatting characters (${forbidden}).`;
   if (!HTTP_PREFIX.test(item)) return 'must be an absolute URL starting with http:// or https://.';
   if (EMPTY_HOST.test(item)) return 'has no host.';
   let url: URL;
@@ -88,6 +138,11 @@ function linkProblem(item: unknown): string | null {
   if (url.hostname === '') return 'has no host.';
   // Fetch refuses URLs with credentials, and they would sit in lists and audit logs.
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password.';
+  try {
+    canonicalLink(item);
+  } catch {
+    return 'is not a valid URL.';
+  }
   return null;
 }
 

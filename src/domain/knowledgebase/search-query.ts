@@ -1,75 +1,52 @@
 /**
- * Turns any user search text into a query the full-text engines accept.
+ * The terms a knowledge-base search matches: those of a query, and those a passage is
+ * indexed under. Both come from `searchTokens` (src/domain/text-folding.ts), so the databases
+ * only store and look up words, never interpret text. The user's punctuation never reaches a
+ * database either: any text is a safe query.
  *
- * The text is cut into word tokens; the engines never see the user's punctuation, so search
- * syntax (`"`, `*`, `NEAR(`, `AND`, `^`, `:`, `-`, parentheses) can never cause a syntax error.
- *
- * Terms are joined with OR, not AND. Queries are "a few keywords" or a question ("how do I
- * rotate an api key"): with AND every word, including "how", "do" and "I", must occur in the
- * same passage, so one extra or misspelt word returns nothing. With OR, bm25 does the rest:
- * it sums a score per matching term weighted by rarity, so passages holding all (or the rare)
- * terms still rank first, and filler words weigh almost nothing.
+ * Terms are OR-ed: queries are "a few keywords" or a question ("how do I rotate an api key"),
+ * and requiring every word would make one extra or misspelt word return nothing. The ranking
+ * (bm25, src/storage/knowledge-base.repository.ts) puts passages holding more, and rarer,
+ * terms first.
  */
+import { searchTokens } from '../text-folding.js';
 
 /** More terms than this add nothing to ranking and only slow the query down. */
-export const MAX_QUERY_TOKENS = 32;
-/** Longer "words" are pasted hashes or garbage; they never match and would bloat the query. */
-export const MAX_TOKEN_LENGTH = 64;
-
-// A token is a run of letters/digits (with combining marks, which belong to the word in many
-// scripts), possibly joined by an apostrophe, dot, underscore or hyphen: `don't`, `node.js`,
-// `snake_case`, `e-mail`, `3.14`. Kept whole, such a token becomes a quoted phrase that the
-// engine's own tokenizer splits again, so it matches the same spelling in the documents
-// instead of OR-ing a stray `t` or `js` into the query.
-const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*(?:['\u2019._-][\p{L}\p{N}][\p{L}\p{N}\p{M}]*)*/gu;
-const SIMPLE_TOKEN = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
-
+export const MAX_QUERY_TERMS = 32;
 /**
- * SQLite FTS5 MATCH expression: every token as a quoted string (embedded quotes doubled),
- * joined with OR. Null when the text has no tokens (the caller answers with no results).
+ * A passage is indexed under its first MAX_INDEXED_TERMS terms, and each distinct term's first
+ * MAX_TERM_REPEATS occurrences: PostgreSQL's tsvector keeps no more (positions up to 16,383,
+ * 256 of them per word), so SQLite's index is held to the same. Passages (at most 300 words)
+ * never come near either bound.
  */
-export function toFts5Query(q: string): string | null {
-  const tokens = tokenise(q);
-  if (tokens.length === 0) return null;
-  return tokens.map((token) => `"${token.replaceAll('"', '""')}"`).join(' OR ');
-}
+export const MAX_INDEXED_TERMS = 16_383;
+export const MAX_TERM_REPEATS = 256;
 
-/**
- * The same tokens joined by spaces, for PostgreSQL `plainto_tsquery` / `websearch_to_tsquery`
- * (both AND the words; turn the result into OR with `replace(...::text, '&', '|')::tsquery`
- * to rank like FTS5). Null when the text has no tokens.
- */
-export function normaliseSearchText(q: string): string | null {
-  const tokens = tokenise(q);
-  return tokens.length === 0 ? null : tokens.join(' ');
-}
-
-/** Distinct tokens (case-insensitively), in order of first appearance, at most MAX_QUERY_TOKENS. */
-function tokenise(q: string): string[] {
-  const tokens: string[] = [];
-  const seen = new Set<string>();
-  const add = (token: string): boolean => {
-    if (token.length > MAX_TOKEN_LENGTH) return false;
-    const key = token.toLowerCase();
-    if (!seen.has(key)) {
-      seen.add(key);
-      tokens.push(token);
-    }
-    return tokens.length >= MAX_QUERY_TOKENS;
-  };
-
-  for (const match of q.normalize('NFC').matchAll(TOKEN)) {
-    const token = match[0];
-    if (token.length <= MAX_TOKEN_LENGTH) {
-      if (add(token)) break;
-      continue;
-    }
-    // An over-long compound (`a.very.long.dotted.identifier...`) still has usable words.
-    let full = false;
-    for (const part of token.matchAll(SIMPLE_TOKEN)) {
-      if ((full = add(part[0]))) break;
-    }
-    if (full) break;
+/** The distinct terms of a query, in order of first appearance, at most MAX_QUERY_TERMS. */
+export function queryTerms(q: string): string[] {
+  const terms = new Set<string>();
+  for (const term of searchTokens(q)) {
+    terms.add(term);
+    if (terms.size === MAX_QUERY_TERMS) break;
   }
-  return tokens;
+  return [...terms];
+}
+
+/** What a passage is indexed under: its terms joined by single spaces, and how many there are. */
+export interface PassageTerms {
+  terms: string;
+  term_count: number;
+}
+
+export function passageTerms(content: string): PassageTerms {
+  const kept: string[] = [];
+  const repeats = new Map<string, number>();
+  for (const term of searchTokens(content)) {
+    const seen = repeats.get(term) ?? 0;
+    if (seen === MAX_TERM_REPEATS) continue;
+    repeats.set(term, seen + 1);
+    kept.push(term);
+    if (kept.length === MAX_INDEXED_TERMS) break;
+  }
+  return { terms: kept.join(' '), term_count: kept.length };
 }

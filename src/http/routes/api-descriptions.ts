@@ -1,11 +1,13 @@
 import multipart from '@fastify/multipart';
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
 import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
-import type { AccessHook } from '../auth.js';
+import { visibleCopilot, type AccessHook } from '../auth.js';
+import { checkText } from '../text-guard.js';
 import { Copilot, CopilotIdParams, errorResponses } from '../schemas.js';
 
 const RAW_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
@@ -37,6 +39,7 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
     // Anything else is busboy refusing the body (no boundary, unexpected end of form, …): a client error, not a 500.
     throw new AppError('invalid_request', 'The multipart body could not be read.');
   }
+  checkText(fields, 'body');
   return { upload, fields };
 }
 
@@ -46,7 +49,8 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
     if (!upload) throw new AppError('invalid_request', 'The multipart body has no file in the field "file" or "swagger_file".');
     return upload;
   }
-  return { bytes: request.body as Buffer, mediaType: request.headers['content-type'] ?? null };
+  // No body at all (no Content-Type, or Content-Length: 0) is an empty document, not a crash.
+  return { bytes: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), mediaType: request.headers['content-type'] ?? null };
 }
 
 const ValidatorResponse = Type.Object(
@@ -94,7 +98,11 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
           },
         },
       },
-      async (request) => descriptions.uploadApiDescription(storage, (request.params as { id: string }).id, await readUpload(request, maxBytes), maxBytes),
+      async (request) =>
+        visibleCopilot(
+          request.principal,
+          await descriptions.uploadApiDescription(storage, (request.params as { id: string }).id, await readUpload(request, maxBytes), maxBytes, request.principal),
+        ),
     );
 
     scope.post(
@@ -126,9 +134,10 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
           },
           upload,
           maxBytes,
+          request.principal,
         );
         reply.code(201).header('location', `/backend/api/copilot/${created.id}`);
-        return created;
+        return visibleCopilot(request.principal, created);
       },
     );
   });
@@ -165,9 +174,13 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
       },
     },
     async (request, reply) => {
-      const json = await descriptions.validateCopilot(storage, (request.params as { id: string }).id, policy());
-      // Already JSON text: sent as is, not through the response serialiser.
-      return reply.type('application/json; charset=utf-8').serializer((payload) => payload as string).send(json);
+      const { head, body } = await descriptions.validateCopilot(storage, (request.params as { id: string }).id, policy());
+      // Already JSON: the copilot's id, then the cached answer's own bytes, as two chunks of
+      // one stream (joining them would copy the whole answer for each request).
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('content-length', String(head.length + body.length))
+        .send(Readable.from([head, body]));
     },
   );
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
 import { SizedLru } from '../../domain/sized-lru.js';
 import type { Storage } from '../../storage/database.js';
-import { botLimit, type AccessHook } from '../auth.js';
+import { botLimit, visibleCopilot, type AccessHook } from '../auth.js';
 import { Copilot, CopilotCreate, CopilotIdParams, CopilotPatch, errorResponses, ListCopilotsQuery } from '../schemas.js';
 
 const CopilotRef = Type.Ref(Copilot);
@@ -73,9 +73,9 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
       },
     },
     async (request, reply) => {
-      const created = await copilots.createCopilot(storage, request.body as copilots.CopilotInput & { name: string });
+      const created = await copilots.createCopilot(storage, request.body as copilots.CopilotInput & { name: string }, { actor: request.principal });
       reply.code(201).header('location', `/backend/api/copilot/${created.id}`);
-      return created;
+      return visibleCopilot(request.principal, created);
     },
   );
 
@@ -108,7 +108,8 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
         },
       },
     },
-    async (request) => copilots.updateCopilot(storage, (request.params as { id: string }).id, request.body as copilots.CopilotInput),
+    async (request) =>
+      visibleCopilot(request.principal, await copilots.updateCopilot(storage, (request.params as { id: string }).id, request.body as copilots.CopilotInput, request.principal)),
   );
 
   app.delete(
@@ -116,12 +117,30 @@ export function copilotRoutes(app: FastifyInstance, deps: { storage: Storage; ac
     {
       onRequest: access({ scope: 'copilots:write', botParam: 'id' }),
       schema: {
-        summary: 'Soft-delete a copilot (it keeps its row with deleted_at set)',
+        summary: 'Soft-delete a copilot (it keeps its row with deleted_at set; its queued knowledge-base jobs are cancelled)',
         tags: ['copilots'],
         params: CopilotIdParams,
         response: { 200: CopilotRef, ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found') },
       },
     },
-    async (request) => copilots.deleteCopilot(storage, (request.params as { id: string }).id),
+    async (request) => visibleCopilot(request.principal, await copilots.deleteCopilot(storage, (request.params as { id: string }).id, request.principal)),
+  );
+
+  app.post(
+    '/backend/api/copilot/:id/purge',
+    {
+      onRequest: access({ scope: 'admin', botParam: 'id' }),
+      schema: {
+        summary: 'Purge a deleted copilot for good: its row, API description documents, knowledge base, links and passages, in one transaction',
+        description: 'Only a soft-deleted copilot can be purged (409 otherwise). Cannot be undone; written to the audit log.',
+        tags: ['copilots'],
+        params: CopilotIdParams,
+        response: {
+          200: Type.Object({ id: Type.String(), documents: Type.Integer(), links: Type.Integer(), passages: Type.Integer() }),
+          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'conflict'),
+        },
+      },
+    },
+    async (request) => copilots.purgeCopilot(storage, (request.params as { id: string }).id, request.principal),
   );
 }

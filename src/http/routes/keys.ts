@@ -17,11 +17,12 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
         summary: 'Create an API key (the key itself is shown only in this response)',
         tags: ['keys'],
         body: ApiKeyCreate,
+        description: 'A key creates only keys whose scopes it holds and whose bots lie within its own; `bots` (when given) names 1 to 1000 existing copilots.',
         response: { 201: ApiKeyCreated, ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type') },
       },
     },
     async (request, reply) => {
-      const created = await keys.createApiKey(storage, request.body as { scopes: string[]; bots?: string[] | null; name?: string });
+      const created = await keys.createApiKey(storage, request.body as { scopes: string[]; bots?: string[] | null; name?: string }, { creator: request.principal });
       reply.code(201);
       return { id: created.id, key: created.key, scopes: created.scopes, bots: created.bots, name: created.name, created_at: created.created_at };
     },
@@ -32,12 +33,12 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
     {
       onRequest: admin,
       schema: {
-        summary: 'List API keys (never their secrets)',
+        summary: 'List API keys (never their secrets); a key limited to bots lists only keys within its bots',
         tags: ['keys'],
         response: { 200: Type.Array(Type.Ref(ApiKey)), ...errorResponses('unauthorized', 'forbidden') },
       },
     },
-    async () => keys.listApiKeys(storage),
+    async (request) => keys.listApiKeys(storage, request.principal),
   );
 
   app.delete(
@@ -52,7 +53,7 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
       },
     },
     async (request, reply) => {
-      await keys.revokeApiKey(storage, (request.params as { id: string }).id);
+      await keys.revokeApiKey(storage, (request.params as { id: string }).id, request.principal);
       return reply.code(204).send();
     },
   );

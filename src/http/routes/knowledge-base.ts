@@ -5,9 +5,22 @@ import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.servic
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
+import { AUDIT_ACTIONS, listAudit } from '../../domain/audit.js';
 import { errorResponses, Timestamp } from '../schemas.js';
 
 const BotParams = Type.Object({ bot_id: Type.String() });
+
+const AuditQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 20 })),
+    bot_id: Type.Optional(Type.String({ maxLength: 100 })),
+    action: Type.Optional(Type.String({ enum: [...AUDIT_ACTIONS] })),
+    since: Type.Optional(Type.String({ maxLength: 40 })),
+    until: Type.Optional(Type.String({ maxLength: 40 })),
+  },
+  { additionalProperties: false },
+);
 
 const Link = Type.Object({
   url: Type.String(),
@@ -19,7 +32,7 @@ const Link = Type.Object({
 });
 const LinksBody = Type.Object({ bot_id: Type.String(), links: Type.Array(Link) });
 // The links are checked by the service (checkLinks) so that 400 names each offending index.
-const LinksRequest = Type.Object({ links: Type.Unknown() }, { description: '{"links": [1 to 1000 absolute http(s) URLs, each at most 2048 characters]}' });
+const LinksRequest = Type.Object({ links: Type.Unknown() }, { additionalProperties: false, description: '{"links": [1 to 1000 absolute http(s) URLs, each at most 2048 characters]}' });
 
 // A body within the links' own bounds (1000 URLs of 2048 characters, each at most 3 bytes in
 // UTF-8, plus JSON punctuation and spacing) is always read, so that it is answered by those
@@ -39,7 +52,7 @@ function nextLink(path: string, limit: number, cursor: string | null, extra: Rec
 
 export function knowledgeBaseRoutes(
   app: FastifyInstance,
-  deps: { storage: Storage; access: AccessHook; config: Pick<Config, 'bodyLimitBytes'>; onLinksQueued?: () => void },
+  deps: { storage: Storage; access: AccessHook; config: Pick<Config, 'bodyLimitBytes' | 'kbMaxPendingLinksPerBot'>; onLinksQueued?: () => void },
 ): void {
   const { storage, access } = deps;
   const linksBodyLimit = Math.max(deps.config.bodyLimitBytes, LINKS_BODY_BYTES);
@@ -55,12 +68,21 @@ export function knowledgeBaseRoutes(
         tags: ['knowledge base'],
         params: BotParams,
         body: LinksRequest,
-        response: { 202: LinksBody, ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type') },
+        response: {
+          202: LinksBody,
+          ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type', 'quota_exceeded'),
+        },
       },
     },
     async (request, reply) => {
       const links = knowledgeBase.requireLinks(request.body);
-      const result = await knowledgeBase.addLinks(storage, (request.params as { bot_id: string }).bot_id, links);
+      const result = await knowledgeBase.addLinks(
+        storage,
+        (request.params as { bot_id: string }).bot_id,
+        links,
+        { maxPendingLinks: deps.config.kbMaxPendingLinksPerBot },
+        request.principal,
+      );
       deps.onLinksQueued?.();
       reply.code(202);
       return result;
@@ -145,16 +167,12 @@ export function knowledgeBaseRoutes(
     {
       onRequest: access({ scope: 'admin' }),
       schema: {
-        summary: 'The audit log of deletions, newest first (paged with a Link header)',
-        tags: ['knowledge base'],
-        querystring: Type.Object(
-          {
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-            cursor: Type.Optional(Type.String({ maxLength: 20 })),
-            bot_id: Type.Optional(Type.String({ maxLength: 100 })),
-          },
-          { additionalProperties: false },
-        ),
+        summary: 'The audit log of sensitive actions, newest first (paged with a Link header)',
+        description:
+          `Actions: ${AUDIT_ACTIONS.join(', ')}. Filters: bot_id, action, since (inclusive) and until (exclusive), ISO 8601 date-times. ` +
+          "A key limited to bots reads only its bots' entries.",
+        tags: ['audit'],
+        querystring: AuditQuery,
         response: {
           200: Type.Array(
             Type.Object({
@@ -171,9 +189,17 @@ export function knowledgeBaseRoutes(
       },
     },
     async (request, reply) => {
-      const { limit = 100, cursor, bot_id: botId } = request.query as { limit?: number; cursor?: string; bot_id?: string };
-      const page = await knowledgeBase.listAudit(storage, { limit, cursor, botId });
-      const link = nextLink('/backend/api/audit', limit, page.nextCursor, botId ? { bot_id: botId } : {});
+      const { limit = 100, cursor, bot_id: botId, action, since, until } = request.query as {
+        limit?: number;
+        cursor?: string;
+        bot_id?: string;
+        action?: string;
+        since?: string;
+        until?: string;
+      };
+      const page = await listAudit(storage, { limit, cursor, botId, action, since, until }, request.principal);
+      const filters = Object.fromEntries(Object.entries({ bot_id: botId, action, since, until }).filter((e): e is [string, string] => e[1] !== undefined));
+      const link = nextLink('/backend/api/audit', limit, page.nextCursor, filters);
       if (link) reply.header('link', link);
       return page.items;
     },

@@ -11,11 +11,14 @@ const longUrl = (length: number): string => {
   return base + 'a'.repeat(length - base.length);
 };
 
+const FORMATTING = (codePoint: string): string => `must not contain control or invisible formatting characters (${codePoint}).`;
+
 describe('checkLinks', () => {
   const accepted: Array<{ name: string; input: unknown; links: string[] }> = [
     { name: 'one https link', input: ['https://example.com/docs'], links: ['https://example.com/docs'] },
     { name: 'http, ports, IPs, queries and fragments', input: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'], links: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'] },
-    { name: 'links are returned exactly as sent (no normalisation)', input: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'], links: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'] },
+    { name: 'links are returned exactly as sent (the service stores their canonical form)', input: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'], links: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'] },
+    { name: 'letters, joiners that words need (ZWNJ, ZWJ) and percent-escaped controls', input: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'], links: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'] },
     { name: 'exact duplicates are dropped, first occurrence kept', input: ['https://b.example', 'https://a.example', 'https://b.example', 'https://a.example/'], links: ['https://b.example', 'https://a.example', 'https://a.example/'] },
     { name: `${MAX_LINKS_PER_REQUEST} links`, input: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`), links: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`) },
     { name: `a link of exactly ${MAX_LINK_LENGTH} characters`, input: [longUrl(MAX_LINK_LENGTH)], links: [longUrl(MAX_LINK_LENGTH)] },
@@ -46,8 +49,26 @@ describe('checkLinks', () => {
     { name: 'a too long link', entry: longUrl(MAX_LINK_LENGTH + 1), reason: `is ${MAX_LINK_LENGTH + 1} characters long; at most ${MAX_LINK_LENGTH} are allowed.` },
     { name: 'surrounding whitespace', entry: ' https://example.com', reason: 'must not start or end with whitespace.' },
     { name: 'a trailing newline', entry: 'https://example.com\n', reason: 'must not start or end with whitespace.' },
-    { name: 'an embedded tab', entry: 'https://exam\tple.com', reason: 'must not contain control characters.' },
-    { name: 'an embedded NUL', entry: 'https://example.com/\u0000', reason: 'must not contain control characters.' },
+    { name: 'an embedded tab', entry: 'https://exam\tple.com', reason: FORMATTING('U+0009') },
+    { name: 'an embedded NUL', entry: 'https://example.com/\u0000', reason: FORMATTING('U+0000') },
+    { name: 'a DEL', entry: 'https://example.com/a\u007f', reason: FORMATTING('U+007F') },
+    { name: 'a right-to-left override', entry: 'https://e.example/\u202egnp.exe', reason: FORMATTING('U+202E') },
+    { name: 'a left-to-right embedding', entry: 'https://e.example/\u202a', reason: FORMATTING('U+202A') },
+    { name: 'a pop directional formatting', entry: 'https://e.example/a\u202cb', reason: FORMATTING('U+202C') },
+    { name: 'a right-to-left isolate', entry: 'https://e.example/\u2067x', reason: FORMATTING('U+2067') },
+    { name: 'a pop directional isolate', entry: 'https://e.example/x\u2069', reason: FORMATTING('U+2069') },
+    { name: 'a left-to-right mark', entry: 'https://e.example/\u200e', reason: FORMATTING('U+200E') },
+    { name: 'a right-to-left mark in the host', entry: 'https://e\u200f.example/', reason: FORMATTING('U+200F') },
+    { name: 'an Arabic letter mark', entry: 'https://e.example/?q=\u061c', reason: FORMATTING('U+061C') },
+    { name: 'a C1 control (NEL)', entry: 'https://e.example/\u0085', reason: FORMATTING('U+0085') },
+    { name: 'a C1 control (first)', entry: 'https://e.example/\u0080', reason: FORMATTING('U+0080') },
+    { name: 'a C1 control (last)', entry: 'https://e.example/\u009f', reason: FORMATTING('U+009F') },
+    { name: 'a zero-width space', entry: 'https://e.example/a\u200bb', reason: FORMATTING('U+200B') },
+    { name: 'a word joiner', entry: 'https://e.example/a\u2060b', reason: FORMATTING('U+2060') },
+    { name: 'a byte order mark inside', entry: 'https://e.example/a\ufeffb', reason: FORMATTING('U+FEFF') },
+    { name: 'a line separator inside', entry: 'https://e.example/a\u2028b', reason: FORMATTING('U+2028') },
+    { name: 'a Unicode tag character', entry: 'https://e.example/a\u{E0041}b', reason: FORMATTING('U+E0041') },
+    { name: 'a bidi control in the fragment', entry: 'https://e.example/a#\u202e', reason: FORMATTING('U+202E') },
     { name: 'a relative path', entry: '/docs/page', reason: HTTP_ONLY },
     { name: 'a bare host', entry: 'example.com', reason: HTTP_ONLY },
     { name: 'a scheme-relative URL', entry: '//example.com', reason: HTTP_ONLY },

@@ -5,7 +5,9 @@ import {
   cachedValidation,
   clearValidationCache,
   configureValidationCache,
+  renderFresh,
   renderValidation,
+  validationAnswer,
   validationCacheStats,
 } from '../../../src/domain/validator/index.js';
 import { AppError } from '../../../src/errors.js';
@@ -17,7 +19,7 @@ const doc = (title: string) => source(JSON.stringify({ openapi: '3.0.3', info: {
 describe('validation cache', () => {
   beforeEach(() => {
     clearValidationCache();
-    configureValidationCache({ maxChars: 64 * 1024 * 1024 });
+    configureValidationCache({ maxBytes: 64 * 1024 * 1024 });
   });
   afterEach(() => vi.restoreAllMocks());
 
@@ -53,7 +55,23 @@ describe('validation cache', () => {
     const a = doc('a');
     expect(cachedValidation(sha(a.bytes))).toBeUndefined();
     const text = await renderValidation(a);
-    expect(cachedValidation(sha(a.bytes))).toBe(text);
+    expect(cachedValidation(sha(a.bytes))?.toString('utf8')).toBe(text);
+  });
+
+  it('keeps answers as UTF-8 bytes and hands out the same Buffer every time (no copy, no encoding)', async () => {
+    const src = fixture('specs/petstore3.json');
+    const first = await validationAnswer(src);
+    expect(Buffer.isBuffer(first)).toBe(true);
+    expect(await validationAnswer(src)).toBe(first);
+    expect(cachedValidation(sha(src.bytes))).toBe(first);
+    expect(first.toString('utf8')).toBe(renderFresh(src));
+  });
+
+  it('takes the UTF-8 bytes a renderer gives as they are (a task thread’s answer)', async () => {
+    const bytes = Buffer.from('{"all_endpoints":[],"validations":{"x":"é"}}', 'utf8');
+    const answer = await validationAnswer(doc('a'), {}, () => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    expect(answer.buffer).toBe(bytes.buffer);
+    expect(answer.toString('utf8')).toBe('{"all_endpoints":[],"validations":{"x":"é"}}');
   });
 
   it('caches a document that cannot be read as its error, and never parses it twice', async () => {
@@ -103,7 +121,7 @@ describe('validation cache', () => {
     expect(await a).toBe('{"all_endpoints":[]}');
     expect(await b).toBe('{"all_endpoints":[]}');
     expect(render).toHaveBeenCalledTimes(1);
-    expect(cachedValidation(sha(doc('a').bytes))).toBe('{"all_endpoints":[]}');
+    expect(cachedValidation(sha(doc('a').bytes))?.toString('utf8')).toBe('{"all_endpoints":[]}');
   });
 
   it('reads the same bytes again when they are to be read as another format', async () => {
@@ -115,35 +133,49 @@ describe('validation cache', () => {
     expect(parse).not.toHaveBeenCalled(); // YAML path
   });
 
-  it('is bounded by the total length of the cached texts, least recently used out first', async () => {
-    const size = (await renderValidation(doc('a'))).length;
+  it('is bounded by the total bytes of the cached answers, least recently used out first', async () => {
+    const size = (await validationAnswer(doc('a'))).length;
     clearValidationCache();
-    configureValidationCache({ maxChars: size * 2 + 1 });
+    configureValidationCache({ maxBytes: size * 2 + 1 });
     await renderValidation(doc('a'));
     await renderValidation(doc('b'));
     await renderValidation(doc('a')); // a is now the most recently used
     await renderValidation(doc('c')); // evicts b
-    expect(validationCacheStats()).toMatchObject({ entries: 2, chars: size * 2 });
+    expect(validationCacheStats()).toMatchObject({ entries: 2, bytes: size * 2 });
     expect(cachedValidation(sha(doc('a').bytes))).toBeDefined();
     expect(cachedValidation(sha(doc('b').bytes))).toBeUndefined();
     expect(cachedValidation(sha(doc('c').bytes))).toBeDefined();
   });
 
-  it('does not keep a text larger than the whole cache, and shrinks when reconfigured', async () => {
-    configureValidationCache({ maxChars: 10 });
-    await renderValidation(doc('a'));
-    expect(validationCacheStats().entries).toBe(0);
-    configureValidationCache({ maxChars: 1_000_000 });
+  it('keeps the answer stored last even when it alone is larger than the whole cache: a repeat is a hit, never a render', async () => {
+    configureValidationCache({ maxBytes: 10 });
+    const render = vi.fn(renderFresh);
+    const first = await validationAnswer(doc('a'), {}, render);
+    expect(first.length).toBeGreaterThan(10);
+    expect(await validationAnswer(doc('a'), {}, render)).toBe(first);
+    expect(render).toHaveBeenCalledTimes(1);
+    expect(validationCacheStats()).toMatchObject({ entries: 1, bytes: first.length, maxBytes: 10, hits: 1, misses: 1 });
+    // The next answer takes its place (the cache holds at most one answer over its bound).
+    await validationAnswer(doc('b'), {}, render);
+    expect(validationCacheStats()).toMatchObject({ entries: 1, misses: 2 });
+    expect(cachedValidation(sha(doc('a').bytes))).toBeUndefined();
+  });
+
+  it('shrinks when reconfigured, and still keeps the newest answer when the bound goes to 0', async () => {
+    configureValidationCache({ maxBytes: 1_000_000 });
     await renderValidation(doc('a'));
     await renderValidation(doc('b'));
     expect(validationCacheStats().entries).toBe(2);
-    configureValidationCache({ maxChars: validationCacheStats().chars - 1 });
+    configureValidationCache({ maxBytes: validationCacheStats().bytes - 1 });
+    expect(validationCacheStats().entries).toBe(1);
+    expect(cachedValidation(sha(doc('b').bytes))).toBeDefined();
+    configureValidationCache({ maxBytes: 0 });
     expect(validationCacheStats().entries).toBe(1);
   });
 
   it('clearValidationCache empties it', async () => {
     await renderValidation(doc('a'));
     clearValidationCache();
-    expect(validationCacheStats()).toMatchObject({ entries: 0, chars: 0, hits: 0, misses: 0 });
+    expect(validationCacheStats()).toMatchObject({ entries: 0, bytes: 0, hits: 0, misses: 0 });
   });
 });

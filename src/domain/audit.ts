@@ -1,0 +1,89 @@
+/**
+ * The audit log (DESIGN §7): every sensitive action — who (key id; null for the operator's
+ * CLI), what, which bot, when — written in the same transaction as the action itself, so an
+ * action and its entry commit or fail together.
+ */
+import { AppError } from '../errors.js';
+import * as audit from '../storage/audit.repository.js';
+import type { Db } from '../storage/schema.js';
+import type { Storage } from '../storage/database.js';
+import type { Principal } from './auth/api-keys.js';
+import { formatMicros, nowTimestamp } from './ids.js';
+
+export const AUDIT_ACTIONS = [
+  'key.create',
+  'key.revoke',
+  'copilot.create',
+  'copilot.update',
+  'copilot.delete',
+  'copilot.purge',
+  'api_description.upload',
+  'knowledgebase.add_links',
+  'knowledgebase.delete_links',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export async function recordAudit(db: Db, actor: Principal | undefined, action: AuditAction, botId: string | null, details: Record<string, unknown>): Promise<void> {
+  await audit.insertAuditEntry(db, {
+    at: nowTimestamp(),
+    actor_key_id: actor?.kind === 'key' ? actor.keyId : null,
+    action,
+    bot_id: botId,
+    details: JSON.stringify(details),
+  });
+}
+
+export interface AuditQuery {
+  limit: number;
+  cursor?: string;
+  botId?: string;
+  action?: string;
+  /** ISO 8601 date-times: entries at or after `since`, before `until`. */
+  since?: string;
+  until?: string;
+}
+
+function toWireTime(field: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    throw new AppError('invalid_request', `${field} must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z.`, { field });
+  }
+  const fraction = /\.(\d{1,6})/.exec(value)?.[1] ?? '';
+  return formatMicros(Math.floor(ms / 1000) * 1_000_000 + Number(fraction.padEnd(6, '0')));
+}
+
+/**
+ * Newest first, paged by id. A key limited to bots reads only its bots' entries: asking
+ * for another bot is 403, and entries of no bot (keys made by unlimited keys) are not shown.
+ */
+export async function listAudit(storage: Storage, query: AuditQuery, viewer?: Principal) {
+  let beforeId: number | undefined;
+  if (query.cursor !== undefined) {
+    if (!/^\d{1,15}$/.test(query.cursor)) throw new AppError('invalid_cursor', 'The cursor is not one this service issued.');
+    beforeId = Number(query.cursor);
+  }
+  const limitedTo = viewer?.kind === 'key' ? viewer.bots : null;
+  const botId = query.botId?.toLowerCase();
+  if (limitedTo !== null && botId !== undefined && !limitedTo.includes(botId)) {
+    throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: query.botId });
+  }
+  const rows = await audit.listAuditEntries(storage.readDb, {
+    limit: query.limit + 1,
+    beforeId,
+    botIds: botId !== undefined ? [botId] : (limitedTo ?? undefined),
+    action: query.action,
+    since: toWireTime('since', query.since),
+    until: toWireTime('until', query.until),
+  });
+  const more = rows.length > query.limit;
+  const items = (more ? rows.slice(0, query.limit) : rows).map((r) => ({
+    id: Number(r.id),
+    at: r.at,
+    actor_key_id: r.actor_key_id,
+    action: r.action,
+    bot_id: r.bot_id,
+    details: JSON.parse(r.details) as unknown,
+  }));
+  return { items, nextCursor: more ? String(items[items.length - 1]!.id) : null };
+}

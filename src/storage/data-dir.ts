@@ -1,0 +1,47 @@
+import { mkdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+
+/** The data directory cannot be used; the message names the path, the user and why. */
+export class DataDirError extends Error {
+  constructor(dir: string, why: string) {
+    super(`DATA_DIR ${dir} cannot be used by user ${currentUser()}: ${why}.`);
+    this.name = 'DataDirError';
+  }
+}
+
+function currentUser(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
+const REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'the disk is full',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  ENOENT: 'a part of the path does not exist and cannot be created',
+  EEXIST: 'it is a file, not a directory',
+};
+
+/** A reason for a file-system error code, for the operator. */
+export function describeFsError(err: unknown): string {
+  const code = (err as { code?: string }).code ?? '';
+  return REASONS[code] ?? ((err as Error).message || String(err));
+}
+
+/**
+ * Creates the data directory (and its parents) readable by its owner only, or explains why
+ * it cannot: the path is a file, a parent is a file, the file system is read-only, …
+ */
+export function prepareDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new DataDirError(dir, describeFsError(err));
+  }
+  if (!statSync(dir).isDirectory()) throw new DataDirError(dir, 'it is a file, not a directory');
+}

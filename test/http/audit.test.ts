@@ -1,0 +1,101 @@
+/**
+ * Issue 13 §9: the audit log records every sensitive action — key creation and revocation,
+ * copilot create/update/delete/purge, API-description upload, link add and delete — with who
+ * (key id), what, which bot and when; filters by bot, action and time, paged.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { spec, swaggerPath } from '../support/documents.js';
+import { call, expectError, nextLink, TIMESTAMP } from '../support/http.js';
+
+const LIST = '/backend/api/copilots';
+const one = (id: string) => `/backend/api/copilot/${id}`;
+const KEYS = '/backend/api/keys';
+const AUDIT = '/backend/api/audit';
+
+interface Entry {
+  id: number;
+  at: string;
+  actor_key_id: string | null;
+  action: string;
+  bot_id: string | null;
+  details: Record<string, unknown>;
+}
+
+const keyIdOf = (authorization: string) => authorization.split('_')[1]!;
+
+for (const dialect of DIALECTS) {
+  describe(`audit log (${dialect})`, () => {
+    let t: TestApp;
+    let actor: string;
+    let bot: string;
+    let entries: Entry[];
+    let mintedId: string;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+      actor = await t.bearer(['admin']);
+      bot = (await call(t, 'POST', LIST, { key: actor, payload: { name: 'Audited' } })).json().id;
+      expect((await call(t, 'PATCH', one(bot), { key: actor, payload: { name: 'Audited again', status: 'live' } })).statusCode).toBe(200);
+      const up = await t.app.inject({ method: 'PUT', url: swaggerPath(bot), headers: { authorization: actor, 'content-type': 'application/json' }, payload: spec('petstore3.json') });
+      expect(up.statusCode, up.body).toBe(200);
+      expect((await call(t, 'POST', `/backend/knowledgebase/b/${bot}`, { key: actor, payload: { links: ['https://docs.example/a'] } })).statusCode).toBe(202);
+      expect((await call(t, 'DELETE', `/backend/knowledgebase/b/${bot}`, { key: actor, payload: { links: ['https://docs.example/a'] } })).statusCode).toBe(200);
+      const minted = await call(t, 'POST', KEYS, { key: actor, payload: { scopes: ['copilots:read'], bots: [bot], name: 'reader' } });
+      mintedId = minted.json().id;
+      expect((await call(t, 'DELETE', `${KEYS}/${mintedId}`, { key: actor })).statusCode).toBe(204);
+      expect((await call(t, 'DELETE', one(bot), { key: actor })).statusCode).toBe(200);
+      expect((await call(t, 'POST', `${one(bot)}/purge`, { key: actor })).statusCode).toBe(200);
+      const res = await call(t, 'GET', `${AUDIT}?limit=1000`);
+      expect(res.statusCode, res.body).toBe(200);
+      entries = (res.json() as Entry[]).filter((e) => e.actor_key_id === keyIdOf(actor));
+    });
+    afterAll(async () => t.close());
+
+    it('records every sensitive action with who, what, which bot and when, newest first', async () => {
+      expect(entries.map((e) => e.action).reverse()).toEqual([
+        'copilot.create',
+        'copilot.update',
+        'api_description.upload',
+        'knowledgebase.add_links',
+        'knowledgebase.delete_links',
+        'key.create',
+        'key.revoke',
+        'copilot.delete',
+        'copilot.purge',
+      ]);
+      for (const e of entries) {
+        expect(e.at).toMatch(TIMESTAMP);
+        expect(e.bot_id).toBe(e.action.startsWith('key.') ? null : bot);
+      }
+      const by = (action: string) => entries.find((e) => e.action === action)!.details;
+      expect(by('copilot.update')).toEqual({ fields: ['name', 'status'] });
+      expect(by('api_description.upload')).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), size: spec('petstore3.json').length });
+      expect(by('knowledgebase.add_links')).toMatchObject({ links: ['https://docs.example/a'] });
+      expect(by('key.create')).toMatchObject({ key_id: mintedId, scopes: ['copilots:read'], bots: [bot] });
+      expect(by('key.revoke')).toEqual({ key_id: mintedId });
+      expect(JSON.stringify(entries)).not.toMatch(/cms_[A-Za-z0-9]{16}_[A-Za-z0-9]{32}/);
+    });
+
+    it('filters by bot, action and time, and pages with a Link header', async () => {
+      const byAction = await call(t, 'GET', `${AUDIT}?action=copilot.update`);
+      expect((byAction.json() as Entry[]).map((e) => e.action)).toEqual(['copilot.update']);
+      const byBot = (await call(t, 'GET', `${AUDIT}?bot_id=${bot}`)).json() as Entry[];
+      expect(byBot.length).toBe(entries.filter((e) => e.bot_id === bot).length);
+      const upload = entries.find((e) => e.action === 'api_description.upload')!;
+      const since = (await call(t, 'GET', `${AUDIT}?since=${upload.at}&bot_id=${bot}`)).json() as Entry[];
+      expect(since.map((e) => e.action).at(-1)).toBe('api_description.upload');
+      const until = (await call(t, 'GET', `${AUDIT}?until=${upload.at}&bot_id=${bot}`)).json() as Entry[];
+      expect(until.map((e) => e.action).reverse()).toEqual(['copilot.create', 'copilot.update']);
+      expectError(await call(t, 'GET', `${AUDIT}?since=yesterday`), 400, 'invalid_request');
+      expectError(await call(t, 'GET', `${AUDIT}?action=copilot.explode`), 400, 'invalid_request');
+
+      const first = await call(t, 'GET', `${AUDIT}?bot_id=${bot}&limit=2`);
+      expect((first.json() as Entry[]).length).toBe(2);
+      const next = nextLink(first);
+      expect(next).toContain(`bot_id=${bot}`);
+      const second = await call(t, 'GET', next!);
+      expect((second.json() as Entry[])[0]!.id).toBeLessThan((first.json() as Entry[])[1]!.id);
+    });
+  });
+}

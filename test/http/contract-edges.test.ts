@@ -1,0 +1,250 @@
+/**
+ * Issue 14 §1–§3: every answer in the contract's shape, the same on both databases — no
+ * 5xx from client input (missing bodies, NUL, broken Unicode), the framework's and the HTTP
+ * parser's own refusals, wrong methods, unknown routes, doubled credentials, unknown fields.
+ */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openStorage } from '../../src/storage/database.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { multipart } from '../support/documents.js';
+import { call, expectError } from '../support/http.js';
+
+const LIST = '/backend/api/copilots';
+const one = (id: string) => `/backend/api/copilot/${id}`;
+const kb = (id: string) => `/backend/knowledgebase/b/${id}`;
+
+/** Sends raw bytes on one connection and collects everything until the server closes it (or `settleMs` of silence). */
+function raw(port: number, text: string, settleMs = 1500): Promise<{ response: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let response = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ response, closed });
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => done(false), settleMs);
+    };
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      response += chunk;
+      arm();
+    });
+    socket.on('close', () => done(true));
+    socket.on('error', () => undefined);
+    socket.write(text, 'latin1');
+    arm();
+  });
+}
+
+function parseRaw(response: string): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+  const [head, ...rest] = response.split('\r\n\r\n');
+  const lines = head!.split('\r\n');
+  const status = Number(lines[0]!.split(' ')[1]);
+  const headers = Object.fromEntries(lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { status, headers, body: JSON.parse(rest.join('\r\n\r\n')) as Record<string, unknown> };
+}
+
+function expectContractBody(body: Record<string, unknown>, code: string): void {
+  expect(Object.keys(body).slice(0, 2)).toEqual(['error', 'message']);
+  expect(body.error).toBe(code);
+  expect(typeof body.message).toBe('string');
+}
+
+for (const dialect of DIALECTS) {
+  describe(`contract edges (${dialect})`, () => {
+    let t: TestApp;
+    let id: string;
+    let port: number;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+      id = (await call(t, 'POST', LIST, { payload: { name: 'Edges' } })).json().id;
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as AddressInfo).port;
+    });
+    afterAll(async () => t.close());
+
+    describe('§1 no 5xx from client input', () => {
+      it('PUT …/swagger with no body and no Content-Type answers 400 invalid_swagger_file', async () => {
+        for (const headers of [{}, { 'content-length': '0' }]) {
+          const res = await t.app.inject({ method: 'PUT', url: `${one(id)}/swagger`, headers: { authorization: t.admin, ...headers } });
+          const body = expectError(res, 400, 'invalid_swagger_file');
+          expect(body.message).toMatch(/empty/i);
+        }
+      });
+
+      it('refuses NUL in every string and parameter with 400 naming the field, identically on both databases', async () => {
+        const nul = 'a\u0000b';
+        const cases: Array<[string, () => Promise<import('fastify').LightMyRequestResponse>, string]> = [
+          ['create name', () => call(t, 'POST', LIST, { payload: { name: nul } }), 'name'],
+          ['create prompt_message', () => call(t, 'POST', LIST, { payload: { name: 'x', prompt_message: nul } }), 'prompt_message'],
+          ['patch name', () => call(t, 'PATCH', one(id), { payload: { name: nul } }), 'name'],
+          ['key name', () => call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'], name: nul } }), 'name'],
+          ['key bots', () => call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'], bots: [nul] } }), 'bots'],
+          ['list q', () => call(t, 'GET', `${LIST}?q=a%00b`), 'q'],
+          ['list cursor', () => call(t, 'GET', `${LIST}?cursor=a%00b`), 'cursor'],
+          ['links cursor', () => call(t, 'GET', `${kb(id)}?cursor=a%00b`), 'cursor'],
+          ['audit bot_id', () => call(t, 'GET', '/backend/api/audit?bot_id=a%00b'), 'bot_id'],
+          ['key id', () => call(t, 'DELETE', '/backend/api/keys/a%00b'), 'id'],
+          ['search q', () => call(t, 'GET', `${kb(id)}/search?q=a%00b`), 'q'],
+        ];
+        for (const [label, send, field] of cases) {
+          const body = expectError(await send(), 400, 'invalid_request');
+          expect(JSON.stringify(body.details), label).toContain(field);
+        }
+        const { payload, contentType } = multipart([
+          { name: 'swagger_file', filename: 'a.json', type: 'application/json', content: Buffer.from('{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{}}') },
+          { name: 'name', value: nul },
+        ]);
+        const res = await call(t, 'POST', '/backend/api/copilot/swagger', { payload, headers: { 'content-type': contentType } });
+        expect(JSON.stringify(expectError(res, 400, 'invalid_request').details)).toContain('name');
+      });
+
+      it('refuses text that is not well-formed Unicode (lone surrogates) with 400', async () => {
+        for (const text of ['{"name":"x\\ud800y"}', '{"name":"x\\udfffy"}', '{"name":"ok","prompt_message":"\\ud83d"}']) {
+          expectError(await call(t, 'POST', LIST, { payload: text, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+        }
+        // A well-formed pair is fine and stored as sent.
+        const res = await call(t, 'POST', LIST, { payload: '{"name":"x\\ud83d\\ude00y"}', headers: { 'content-type': 'application/json' } });
+        expect(res.statusCode).toBe(201);
+        expect((await call(t, 'GET', one(res.json().id))).json().name).toBe('x\u{1F600}y');
+      });
+    });
+
+    describe("§2 the framework's and the parser's refusals in the contract's shape", () => {
+      it('a bad URL escape answers 400 in the contract shape (401 first without a key)', async () => {
+        expectError(await call(t, 'GET', '/backend/api/copilot/%zz'), 400, 'invalid_request');
+        expectError(await call(t, 'GET', '/backend/api/copilot/%zz', { key: null }), 401, 'unauthorized');
+        expectError(await call(t, 'DELETE', '/backend/api/keys/%', { key: null }), 401, 'unauthorized');
+      });
+
+      it('a path parameter over the router limit answers 414 in the contract shape (401 first without a key)', async () => {
+        const long = 'a'.repeat(5000);
+        expectError(await call(t, 'GET', one(long)), 414, 'uri_too_long');
+        expectError(await call(t, 'GET', one(long), { key: null }), 401, 'unauthorized');
+      });
+
+      it('headers too large: 431 in the contract shape with Connection: close', async () => {
+        const { response, closed } = await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+        const parsed = parseRaw(response);
+        expect(parsed.status).toBe(431);
+        expect(parsed.headers.connection).toBe('close');
+        expectContractBody(parsed.body, 'headers_too_large');
+        expect(closed).toBe(true);
+      });
+
+      it.each([
+        ['a bad request line', 'GARBAGE\r\n\r\n'],
+        ['a control character in a header', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n'],
+        ['a bad Content-Length', 'POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'],
+        ['Content-Length with Transfer-Encoding', 'POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+      ])('%s: 400 in the contract shape with Connection: close', async (_label, request) => {
+        const { response, closed } = await raw(port, request);
+        const parsed = parseRaw(response);
+        expect(parsed.status).toBe(400);
+        expect(parsed.headers.connection).toBe('close');
+        expectContractBody(parsed.body, 'invalid_request');
+        expect(closed).toBe(true);
+      });
+    });
+
+    it("/backend/openapi.json lists the parser's, router's and database's refusals on every route that can produce them", async () => {
+      const doc = (await call(t, 'GET', '/backend/openapi.json')).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+      let operations = 0;
+      for (const [path, item] of Object.entries(doc.paths)) {
+        if (!path.startsWith('/backend/api') && !path.startsWith('/backend/knowledgebase')) continue;
+        for (const [method, operation] of Object.entries(item)) {
+          operations++;
+          for (const status of ['408', '431', '503']) expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
+          if (path.includes('{')) expect(operation.responses['414'], `${method} ${path} 414`).toBeDefined();
+        }
+      }
+      expect(operations).toBeGreaterThan(10);
+    });
+
+    describe('§3 methods, routes and headers', () => {
+      it('a wrong method on an existing path answers 405 with Allow', async () => {
+        const res = await call(t, 'PUT', LIST, { payload: { name: 'x' } });
+        expectError(res, 405, 'method_not_allowed');
+        expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST']);
+        const onOne = await call(t, 'POST', one(id));
+        expectError(onOne, 405, 'method_not_allowed');
+        expect(String(onOne.headers.allow)).toContain('PATCH');
+        expectError(await call(t, 'PUT', LIST, { key: null }), 401, 'unauthorized');
+      });
+
+      it('an unknown route answers 404 whatever its body', async () => {
+        const res = await call(t, 'POST', '/backend/api/nothing-here', { payload: '{"broken":', headers: { 'content-type': 'application/json' } });
+        expectError(res, 404, 'not_found');
+      });
+
+      it('two Authorization headers answer 400', async () => {
+        const { response } = await raw(port, `GET ${LIST} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`);
+        const parsed = parseRaw(response);
+        expect(parsed.status).toBe(400);
+        expectContractBody(parsed.body, 'invalid_request');
+      });
+
+      it('knowledge-base bodies refuse unknown fields', async () => {
+        for (const method of ['POST', 'DELETE'] as const) {
+          const res = await call(t, method, kb(id), { payload: { links: ['https://a.example/'], pad: 'x'.repeat(100) } });
+          expectError(res, 400, 'invalid_request');
+        }
+      });
+    });
+  });
+
+  describe(`database unreachable (${dialect})`, () => {
+    it('answers 503 service_unavailable with Retry-After, in the contract shape', async () => {
+      const t = await buildTestApp(dialect);
+      const admin = t.admin;
+      try {
+        const config = loadConfig({
+          DATA_DIR: t.config.dataDir,
+          LOG_LEVEL: 'silent',
+          ...(dialect === 'postgres' && { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }),
+        });
+        if (dialect === 'postgres') {
+          const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+          const app = await buildApp(config, { storage, logger: false });
+          await app.ready();
+          try {
+            const res = await app.inject({ method: 'GET', url: LIST, headers: { authorization: admin } });
+            expectError(res, 503, 'service_unavailable');
+            expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+          } finally {
+            await app.close();
+            await storage.close();
+          }
+        } else {
+          // The writer's lock held by another connection beyond the busy timeout.
+          const blocker = openStorage({ databaseUrl: null, dataDir: t.config.dataDir });
+          const connection = await blocker.db.connection().execute(async (c) => {
+            await (await import('kysely')).sql`begin exclusive`.execute(c);
+            try {
+              const res = await call(t, 'POST', LIST, { payload: { name: 'locked out' } });
+              expectError(res, 503, 'service_unavailable');
+              expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+            } finally {
+              await (await import('kysely')).sql`rollback`.execute(c);
+            }
+            return true;
+          });
+          expect(connection).toBe(true);
+          await blocker.close();
+          expect((await call(t, 'POST', LIST, { payload: { name: 'back' } })).statusCode).toBe(201);
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * Issue 14 §5 (logs): every knowledge-base link failure is logged at warn with its bot, its
+ * URL without the query string and the reason; a retry at info. Never as an error: the page
+ * decided it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../support/databases.js';
+import { buildKbTestApp, createBot, postLinks, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
+import { PageServer } from '../support/pages.js';
+
+interface Entry {
+  level: 'info' | 'warn' | 'error';
+  fields: Record<string, unknown>;
+  msg: string;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`knowledge-base failures in the logs (${dialect})`, () => {
+    let t: KbTestApp;
+    let site: PageServer;
+    const entries: Entry[] = [];
+    const log = (level: Entry['level']) => (fields: Record<string, unknown>, msg: string) => void entries.push({ level, fields, msg });
+    beforeAll(async () => {
+      site = await PageServer.start();
+      site.set('/gone', { status: 404, body: 'no' });
+      site.set('/busy', { status: 503, body: 'later' });
+      site.set('/image', { type: 'image/png', body: Buffer.from([0x89, 0x50]) });
+      t = await buildKbTestApp(dialect, { worker: { logger: { info: log('info'), warn: log('warn'), error: log('error') }, maxAttempts: 2, backoffMs: 10 } });
+    });
+    afterAll(async () => {
+      await t.close();
+      await site.close();
+    });
+
+    it('logs each failure at warn with bot id, URL without its query and reason; retries at info', async () => {
+      const bot = await createBot(t);
+      const urls = [site.url('/gone?token=secret-1'), site.url('/busy?token=secret-2'), site.url('/image?x=secret-3')];
+      expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
+      await waitForLinks(t, bot, urls);
+      const failures = entries.filter((e) => e.msg === 'knowledge-base link failed');
+      expect(failures.map((e) => e.level)).toEqual(['warn', 'warn', 'warn']);
+      expect(failures.map((e) => e.fields.url).sort()).toEqual([site.url('/busy'), site.url('/gone'), site.url('/image')]);
+      for (const e of failures) {
+        expect(e.fields.bot_id).toBe(bot);
+        expect(typeof e.fields.reason).toBe('string');
+      }
+      const retries = entries.filter((e) => e.msg === 'knowledge-base link will be retried');
+      expect(retries.map((e) => [e.level, e.fields.url])).toEqual([['info', site.url('/busy')]]);
+      expect(entries.filter((e) => e.level === 'error')).toEqual([]);
+      expect(JSON.stringify(entries)).not.toContain('secret-');
+    });
+  });
+}

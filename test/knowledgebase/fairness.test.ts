@@ -1,0 +1,150 @@
+/**
+ * Issue 13 §3: one tenant cannot stall every other tenant's knowledge base. Jobs are claimed
+ * fairly across bots — the bot whose jobs were claimed least recently goes first, then its
+ * oldest due job — on one instance and on several instances of one PostgreSQL database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
+import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.js';
+import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
+import { openStorage, type Storage } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
+import { buildKbTestApp, createBot, linkRows, links, postLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
+import { PageServer } from '../support/pages.js';
+
+for (const dialect of DIALECTS) {
+  describe(`fair claiming across bots (${dialect})`, () => {
+    let t: KbTestApp;
+    let pages: PageServer;
+    let worker: IngestionWorker;
+    /** Paths in the order their requests arrived. */
+    const arrivals: string[] = [];
+
+    beforeAll(async () => {
+      pages = await PageServer.start();
+      // No worker of its own: each test drives one with runOne(), so the order is exact.
+      t = await buildKbTestApp(dialect, { worker: false });
+      worker = t.newWorker();
+    });
+    afterAll(async () => {
+      await t?.close();
+      await pages?.close();
+    });
+
+    function page(path: string): string {
+      pages.set(path, (_req, res) => {
+        arrivals.push(path);
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(`The page ${path} about fairness.`);
+      });
+      return pages.url(path);
+    }
+
+    it("a bot's new link goes before the rest of another bot's long queue", async () => {
+      const [a, b] = [await createBot(t, 'Busy tenant'), await createBot(t, 'Quiet tenant')];
+      const queueA = Array.from({ length: 5 }, (_, i) => page(`/first/a/${i}`));
+      expect((await postLinks(t, a, queueA)).statusCode).toBe(202);
+      expect(await worker.runOne()).toBe(true); // one of A's: A was claimed most recently
+      const linkB = page('/first/b/0');
+      expect((await postLinks(t, b, [linkB])).statusCode).toBe(202);
+
+      arrivals.length = 0;
+      expect(await worker.runOne()).toBe(true);
+      expect(arrivals).toEqual(['/first/b/0']);
+      expect((await links(t, b))!.get(linkB)!.status).toBe('indexed');
+      // Then A's queue goes on.
+      while (await worker.runOne());
+      expect(arrivals).toHaveLength(5);
+      const rest = queueA.map((u) => new URL(u).pathname).filter((p) => pages.count(p) === 1);
+      expect(rest).toHaveLength(5);
+    });
+
+    it('bots take turns: every run of three claims serves each of three bots once', async () => {
+      const bots = [await createBot(t, 'One'), await createBot(t, 'Two'), await createBot(t, 'Three')];
+      // Queued one bot after the other: oldest-first would serve them one bot at a time.
+      for (const [n, bot] of bots.entries()) {
+        expect((await postLinks(t, bot, [0, 1, 2].map((i) => page(`/turns/${n}/${i}`)))).statusCode).toBe(202);
+      }
+      arrivals.length = 0;
+      while (await worker.runOne());
+      expect(arrivals).toHaveLength(9);
+      const botOf = (path: string) => path.split('/')[2];
+      for (let round = 0; round < 3; round++) {
+        const served = arrivals.slice(round * 3, round * 3 + 3);
+        expect(new Set(served.map(botOf)).size, served.join(', ')).toBe(3);
+      }
+    });
+
+    it('a job waiting for its retry (run_after in the future) does not hold its bot: the next due job of the bot goes', async () => {
+      const bot = await createBot(t, 'Retrying');
+      const [later, now] = [page('/retry/later'), page('/retry/now')];
+      await postLinks(t, bot, [later, now]);
+      const [row] = await linkRows(t.storage, bot, [later]);
+      await t.storage.db.updateTable('kb_links').set({ run_after: '2999-01-01T00:00:00.000000Z' }).where('id', '=', row!.id).execute();
+      arrivals.length = 0;
+      expect(await worker.runOne()).toBe(true);
+      expect(await worker.runOne()).toBe(false);
+      expect(arrivals).toEqual(['/retry/now']);
+    });
+  });
+
+  describe(`fair claiming with several instances on one database (${dialect})`, () => {
+    let database: TestDatabase;
+    let pages: PageServer;
+    const storages: Storage[] = [];
+    const workers: IngestionWorker[] = [];
+
+    beforeAll(async () => {
+      database = await createTestDatabase(dialect);
+      pages = await PageServer.start();
+      const open = () => openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 4 });
+      const first = open();
+      storages.push(first);
+      await migrateToLatest(first);
+      // Two instances on PostgreSQL; one instance with two workers on SQLite.
+      storages.push(dialect === 'postgres' ? open() : first);
+    });
+    afterAll(async () => {
+      for (const w of workers) await w.stop();
+      for (const s of new Set(storages)) await s.close();
+      await pages?.close();
+      await database?.drop();
+    });
+
+    it('three bots with 12 links each: every page fetched exactly once, every link indexed', async () => {
+      const bots: string[] = [];
+      for (let n = 0; n < 3; n++) bots.push((await createCopilot(storages[0]!, { name: `Instance bot ${n}` })).id);
+      for (const [n, bot] of bots.entries()) {
+        const urls = Array.from({ length: 12 }, (_, i) => {
+          pages.set(`/multi/${n}/${i}`, { type: 'text/plain', body: `Page ${i} of bot ${n}.`, delayMs: 5 });
+          return pages.url(`/multi/${n}/${i}`);
+        });
+        await addLinks(storages[0]!, bot, urls);
+      }
+      const options: WorkerOptions = {
+        concurrency: 3,
+        pollIntervalMs: 10,
+        fetchPolicy: { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 0, allowNetworks: ['127.0.0.0/8', '::1/128'] },
+        logger: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => console.error(obj) },
+      };
+      workers.push(new IngestionWorker(storages[0]!, options), new IngestionWorker(storages[1]!, options));
+      for (const w of workers) w.start();
+      await waitUntil(
+        async () => {
+          for (const bot of bots) if ((await linkRows(storages[0]!, bot)).some((r) => r.status === 'pending')) return false;
+          return true;
+        },
+        'every link to be processed',
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+      for (const w of workers) await w.stop();
+      for (const bot of bots) {
+        for (const row of await linkRows(storages[0]!, bot)) {
+          expect(row.status, `${row.url}: ${row.error}`).toBe('indexed');
+          expect(Number(row.attempts), row.url).toBe(1);
+        }
+      }
+      for (let n = 0; n < 3; n++) for (let i = 0; i < 12; i++) expect(pages.count(`/multi/${n}/${i}`), `/multi/${n}/${i}`).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Issue 13 §7: DATA_DIR holds every copilot token, the documents and the knowledge-base
+ * text: the directory is created 0700 and the SQLite file, its WAL and SHM are 0600, also
+ * when an older install left them readable by others.
+ */
+import { mkdtempSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensureBootstrapAdminKey } from '../../src/domain/auth/api-keys.js';
+import { openStorage, SQLITE_FILE_NAME } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { createTestStorage, DIALECTS } from '../support/databases.js';
+
+const mode = (file: string) => statSync(file).mode & 0o777;
+
+describe('file permissions of the data directory', () => {
+  const roots: string[] = [];
+  afterEach(() => {
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
+  const freshRoot = () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'cms-perm-'));
+    roots.push(root);
+    return root;
+  };
+
+  it('SQLite: creates the directory 0700 and the database, WAL and SHM files 0600', async () => {
+    const previous = process.umask(0o022);
+    try {
+      const dataDir = path.join(freshRoot(), 'data', 'nested');
+      const storage = openStorage({ databaseUrl: null, dataDir, backgroundCheckpoints: { onFailure: () => undefined } });
+      await migrateToLatest(storage);
+      const file = path.join(dataDir, SQLITE_FILE_NAME);
+      expect(mode(dataDir)).toBe(0o700);
+      expect(mode(path.dirname(dataDir))).toBe(0o700);
+      for (const each of [file, `${file}-wal`, `${file}-shm`]) expect(mode(each), each).toBe(0o600);
+      await storage.close();
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('SQLite: tightens database files an older install left readable by others', async () => {
+    const dataDir = path.join(freshRoot(), 'data');
+    mkdirSync(dataDir);
+    const file = path.join(dataDir, SQLITE_FILE_NAME);
+    const first = openStorage({ databaseUrl: null, dataDir });
+    await migrateToLatest(first);
+    await first.close();
+    chmodSync(file, 0o644);
+    writeFileSync(`${file}-wal`, '');
+    chmodSync(`${file}-wal`, 0o644);
+    const again = openStorage({ databaseUrl: null, dataDir });
+    expect(mode(file)).toBe(0o600);
+    expect(mode(`${file}-wal`)).toBe(0o600);
+    await again.close();
+  });
+
+  for (const dialect of DIALECTS) {
+    it(`${dialect}: the bootstrap key's directory is created 0700`, async () => {
+      const { storage, cleanup } = await createTestStorage(dialect);
+      try {
+        const dataDir = path.join(freshRoot(), 'keys-here');
+        const file = await ensureBootstrapAdminKey(storage, dataDir);
+        expect(file).not.toBeNull();
+        expect(mode(dataDir)).toBe(0o700);
+        expect(mode(file!)).toBe(0o600);
+      } finally {
+        await cleanup();
+      }
+    });
+  }
+});
