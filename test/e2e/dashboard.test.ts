@@ -189,7 +189,9 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     await js.arrayBuffer();
 
-    const unknown = await fetch(`${base}/backend/api/nothing-here`);
+    // Under /backend the key comes first: 401 without one, 404 with one.
+    expect((await fetch(`${base}/backend/api/nothing-here`)).status).toBe(401);
+    const unknown = await fetch(`${base}/backend/api/nothing-here`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: 'not_found' });
   });
