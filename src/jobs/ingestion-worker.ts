@@ -5,6 +5,7 @@ import { formatMicros, nowTimestamp } from '../domain/ids.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch.js';
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
+import type { StoredPassages } from '../storage/knowledge-base.repository.js';
 import type { KbLinkRow } from '../storage/schema.js';
 import { passagesOnThread, TaskThreadError } from '../threads/task-threads.js';
 
@@ -218,7 +219,7 @@ export class IngestionWorker {
    * passages (the link then fails). The bot's stores run one at a time, so the count read
    * holds until this one commits. Null when the job was no longer ours (nothing written).
    */
-  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: string[]) {
+  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages) {
     const { db, dialect } = this.storage;
     return db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
       // On SQLite every statement is synchronous work behind promises: without a turn of the

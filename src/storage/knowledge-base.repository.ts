@@ -267,10 +267,16 @@ export async function countPassagesOfOtherLinks(db: Db, botId: string, exceptLin
  * batches, calling `between` after each (on SQLite the caller yields to the event loop
  * there); run it in a transaction, so a search sees the old passages or the new, never half.
  */
+/** A page's passages as storing reads them, a batch at a time (an array of strings is one). */
+export interface StoredPassages {
+  readonly length: number;
+  slice(start: number, end: number): string[];
+}
+
 export async function finishJob(
   db: Db,
   job: { id: string; owner: string; generation: number },
-  outcome: { status: 'indexed'; passages: readonly string[]; botId: string; now: string } | { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string },
+  outcome: { status: 'indexed'; passages: StoredPassages; botId: string; now: string } | { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string },
   between: () => Promise<void> = async () => undefined,
 ): Promise<boolean> {
   const base = db

@@ -20,6 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { defaultTaskThreads } from '../config.js';
 import { AppError } from '../errors.js';
 import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
+import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import { decodeFailure, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
@@ -197,7 +198,7 @@ export async function answerOnThreadMovingBytes(src: DocumentSource, opts: Parse
   return asBuffer(await validateOn('answer', src, opts, movable(src)));
 }
 
-function movable(src: DocumentSource): ArrayBuffer[] {
+function movable(src: Pick<DocumentSource, 'bytes'>): ArrayBuffer[] {
   const { buffer, byteOffset, byteLength } = src.bytes;
   const whole = buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength;
   return whole ? [buffer] : [];
@@ -214,7 +215,10 @@ function validateOn<T extends 'validate' | 'answer'>(task: T, src: DocumentSourc
   });
 }
 
-/** A fetched page's passages, extracted on a task thread. */
-export function passagesOnThread(body: Buffer, contentType: string | null): Promise<string[]> {
-  return taskThreads.run('passages', [body, contentType], { bytes: body.length });
+/**
+ * A fetched page's passages, extracted on a task thread: the body moves there (the caller
+ * does not use it again) and the passages come back packed, decoded as they are stored.
+ */
+export async function passagesOnThread(body: Buffer, contentType: string | null): Promise<PassageList> {
+  return unpackPassages(await taskThreads.run('passages', [body, contentType], { bytes: body.length, transfer: movable({ bytes: body }) }));
 }

@@ -6,7 +6,7 @@
  */
 import { AppError, type ErrorCode } from '../errors.js';
 import { ExtractError, extractText } from '../domain/knowledgebase/extract.js';
-import { splitPassages } from '../domain/knowledgebase/passages.js';
+import { packPassages, splitPassages, type PackedPassages } from '../domain/knowledgebase/passages.js';
 import { renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
 
 const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
@@ -29,14 +29,25 @@ export const tasks = {
     // Short texts are encoded into Node's shared pool: copied out of it.
     return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
   },
-  /** A fetched page's passages (throws ExtractError). */
-  passages(body: Uint8Array, contentType: string | null): string[] {
-    return splitPassages(extractText(asBuffer(body), contentType).text);
+  /** A fetched page's passages, packed to move back without a copy (throws ExtractError). */
+  passages(body: Uint8Array, contentType: string | null): PackedPassages {
+    return packPassages(splitPassages(extractText(asBuffer(body), contentType).text));
   },
 };
 
 export type Tasks = typeof tasks;
 export type TaskName = keyof Tasks;
+
+/** The buffers of an answer that can move to the caller: a typed array of its own, or such arrays as its properties. */
+export function movableBuffers(value: unknown): ArrayBuffer[] {
+  if (ArrayBuffer.isView(value)) return value instanceof Uint8Array || value instanceof Uint32Array ? ownBuffer(value) : [];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.values(value).flatMap((v) => (v instanceof Uint8Array || v instanceof Uint32Array ? ownBuffer(v) : []));
+}
+
+function ownBuffer(view: Uint8Array | Uint32Array): ArrayBuffer[] {
+  return view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? [view.buffer] : [];
+}
 
 /** A view over the whole of its own ArrayBuffer: one that can move to another thread. */
 export function ownsItsBuffer(bytes: Uint8Array): boolean {

@@ -1,6 +1,6 @@
 /** A task thread's program: runs one task per message and answers its value or its error. */
 import { parentPort } from 'node:worker_threads';
-import { encodeFailure, ownsItsBuffer, tasks, type TaskFailure, type TaskName } from './tasks.js';
+import { encodeFailure, movableBuffers, tasks, type TaskFailure, type TaskName } from './tasks.js';
 
 export interface TaskRequest {
   task: TaskName;
@@ -18,9 +18,8 @@ port.on('message', ({ task, args }: TaskRequest) => {
     answer = { ok: false, failure: encodeFailure(err) };
   }
   try {
-    // Bytes in a buffer of their own (a validation's answer) move to the caller, not copied.
-    const value = answer.ok ? answer.value : null;
-    port.postMessage(answer, value instanceof Uint8Array && ownsItsBuffer(value) ? [value.buffer as ArrayBuffer] : []);
+    // Bytes in buffers of their own (a validation's answer, packed passages) move to the caller, not copied.
+    port.postMessage(answer, answer.ok ? movableBuffers(answer.value) : []);
   } catch (err) {
     // The value could not be sent (too large to copy): the task fails, the thread lives on.
     port.postMessage({ ok: false, failure: encodeFailure(err) } satisfies TaskAnswer);

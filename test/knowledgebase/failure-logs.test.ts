@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
       site.set('/gone', { status: 404, body: 'no' });
       site.set('/busy', { status: 503, body: 'later' });
       site.set('/image', { type: 'image/png', body: Buffer.from([0x89, 0x50]) });
-      t = await buildKbTestApp(dialect, { worker: { logger: { info: log('info'), warn: log('warn'), error: log('error') }, maxAttempts: 2, backoffMs: 10 } });
+      t = await buildKbTestApp(dialect, { worker: { logger: { info: log('info'), warn: log('warn'), error: log('error') } as never, maxAttempts: 2, backoffMs: 10 } });
     });
     afterAll(async () => {
       await t.close();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultTaskThreads } from '../../src/config.js';
 import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
-import { splitPassages } from '../../src/domain/knowledgebase/passages.js';
+import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
 import { renderFresh, renderValidation, type DocumentSource } from '../../src/domain/validator/index.js';
 import { MAX_QUEUED_BYTES, renderOnThread, renderOnThreadMovingBytes, TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -73,7 +73,12 @@ describe('task threads: the same answers as on the main thread', () => {
 
   it('extracts passages as the main thread does, and keeps an ExtractError as one', async () => {
     const page = readFileSync(path.join(FIXTURES, 'knowledgebase', 'docs-page.html'));
-    expect(await pool.run('passages', [page, 'text/html; charset=utf-8'])).toEqual(splitPassages(extractText(page, 'text/html; charset=utf-8').text));
+    const packed = await pool.run('passages', [page, 'text/html; charset=utf-8']);
+    const expected = splitPassages(extractText(page, 'text/html; charset=utf-8').text);
+    expect(unpackPassages(packed).slice(0, expected.length + 1)).toEqual(expected);
+    // They come back in two buffers of their own: moved from the thread, not cloned string by string.
+    expect(packed.text.byteLength).toBe(packed.text.buffer.byteLength);
+    expect(packed.ends.byteLength).toBe(packed.ends.buffer.byteLength);
     const refused = await rejection(pool.run('passages', [Buffer.from('%PDF-1.7'), 'application/pdf']));
     expect(refused).toBeInstanceOf(ExtractError);
     expect((refused as Error).message).toMatch(/Unsupported content type application\/pdf/);

@@ -217,3 +217,51 @@ function render(paragraphs: string[], pieces: Piece[], from: number, to: number)
   }
   return parts.join('\n\n');
 }
+
+/**
+ * A page's passages as they cross from a task thread: one UTF-8 buffer and the end offset of
+ * each passage, two buffers that move between threads without a copy. A page of tens of
+ * thousands of passages sent as an array of strings costs the receiving event loop a
+ * structured clone of every string at once; packed, each batch is decoded when it is stored.
+ */
+export interface PackedPassages {
+  text: Uint8Array;
+  ends: Uint32Array;
+}
+
+/** What storing needs of a page's passages: an array of strings is one. */
+export interface PassageList {
+  readonly length: number;
+  slice(start: number, end: number): string[];
+}
+
+export function packPassages(passages: readonly string[]): PackedPassages {
+  const encoder = new TextEncoder();
+  let total = 0;
+  for (const p of passages) total += p.length * 3;
+  // Each buffer its own ArrayBuffer (never a shared pool), so it can be moved.
+  const text = new Uint8Array(new ArrayBuffer(total));
+  const ends = new Uint32Array(new ArrayBuffer(passages.length * 4));
+  let offset = 0;
+  for (let i = 0; i < passages.length; i++) {
+    offset += encoder.encodeInto(passages[i]!, text.subarray(offset)).written;
+    ends[i] = offset;
+  }
+  // Shrunk to what was written (a copy, on the thread that packs).
+  return { text: offset === total ? text : text.slice(0, offset), ends };
+}
+
+/** The passages of a packed page, decoded a slice at a time. */
+export function unpackPassages(packed: PackedPassages): PassageList {
+  const decoder = new TextDecoder();
+  const { text, ends } = packed;
+  return {
+    length: ends.length,
+    slice(start, end) {
+      const out: string[] = [];
+      const last = Math.min(end, ends.length);
+      for (let i = Math.max(0, start); i < last; i++) out.push(decoder.decode(text.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
+      return out;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { splitPassages, type PassageOptions } from '../../../src/domain/knowledgebase/passages.js';
+import { packPassages, splitPassages, unpackPassages, type PassageOptions } from '../../../src/domain/knowledgebase/passages.js';
 
 const words = (s: string): string[] => s.split(/\s+/).filter((w) => w !== '');
 const wordCount = (s: string): number => words(s).length;
@@ -172,6 +172,22 @@ describe('splitPassages: properties', () => {
         for (const passage of passages) expect(passage.length).toBeLessThanOrEqual(targetWords * 20);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('packed passages (how a page crosses from its task thread)', () => {
+  it('round-trips any text, a slice at a time, in two buffers of their own', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme' })), fc.nat(20), (passages, cut) => {
+        const packed = packPassages(passages);
+        expect(packed.text.byteOffset).toBe(0);
+        expect(packed.text.byteLength).toBe(packed.text.buffer.byteLength);
+        const list = unpackPassages(packed);
+        expect(list.length).toBe(passages.length);
+        expect([...list.slice(0, cut), ...list.slice(cut, passages.length)]).toEqual(passages);
+        expect(list.slice(cut, cut + 3)).toEqual(passages.slice(cut, cut + 3));
+      }),
     );
   });
 });
