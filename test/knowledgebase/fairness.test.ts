@@ -7,10 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
-import { openStorage, type Storage } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
-import { buildKbTestApp, createBot, linkRows, links, postLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
+import { DIALECTS } from '../support/databases.js';
+import { buildKbTestApp, createBot, linkRows, links, postLinks, useTwoInstances, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 for (const dialect of DIALECTS) {
@@ -89,35 +87,16 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`fair claiming with several instances on one database (${dialect})`, () => {
-    let database: TestDatabase;
-    let pages: PageServer;
-    const storages: Storage[] = [];
-    const workers: IngestionWorker[] = [];
-
-    beforeAll(async () => {
-      database = await createTestDatabase(dialect);
-      pages = await PageServer.start();
-      const open = () => openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 4 });
-      const first = open();
-      storages.push(first);
-      await migrateToLatest(first);
-      // Two instances on PostgreSQL; one instance with two workers on SQLite.
-      storages.push(dialect === 'postgres' ? open() : first);
-    });
-    afterAll(async () => {
-      for (const w of workers) await w.stop();
-      for (const s of new Set(storages)) await s.close();
-      await pages?.close();
-      await database?.drop();
-    });
+    const instances = useTwoInstances(dialect);
+    const { storages, workers } = instances;
 
     it('three bots with 12 links each: every page fetched exactly once, every link indexed', async () => {
       const bots: string[] = [];
       for (let n = 0; n < 3; n++) bots.push((await createCopilot(storages[0]!, { name: `Instance bot ${n}` })).id);
       for (const [n, bot] of bots.entries()) {
         const urls = Array.from({ length: 12 }, (_, i) => {
-          pages.set(`/multi/${n}/${i}`, { type: 'text/plain', body: `Page ${i} of bot ${n}.`, delayMs: 5 });
-          return pages.url(`/multi/${n}/${i}`);
+          instances.pages.set(`/multi/${n}/${i}`, { type: 'text/plain', body: `Page ${i} of bot ${n}.`, delayMs: 5 });
+          return instances.pages.url(`/multi/${n}/${i}`);
         });
         await addLinks(storages[0]!, bot, urls);
       }
@@ -144,7 +123,7 @@ for (const dialect of DIALECTS) {
           expect(Number(row.attempts), row.url).toBe(1);
         }
       }
-      for (let n = 0; n < 3; n++) for (let i = 0; i < 12; i++) expect(pages.count(`/multi/${n}/${i}`), `/multi/${n}/${i}`).toBe(1);
+      for (let n = 0; n < 3; n++) for (let i = 0; i < 12; i++) expect(instances.pages.count(`/multi/${n}/${i}`), `/multi/${n}/${i}`).toBe(1);
     });
   });
 }

@@ -4,47 +4,25 @@
  * each, 40 links: every page is fetched exactly once and every link ends indexed.
  * On SQLite (one instance per database file) the same holds for two workers sharing it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
-import { openStorage, type Storage } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
-import { linkRows, orphanPassages, passageRows, waitUntil } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
+import { DIALECTS } from '../support/databases.js';
+import { linkRows, orphanPassages, passageRows, useTwoInstances, waitUntil } from '../support/knowledge-base.js';
 
 const LINKS = 40;
 
 for (const dialect of DIALECTS) {
   describe(`two workers on one database (${dialect})`, () => {
-    let database: TestDatabase;
-    let pages: PageServer;
-    const storages: Storage[] = [];
-    const workers: IngestionWorker[] = [];
-
-    beforeAll(async () => {
-      database = await createTestDatabase(dialect);
-      pages = await PageServer.start();
-      const open = () => openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 4 });
-      const first = open();
-      storages.push(first);
-      await migrateToLatest(first);
-      // Two instances on PostgreSQL; one instance (one storage) with two workers on SQLite.
-      storages.push(dialect === 'postgres' ? open() : first);
-    });
-    afterAll(async () => {
-      for (const w of workers) await w.stop();
-      for (const s of new Set(storages)) await s.close();
-      await pages?.close();
-      await database?.drop();
-    });
+    const instances = useTwoInstances(dialect);
+    const { storages, workers } = instances;
 
     it(`fetch each of ${LINKS} pages exactly once and index every link`, async () => {
       const bot = (await createCopilot(storages[0]!, { name: 'Two workers' })).id;
-      const urls = Array.from({ length: LINKS }, (_, i) => pages.url(`/job/${i}`));
+      const urls = Array.from({ length: LINKS }, (_, i) => instances.pages.url(`/job/${i}`));
       for (let i = 0; i < LINKS; i++) {
-        pages.set(`/job/${i}`, { type: 'text/plain', body: `Job page ${i} for the twoworkerword test.`, delayMs: 15 });
+        instances.pages.set(`/job/${i}`, { type: 'text/plain', body: `Job page ${i} for the twoworkerword test.`, delayMs: 15 });
       }
       await addLinks(storages[0]!, bot, urls);
 
@@ -73,8 +51,8 @@ for (const dialect of DIALECTS) {
         expect(row.lease_owner).toBeNull();
         expect(await passageRows(storages[0]!, [row.id])).toHaveLength(1);
       }
-      for (let i = 0; i < LINKS; i++) expect(pages.count(`/job/${i}`), `/job/${i}`).toBe(1);
-      expect([...pages.requests.values()].reduce((a, b) => a + b, 0)).toBe(LINKS);
+      for (let i = 0; i < LINKS; i++) expect(instances.pages.count(`/job/${i}`), `/job/${i}`).toBe(1);
+      expect([...instances.pages.requests.values()].reduce((a, b) => a + b, 0)).toBe(LINKS);
       expect(byWorker[0]! + byWorker[1]!).toBe(LINKS);
       expect(await orphanPassages(storages[0]!)).toBe(0);
     });

@@ -5,14 +5,16 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createApiKey, type Scope } from '../../src/domain/auth/api-keys.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
-import type { DialectName, Storage } from '../../src/storage/database.js';
+import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { PageServer } from './pages.js';
 import type { TestApp } from './app.js';
-import { createTestStorage, type TestDatabase } from './databases.js';
+import { createTestDatabase, createTestStorage, type TestDatabase } from './databases.js';
 import { call } from './http.js';
 
 export const ALLOW_NETWORKS = '127.0.0.0/8,::1/128';
@@ -353,5 +355,49 @@ export function seededRandom(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several instances on one database
+
+export interface Instances {
+  /** Two storages: two connection pools on PostgreSQL (two instances); the same one twice on SQLite. */
+  readonly storages: Storage[];
+  /** Workers the test starts; stopped after the describe block. */
+  readonly workers: IngestionWorker[];
+  readonly pages: PageServer;
+}
+
+/**
+ * Two instances on one throw-away database, and a page server, for the describe block that
+ * calls this (SQLite has one instance per file: one storage serves both "instances").
+ */
+export function useTwoInstances(dialect: DialectName): Instances {
+  let database: TestDatabase | undefined;
+  let pages: PageServer | undefined;
+  const storages: Storage[] = [];
+  const workers: IngestionWorker[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+    pages = await PageServer.start();
+    const open = () => openStorage({ databaseUrl: database!.databaseUrl, dataDir: database!.dataDir, poolSize: 4 });
+    const first = open();
+    storages.push(first);
+    await migrateToLatest(first);
+    storages.push(dialect === 'postgres' ? open() : first);
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.stop();
+    for (const s of new Set(storages)) await s.close();
+    await pages?.close();
+    await database?.drop();
+  });
+  return {
+    storages,
+    workers,
+    get pages() {
+      return pages!;
+    },
   };
 }
