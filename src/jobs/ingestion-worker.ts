@@ -80,7 +80,7 @@ export class IngestionWorker {
   private readonly owner = randomUUID();
   private readonly loops: Promise<void>[] = [];
   private stopping = false;
-  private wake: (() => void) | null = null;
+  private readonly idle = new Wakeup();
   private readonly abort = new AbortController();
   private readonly maxAttempts: number;
   private readonly backoffMs: number;
@@ -108,7 +108,7 @@ export class IngestionWorker {
 
   /** New links were queued: stop waiting for the next poll. */
   notify(): void {
-    this.wake?.();
+    this.idle.wakeAll();
   }
 
   /**
@@ -143,18 +143,7 @@ export class IngestionWorker {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const previous = this.wake;
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = () => {
-        previous?.();
-        done();
-      };
-    });
+    return this.idle.wait(ms);
   }
 
   /** Claims and runs one job; false when none was due. */
@@ -300,4 +289,35 @@ export class IngestionWorker {
 export function withoutQuery(url: string): string {
   const cut = url.search(/[?#]/);
   return cut === -1 ? url : url.slice(0, cut);
+}
+
+/**
+ * Idle waits that a notification ends early. Each wait is a timer and an entry in a set, gone
+ * when it ends either way: however long a worker idles, nothing accumulates (a chain of
+ * wake-up closures, one per poll, once grew until a notification overflowed the stack).
+ */
+export class Wakeup {
+  private readonly waiting = new Set<() => void>();
+
+  /** Resolves after `ms`, or at the next `wakeAll()`. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiting.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiting.add(done);
+    });
+  }
+
+  wakeAll(): void {
+    for (const done of [...this.waiting]) done();
+  }
+
+  /** Waits in progress. */
+  get size(): number {
+    return this.waiting.size;
+  }
 }
