@@ -63,10 +63,13 @@ export interface ErrorHandlingDeps {
 /** 5xx codes that describe what a client's request met outside the service, not a bug. */
 const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_unavailable']);
 
-/** The client closed its connection (or reset it) while its body was being read. */
+/**
+ * The client closed its connection (or reset it) while its body was being read. Judged by
+ * the request's own stream, so a database connection reset (also ECONNRESET) is not taken
+ * for one.
+ */
 function clientAborted(err: unknown, request: FastifyRequest): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.message === 'aborted' || (request.raw.destroyed && !request.raw.complete);
+  return (request.raw.destroyed && !request.raw.complete) || (err as { message?: string }).message === 'aborted';
 }
 
 const isBackendPath = (path: string) => path === '/backend' || path.startsWith('/backend/');
