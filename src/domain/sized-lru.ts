@@ -9,7 +9,15 @@ export class SizedLru<V> {
   hits = 0;
   misses = 0;
 
-  constructor(private maxSize: number) {}
+  /**
+   * `keepNewest`: the value set last always stays, even when it alone is over the bound (the
+   * map then holds it alone) — for a cache whose misses are costly enough that one value too
+   * large to fit must still not be recomputed on every use.
+   */
+  constructor(
+    private maxSize: number,
+    private readonly options: { keepNewest?: boolean } = {},
+  ) {}
 
   /** The value, if there is one that `usable` accepts (a value it refuses counts as a miss). */
   get(key: string, usable: (value: V) => boolean = () => true): V | undefined {
@@ -26,7 +34,7 @@ export class SizedLru<V> {
 
   set(key: string, value: V, size: number): void {
     this.delete(key);
-    if (size > this.maxSize) return;
+    if (size > this.maxSize && !this.options.keepNewest) return;
     this.entries.set(key, { value, size });
     this.used += size;
     this.evict();
@@ -55,9 +63,10 @@ export class SizedLru<V> {
     return { entries: this.entries.size, size: this.used, maxSize: this.maxSize, hits: this.hits, misses: this.misses };
   }
 
+  /** Oldest out first while over the bound (with keepNewest, never the last one). */
   private evict(): void {
     for (const [key, entry] of this.entries) {
-      if (this.used <= this.maxSize) break;
+      if (this.used <= this.maxSize || (this.options.keepNewest && this.entries.size === 1)) break;
       this.entries.delete(key);
       this.used -= entry.size;
     }

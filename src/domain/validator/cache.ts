@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.js';
+import { SizedLru } from '../sized-lru.js';
 import type { DocumentFormat } from './types.js';
 
 /**
@@ -22,70 +23,11 @@ interface Entry {
   format: DocumentFormat;
   answer: Buffer | null;
   error: AppError | null;
-  size: number;
 }
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
-class AnswerCache {
-  private readonly entries = new Map<string, Entry>();
-  private used = 0;
-  hits = 0;
-  misses = 0;
-
-  constructor(private maxBytes: number) {}
-
-  /** The entry, if there is one that `usable` accepts (an entry it refuses counts as a miss). */
-  get(key: string, usable: (entry: Entry) => boolean): Entry | undefined {
-    const entry = this.entries.get(key);
-    if (!entry || !usable(entry)) {
-      this.misses++;
-      return undefined;
-    }
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    this.hits++;
-    return entry;
-  }
-
-  set(key: string, entry: Entry): void {
-    const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.used -= previous.size;
-    }
-    this.entries.set(key, entry);
-    this.used += entry.size;
-    this.evict();
-  }
-
-  clear(): void {
-    this.entries.clear();
-    this.used = 0;
-    this.hits = 0;
-    this.misses = 0;
-  }
-
-  resize(maxBytes: number): void {
-    this.maxBytes = Math.max(0, Math.floor(maxBytes));
-    this.evict();
-  }
-
-  stats(): { entries: number; bytes: number; maxBytes: number; hits: number; misses: number } {
-    return { entries: this.entries.size, bytes: this.used, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
-  }
-
-  /** Oldest out first while over the bound; the newest entry stays whatever its size. */
-  private evict(): void {
-    for (const [key, entry] of this.entries) {
-      if (this.used <= this.maxBytes || this.entries.size === 1) break;
-      this.entries.delete(key);
-      this.used -= entry.size;
-    }
-  }
-}
-
-const cache = new AnswerCache(DEFAULT_MAX_BYTES);
+const cache = new SizedLru<Entry>(DEFAULT_MAX_BYTES, { keepNewest: true });
 
 /** The cache's bound in bytes (VALIDATION_CACHE_BYTES). */
 export function configureValidationCache(options: { maxBytes: number }): void {
@@ -97,7 +39,8 @@ export function clearValidationCache(): void {
 }
 
 export function validationCacheStats(): { entries: number; bytes: number; maxBytes: number; hits: number; misses: number } {
-  return cache.stats();
+  const { entries, size, maxSize, hits, misses } = cache.stats();
+  return { entries, bytes: size, maxBytes: maxSize, hits, misses };
 }
 
 /**
@@ -119,9 +62,9 @@ export function lookup(sha256: string, format: DocumentFormat): Buffer | undefin
 /** @internal */
 export function store(sha256: string, format: DocumentFormat, outcome: { answer: Buffer } | { error: AppError }): void {
   if ('answer' in outcome) {
-    cache.set(sha256, { format, answer: outcome.answer, error: null, size: outcome.answer.length });
+    cache.set(sha256, { format, answer: outcome.answer, error: null }, outcome.answer.length);
   } else {
-    cache.set(sha256, { format, answer: null, error: outcome.error, size: 256 + outcome.error.message.length });
+    cache.set(sha256, { format, answer: null, error: outcome.error }, 256 + outcome.error.message.length);
   }
 }
 
