@@ -5,13 +5,13 @@
  * purges on its own.
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CANCELLED_BY_DELETION, purgeDeletedBefore } from '../../src/domain/copilots/copilot.service.js';
 import { daysAgo } from '../../src/domain/ids.js';
 import { startRetention } from '../../src/jobs/retention.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, expectError } from '../support/http.js';
-import { buildKbTestApp, createBot, linkRows, postLinks, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
+import { createBot, linkRows, postLinks, useKbAppWithPages, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 import { spec, swaggerPath } from '../support/documents.js';
 
@@ -34,16 +34,11 @@ async function counts(t: KbTestApp, bot: string) {
 
 for (const dialect of DIALECTS) {
   describe(`deleting and purging a copilot (${dialect})`, () => {
-    let t: KbTestApp;
-    let site: PageServer;
-    beforeAll(async () => {
-      site = await PageServer.start();
+    let t!: KbTestApp;
+    let site!: PageServer;
+    useKbAppWithPages(dialect, { worker: false }, (made) => {
+      ({ t, pages: site } = made);
       site.set('/doc', { body: '<html><body><main><p>Rotating an API key takes one request to the keys endpoint.</p></main></body></html>' });
-      t = await buildKbTestApp(dialect, { worker: false });
-    });
-    afterAll(async () => {
-      await t.close();
-      await site.close();
     });
 
     it("soft deletion cancels the copilot's queued jobs: none of them is fetched afterwards", async () => {

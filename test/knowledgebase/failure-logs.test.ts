@@ -3,9 +3,9 @@
  * URL without the query string and the reason; a retry at info. Never as an error: the page
  * decided it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
-import { buildKbTestApp, createBot, postLinks, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
+import { createBot, postLinks, useKbAppWithPages, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 interface Entry {
@@ -16,20 +16,16 @@ interface Entry {
 
 for (const dialect of DIALECTS) {
   describe(`knowledge-base failures in the logs (${dialect})`, () => {
-    let t: KbTestApp;
-    let site: PageServer;
+    let t!: KbTestApp;
+    let site!: PageServer;
     const entries: Entry[] = [];
     const log = (level: Entry['level']) => (fields: Record<string, unknown>, msg: string) => void entries.push({ level, fields, msg });
-    beforeAll(async () => {
-      site = await PageServer.start();
+    const logger = { info: log('info'), warn: log('warn'), error: log('error') } as never;
+    useKbAppWithPages(dialect, { worker: { logger, maxAttempts: 2, backoffMs: 10 } }, (made) => {
+      ({ t, pages: site } = made);
       site.set('/gone', { status: 404, body: 'no' });
       site.set('/busy', { status: 503, body: 'later' });
       site.set('/image', { type: 'image/png', body: Buffer.from([0x89, 0x50]) });
-      t = await buildKbTestApp(dialect, { worker: { logger: { info: log('info'), warn: log('warn'), error: log('error') } as never, maxAttempts: 2, backoffMs: 10 } });
-    });
-    afterAll(async () => {
-      await t.close();
-      await site.close();
     });
 
     it('logs each failure at warn with bot id, URL without its query and reason; retries at info', async () => {

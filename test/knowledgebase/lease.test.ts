@@ -5,11 +5,11 @@
  * again (its lease ran out without an outcome: the process died) is tried a bounded number of
  * times, then fails with the reason.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nowTimestamp } from '../../src/domain/ids.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { DIALECTS } from '../support/databases.js';
-import { buildKbTestApp, createBot, deleteLinks, linkRows, links, postLinks, type KbTestApp } from '../support/knowledge-base.js';
+import { createBot, deleteLinks, linkRows, links, postLinks, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -17,16 +17,9 @@ const LEASE_MS = 600;
 
 for (const dialect of DIALECTS) {
   describe(`job leases (${dialect})`, () => {
-    let t: KbTestApp;
-    let pages: PageServer;
-    beforeAll(async () => {
-      pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: false });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await pages?.close();
-    });
+    let t!: KbTestApp;
+    let pages!: PageServer;
+    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
 
     it('a job running longer than its lease keeps it: another worker does not take the job, the page is fetched once', async () => {
       const busy = t.newWorker({ leaseMs: LEASE_MS });

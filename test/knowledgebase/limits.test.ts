@@ -6,10 +6,10 @@
  * body that drips (minimum transfer rate) and malformed answers (bad gzip).
  */
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { call, expectError } from '../support/http.js';
-import { buildKbTestApp, createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp } from '../support/knowledge-base.js';
+import { createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 /** Plain text that splits into exactly `n` passages (paragraphs of 150 words: two never fit one passage). */
@@ -19,16 +19,9 @@ function passagesText(n: number, word = 'filler'): string {
 
 for (const dialect of DIALECTS) {
   describe(`pending links per bot (${dialect})`, () => {
-    let t: KbTestApp;
-    let pages: PageServer;
-    beforeAll(async () => {
-      pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: false, env: { KB_MAX_PENDING_LINKS_PER_BOT: '3' } });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await pages?.close();
-    });
+    let t!: KbTestApp;
+    let pages!: PageServer;
+    useKbAppWithPages(dialect, { worker: false, env: { KB_MAX_PENDING_LINKS_PER_BOT: '3' } }, (made) => ({ t, pages } = made));
 
     it('over the limit: 429 quota_exceeded with {limit, pending, adding}; nothing is queued', async () => {
       const bot = await createBot(t);
@@ -74,16 +67,9 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`passages per link and per bot (${dialect})`, () => {
-    let t: KbTestApp;
-    let pages: PageServer;
-    beforeAll(async () => {
-      pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: false });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await pages?.close();
-    });
+    let t!: KbTestApp;
+    let pages!: PageServer;
+    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
 
     it('a page over the per-link limit fails at once, naming the limit and the numbers; nothing is stored', async () => {
       const worker = t.newWorker({ maxPassagesPerLink: 3 });
@@ -132,16 +118,9 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`answers that fail at once (${dialect})`, () => {
-    let t: KbTestApp;
-    let pages: PageServer;
-    beforeAll(async () => {
-      pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: false });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await pages?.close();
-    });
+    let t!: KbTestApp;
+    let pages!: PageServer;
+    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
 
     it('a page that drips fails for being too slow, once, long before the fetch deadline', async () => {
       const worker = t.newWorker({ fetchPolicy: { ...t.workerOptions.fetchPolicy, timeoutMs: 60_000, minBytesPerSecond: 1024, minRateWindowMs: 200 } });

@@ -5,11 +5,11 @@
  * page: it sees the old text until the new text is complete.
  */
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import type { Storage } from '../../src/storage/database.js';
 import { DIALECTS } from '../support/databases.js';
-import { buildKbTestApp, createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp } from '../support/knowledge-base.js';
+import { createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 /** Plain text that splits into exactly `n` passages. */
@@ -50,16 +50,9 @@ class InsertTurns implements KyselyPlugin {
 
 for (const dialect of DIALECTS) {
   describe(`storing a large page (${dialect})`, () => {
-    let t: KbTestApp;
-    let pages: PageServer;
-    beforeAll(async () => {
-      pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: false });
-    });
-    afterAll(async () => {
-      await t?.close();
-      await pages?.close();
-    });
+    let t!: KbTestApp;
+    let pages!: PageServer;
+    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
 
     it('inserts the passages in bounded batches with the event loop turning between them', async () => {
       const plugin = new InsertTurns();

@@ -401,3 +401,27 @@ export function useTwoInstances(dialect: DialectName): Instances {
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The app and a page server for one describe block
+
+/**
+ * Builds the knowledge-base app (`options` as for buildKbTestApp) and a page server before
+ * the describe block that calls this, hands both to `use`, and closes them after it.
+ */
+export function useKbAppWithPages(
+  dialect: DialectName,
+  options: Parameters<typeof buildKbTestApp>[1],
+  use: (made: { t: KbTestApp; pages: PageServer }) => void,
+): void {
+  let made: { t: KbTestApp; pages: PageServer } | undefined;
+  beforeAll(async () => {
+    const pages = await PageServer.start();
+    made = { t: await buildKbTestApp(dialect, options), pages };
+    use(made);
+  });
+  afterAll(async () => {
+    await made?.t.close();
+    await made?.pages.close();
+  });
+}
