@@ -171,19 +171,6 @@ export class TaskThreads {
 /** The process's task threads (TASK_THREADS; configured by the server at start). */
 export const taskThreads = new TaskThreads({ threads: defaultTaskThreads() });
 
-/** A validation's JSON text, rendered on a task thread (the validator's `renderFresh`); the bytes are copied there. */
-export function renderOnThread(src: DocumentSource, opts: ParseOptions): Promise<string> {
-  return validateOn('validate', src, opts, []);
-}
-
-/**
- * The same, the bytes moved to the thread rather than copied when they are the whole of
- * their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
- */
-export function renderOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<string> {
-  return validateOn('validate', src, opts, movable(src));
-}
-
 /**
  * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
  * back (never copied): what the validation cache keeps. The document's bytes are copied
@@ -193,7 +180,10 @@ export async function answerOnThread(src: DocumentSource, opts: ParseOptions): P
   return asBuffer(await validateOn('answer', src, opts, []));
 }
 
-/** The same, the document's bytes moved to the thread when they can be (renderOnThreadMovingBytes). */
+/**
+ * The same, the document's bytes moved to the thread rather than copied when they are the
+ * whole of their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
+ */
 export async function answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
   return asBuffer(await validateOn('answer', src, opts, movable(src)));
 }

@@ -8,7 +8,7 @@ import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
 import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
 import { renderFresh, renderValidation, type DocumentSource } from '../../src/domain/validator/index.js';
-import { MAX_QUEUED_BYTES, renderOnThread, renderOnThreadMovingBytes, TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
+import { answerOnThread, answerOnThreadMovingBytes, MAX_QUEUED_BYTES, TaskThreadError, TaskThreads, taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { builtModule, runNodeScript } from '../support/built-sources.js';
 
@@ -44,11 +44,11 @@ describe('task threads: the same answers as on the main thread', () => {
     taskThreads.configure({ script: WORKER });
     const expected = renderFresh(spec('petstore3.json'));
     const whole = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
-    expect(await renderOnThreadMovingBytes(whole, {})).toBe(expected);
+    expect((await answerOnThreadMovingBytes(whole, {})).toString('utf8')).toBe(expected);
     expect(whole.bytes.byteLength).toBe(0); // moved, not copied
     const inside = Buffer.concat([Buffer.from('xx'), spec('petstore3.json').bytes]).subarray(2);
     const slice = { ...spec('petstore3.json'), bytes: inside };
-    expect(await renderOnThreadMovingBytes(slice, {})).toBe(expected);
+    expect((await answerOnThreadMovingBytes(slice, {})).toString('utf8')).toBe(expected);
     expect(slice.bytes.equals(spec('petstore3.json').bytes)).toBe(true); // the rest of its buffer stays
   });
 
@@ -213,7 +213,7 @@ parentPort.on('message', ({ args }) => {
       const running = await blocking(taskThreads);
       const big = echo(taskThreads, 'big', MAX_QUEUED_BYTES).catch((err: unknown) => err);
       const doc = operation(7);
-      const refused = await rejection(renderValidation(doc, {}, renderOnThread));
+      const refused = await rejection(renderValidation(doc, {}, answerOnThread));
       expect(refused).toSatisfy(isAppError);
       expect(refused).toMatchObject({ code: 'service_unavailable', status: 503 });
       // Over HTTP: the contract's error body, and the previous document kept.
@@ -238,7 +238,7 @@ parentPort.on('message', ({ args }) => {
       await big;
       taskThreads.configure({ script: WORKER });
       await taskThreads.close(); // the stand-in threads go; the next task starts a real one
-      expect(JSON.parse(await renderValidation(doc, {}, renderOnThread)).all_endpoints[0].operationId).toBe('op7');
+      expect(JSON.parse(await renderValidation(doc, {}, answerOnThread)).all_endpoints[0].operationId).toBe('op7');
     } finally {
       taskThreads.configure({ script: WORKER, threads: defaultTaskThreads() });
       await taskThreads.close();
