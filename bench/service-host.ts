@@ -3,14 +3,13 @@
  * the service do not share an event loop or a core): started with startService() exactly
  * as `copilot-service serve` does, driven by the runner over IPC.
  *
- * Commands: start {env} → {url, key}; bare {body, contentType} → {url}; clearCache;
+ * Commands: start {env} → {url, key}; clearCache;
  * floor {file, parser} → ms; seedKnowledgeBase {botId, links, passagesPerLink} → {urls};
  * profileStart {intervalUs}; profileStop {file}; stop.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/domain/auth/api-keys.js';
 import { nowTimestamp } from '../src/domain/ids.js';
@@ -21,7 +20,6 @@ import { passageText } from './lib/text.js';
 
 let service: RunningService | null = null;
 let profiler: Session | null = null;
-let bare: FastifyInstance | null = null;
 const documents = new Map<string, Buffer>();
 const parsers = new Map<string, (text: string) => unknown>();
 
@@ -43,16 +41,6 @@ const handlers: Record<string, (args: any) => unknown> = {
     service = await startService(config);
     const key = await createApiKey(service.storage, { scopes: ['admin'], name: 'bench' });
     return { url: service.address, key: key.key, dialect: service.storage.dialect };
-  },
-
-  /** A bare route of the same framework answering the same bytes as the real list route. */
-  async bare(args: { body: string; contentType: string }) {
-    bare = Fastify({ logger: false });
-    const body = Buffer.from(args.body, 'utf8');
-    bare.get('/backend/api/copilots', (_request, reply) => {
-      void reply.type(args.contentType).send(body);
-    });
-    return { url: await bare.listen({ port: 0, host: '127.0.0.1' }) };
   },
 
   clearCache() {
@@ -148,9 +136,7 @@ const handlers: Record<string, (args: any) => unknown> = {
   },
 
   async stop() {
-    await bare?.close();
     await service?.close();
-    bare = null;
     service = null;
     return null;
   },

@@ -12,8 +12,6 @@ export interface Config {
   readonly dataDir: string;
   /** `postgres://…` selects PostgreSQL; otherwise the embedded SQLite file under dataDir. */
   readonly databaseUrl: string | null;
-  /** PostgreSQL: run the per-request queries as named prepared statements. */
-  readonly databasePreparedStatements: boolean;
   /** PostgreSQL: a connection that has not completed its start-up within this time fails. */
   readonly databaseConnectTimeoutMs: number;
   /** How long a start waits for an unreachable database (retrying with backoff) before it gives up. */
@@ -118,7 +116,6 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     host: get('HOST') ?? '0.0.0.0',
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
-    databasePreparedStatements: bool('DATABASE_PREPARED_STATEMENTS', true),
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseStartupTimeoutMs: int('DATABASE_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
     logLevel: logLevel as Config['logLevel'],

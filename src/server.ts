@@ -27,7 +27,6 @@ export async function startService(config: Config): Promise<RunningService> {
   const storage = openStorage({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    preparedStatements: config.databasePreparedStatements,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     backgroundCheckpoints: {
       onFailure: (err) => {

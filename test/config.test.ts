@@ -13,7 +13,6 @@ describe('configuration', () => {
       host: '0.0.0.0',
       dataDir: path.resolve('./data'),
       databaseUrl: null,
-      databasePreparedStatements: true,
       logLevel: 'info',
       allowAnonymousRead: false,
       bodyLimitBytes: 1048576,
@@ -37,7 +36,6 @@ describe('configuration', () => {
       HOST: '127.0.0.1',
       DATA_DIR: '/tmp/somewhere',
       DATABASE_URL: 'postgres://u@h/db',
-      DATABASE_PREPARED_STATEMENTS: 'false',
       LOG_LEVEL: 'WARN',
       ALLOW_ANONYMOUS_READ: 'yes',
       BODY_LIMIT_BYTES: '2048',
@@ -57,7 +55,6 @@ describe('configuration', () => {
       host: '127.0.0.1',
       dataDir: '/tmp/somewhere',
       databaseUrl: 'postgres://u@h/db',
-      databasePreparedStatements: false,
       logLevel: 'warn',
       allowAnonymousRead: true,
       bodyLimitBytes: 2048,
@@ -77,13 +74,13 @@ describe('configuration', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_PREPARED_STATEMENTS: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0', REQUEST_TIMEOUT_MS: '10', PURGE_DELETED_AFTER_DAYS: 'soon' });
+      loadConfig({ PORT: 'eighty', ALLOW_ANONYMOUS_READ: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0', REQUEST_TIMEOUT_MS: '10', PURGE_DELETED_AFTER_DAYS: 'soon' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const key of ['PORT', 'DATABASE_PREPARED_STATEMENTS', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS', 'REQUEST_TIMEOUT_MS', 'PURGE_DELETED_AFTER_DAYS']) expect(problems).toContain(key);
+    for (const key of ['PORT', 'ALLOW_ANONYMOUS_READ', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS', 'REQUEST_TIMEOUT_MS', 'PURGE_DELETED_AFTER_DAYS']) expect(problems).toContain(key);
   });
 
   // Issue 13 §3, §10: the knowledge-base queue's bounds and the fetcher's minimum rate.

@@ -15,7 +15,7 @@ async function withStorage<T>(work: (storage: import('../storage/database.js').S
   const { openStorage } = await import('../storage/database.js');
   const { migrateToLatest } = await import('../storage/migrate.js');
   const config = loadConfig();
-  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrateToLatest(storage);
     return await work(storage);

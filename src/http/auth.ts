@@ -1,17 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { authenticate, authorize, keyCache, type Principal, type Scope } from '../domain/auth/api-keys.js';
-import { changeCountersReader, type ChangeCounters } from '../domain/change-counters.js';
+import { authenticate, authorize, readKeys, type Principal, type Scope } from '../domain/auth/api-keys.js';
 import { AppError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
-    /**
-     * The database's change tokens, read after this request arrived (shared with the
-     * requests that arrived with it): whatever was committed before the request shows in them.
-     */
-    changeCounters: Promise<ChangeCounters>;
   }
 }
 
@@ -33,16 +27,14 @@ export interface AccessRule {
  * key is told 401 before anything else.
  */
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
-  const readCounters = changeCountersReader(storage);
-  const findKey = keyCache(storage);
+  const findKey = readKeys(storage);
   async function identify(request: FastifyRequest): Promise<Principal> {
     if (countAuthorizationHeaders(request) > 1) {
       throw new AppError('invalid_request', 'Send one Authorization header: this request has several.');
     }
-    const counters = readCounters();
-    counters.catch(() => undefined); // a request refused before it awaits them must not leave an unhandled rejection
-    request.changeCounters = counters;
-    const principal = await authenticate(request.headers.authorization, async (id) => findKey(id, (await counters).apiKeys));
+    // The key is read from the database on every request: a revocation on any instance
+    // acts on the next request.
+    const principal = await authenticate(request.headers.authorization, findKey);
     request.principal = principal;
     return principal;
   }

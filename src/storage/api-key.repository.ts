@@ -1,18 +1,11 @@
-import { reusableQuery } from './compiled-query.js';
 import type { ApiKeyRow, Db } from './schema.js';
 
 export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-// Built once (see compiled-query.ts); a named prepared statement on PostgreSQL, so its
-// columns are listed: a column added later by a migration must not change its result type.
-const findApiKeyQuery = reusableQuery('find-api-key', (db) =>
-  db.selectFrom('api_keys').select(['id', 'name', 'secret_hash', 'scopes', 'bots', 'created_at', 'revoked_at']).where('id', '=', ''),
-);
-
 export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
-  return (await findApiKeyQuery(db, [id]))[0];
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {

@@ -1,8 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient, type SqliteDatabase } from 'kysely';
-import { preparedStatementNames } from './compiled-query.js';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
@@ -31,11 +30,6 @@ export interface StorageOptions {
   poolSize?: number;
   /** PostgreSQL: give up on a connection that has not completed its start-up within this time. */
   connectTimeoutMs?: number;
-  /**
-   * PostgreSQL: run the reusable queries as named prepared statements (default true). Off
-   * for a pooler in transaction mode that does not track them (PgBouncer before 1.21).
-   */
-  preparedStatements?: boolean;
   /**
    * SQLite: run WAL checkpoints on a worker thread instead of in the committing call
    * (a long-running service wants this; a one-shot CLI command does not).
@@ -104,59 +98,12 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
   };
 }
 
-/**
- * PostgreSQL's answers when a connection's prepared statement no longer fits: the result
- * columns changed under it (0A000, "cached plan must not change result type": a migration
- * by another instance), or it is gone (26000: a pooler handed over another connection).
- */
-const STALE_STATEMENT = new Set(['0A000', '26000']);
-
-/**
- * Hands Kysely a pool whose clients run the reusable queries (compiled-query.ts) as named
- * prepared statements: PostgreSQL then parses and plans each once per connection instead
- * of on every request. Every other query goes through unchanged. A statement that no longer
- * fits is run again unnamed, and its connection is closed when released, so the next one
- * prepares it anew (inside a transaction the retry fails like any failed statement would).
- */
-function withNamedStatements(pool: pg.Pool): PostgresPool {
-  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    let stale = false;
-    return {
-      // `text` is SQL, or a cursor (a submittable) that goes through as it is.
-      query: ((text: string, values?: unknown[]) => {
-        const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
-        if (!name) return client.query(text, values);
-        return client.query({ name, text, values }).catch((err: { code?: string }) => {
-          if (!STALE_STATEMENT.has(err?.code ?? '')) throw err;
-          stale = true;
-          return client.query(text, values);
-        });
-      }) as unknown as PostgresPoolClient['query'],
-      release() {
-        const retire = stale;
-        stale = false;
-        client.release(retire || undefined);
-      },
-    };
-  };
-  return {
-    end: () => pool.end(),
-    async connect() {
-      const client = await pool.connect();
-      let wrapper = wrappers.get(client);
-      if (!wrapper) wrappers.set(client, (wrapper = wrap(client)));
-      return wrapper;
-    },
-  };
-}
-
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.preparedStatements === false ? pool : withNamedStatements(pool) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       dialect: 'postgres',
       db,

@@ -7,6 +7,7 @@ import { changeTokens } from './migrations/004-change-tokens.js';
 import { fairQueue } from './migrations/005-fair-queue.js';
 import { canonicalLinks } from './migrations/006-canonical-links.js';
 import { unicodeSearch } from './migrations/007-unicode-search.js';
+import { plainReadPath } from './migrations/008-plain-read-path.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -20,6 +21,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '005-fair-queue': fairQueue(),
     '006-canonical-links': canonicalLinks(),
     '007-unicode-search': unicodeSearch(storage.dialect),
+    '008-plain-read-path': plainReadPath(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

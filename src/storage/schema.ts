@@ -98,13 +98,7 @@ export interface AuditLogRow {
   details: string; // JSON
 }
 
-export interface ChangeCounterRow {
-  name: string;
-  version: number;
-}
-
 export interface Database {
-  change_counters: ChangeCounterRow;
   copilots: CopilotTable;
   api_keys: ApiKeyRow;
   swagger_documents: SwaggerDocumentRow;

@@ -10,7 +10,6 @@ import * as copilots from '../../storage/copilot.repository.js';
 import { recordAudit } from '../audit.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { SizedLru } from '../sized-lru.js';
 
 export const SCOPES = [
   'copilots:read',
@@ -180,29 +179,6 @@ export function readKeys(storage: Storage): KeyLookup {
   return async (id) => {
     const row = await keys.findApiKey(storage.readDb, id);
     return row && knownKey(row);
-  };
-}
-
-/** Key ids remembered (found or not) per cache; each entry is small. */
-const KEY_CACHE_ENTRIES = 10_000;
-
-/**
- * Key rows remembered under the database's `api_keys` change token, which changes on every
- * creation, revocation or deletion of a key on any instance: a row remembered under another
- * token is read again, and with no token (`null`) nothing is remembered. So a revocation acts
- * on the next request everywhere, as with no cache, while the caller pays one shared read of
- * the tokens instead of a key query.
- */
-export function keyCache(storage: Storage): (id: string, keysToken: number | null) => Promise<KnownKey | undefined> {
-  const cache = new SizedLru<{ token: number; key: KnownKey | undefined }>(KEY_CACHE_ENTRIES);
-  const read = readKeys(storage);
-  return async (id, keysToken) => {
-    if (keysToken === null) return read(id);
-    const hit = cache.get(id, (entry) => entry.token === keysToken);
-    if (hit) return hit.key;
-    const key = await read(id);
-    cache.set(id, { token: keysToken, key }, 1);
-    return key;
   };
 }
 

@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 
-// The list answer is cached under the copilots table's version: every write, by this
-// instance or another one on the same database, must show in the next list at once.
+// Every request reads what it answers from the database: a write by this instance, by another
+// one on the same database or by hand must show in the very next request.
 for (const dialect of DIALECTS) {
-  describe(`copilot list cache (${dialect})`, () => {
+  describe(`fresh reads (${dialect})`, () => {
     let t: TestApp;
     let other: FastifyInstance;
     beforeAll(async () => {
@@ -61,17 +61,26 @@ for (const dialect of DIALECTS) {
       expect(res.json().map((c: { name: string }) => c.name)).toEqual(['beta']);
     });
 
-    it('with its change tokens deleted by hand, caches nothing and still shows every write and revocation at once', async () => {
-      await t.storage.db.deleteFrom('change_counters').execute();
-      const before = await names(t.app);
-      await other.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'untracked' } });
-      expect(await names(t.app)).toEqual(['untracked', ...before]);
+    it('a key revoked through another instance, or by hand in the database, is refused on the very next request', async () => {
       const reader = await t.bearer(['copilots:read']);
-      const ok = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: reader } });
-      expect(ok.statusCode).toBe(200);
-      await t.storage.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('id', '=', reader.split('_')[1]!).execute();
-      const refused = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: reader } });
-      expect(refused.statusCode).toBe(401);
+      const byHand = await t.bearer(['copilots:read']);
+      for (const key of [reader, byHand]) {
+        expect((await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: key } })).statusCode).toBe(200);
+      }
+      const revoked = await other.inject({ method: 'DELETE', url: `/backend/api/keys/${reader.split('_')[1]}`, headers: { authorization: t.admin } });
+      expect(revoked.statusCode).toBe(204);
+      expect((await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: reader } })).statusCode).toBe(401);
+      await t.storage.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('id', '=', byHand.split('_')[1]!).execute();
+      expect((await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: byHand } })).statusCode).toBe(401);
+    });
+
+    it('a copilot edited by hand in the database shows on the very next read and list', async () => {
+      const created = await t.app.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'before' } });
+      const id = created.json().id as string;
+      expect((await t.app.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } })).json().name).toBe('before');
+      await t.storage.db.updateTable('copilots').set({ name: 'after', name_folded: 'after' }).where('id', '=', id).execute();
+      expect((await other.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } })).json().name).toBe('after');
+      expect(await names(t.app)).toContain('after');
     });
   });
 }
