@@ -5,6 +5,7 @@ import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
 import { configureValidationCache } from './domain/validator/index.js';
 import { IngestionWorker } from './jobs/ingestion-worker.js';
 import { startRetention } from './jobs/retention.js';
+import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
 import { openStorage, type Storage } from './storage/database.js';
@@ -69,6 +70,7 @@ export async function startService(config: Config): Promise<RunningService> {
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
     worker.start();
+    const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger: app.log });
     const retention = config.purgeDeletedAfterDays > 0 ? startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger: app.log }) : null;
     const running = app;
     const runningWorker = worker;
@@ -82,6 +84,7 @@ export async function startService(config: Config): Promise<RunningService> {
         try {
           // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
           await runningWorker.stop();
+          await housekeeping.stop();
           await retention?.stop();
           await running.close();
         } finally {

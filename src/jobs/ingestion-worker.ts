@@ -31,10 +31,6 @@ export interface WorkerOptions {
   logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 }
 
-// Stale search-index entries removed per idle step: each ~55 µs of synchronous SQLite work,
-// so a step holds the event loop ~3 ms (200 made list requests wait ~17 ms at the median).
-const SWEEP_BATCH = 50;
-
 const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1';
 
 const inMicros = (ms: number) => formatMicros(Math.floor((performance.timeOrigin + performance.now() + ms) * 1000));
@@ -58,7 +54,6 @@ function describe(err: unknown): string {
 const count = (n: number) => n.toLocaleString('en-US');
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-const noPause = async () => undefined;
 
 /** A claimed job's lease, renewed while the job runs; `signal` aborts when the worker stops or the job is no longer ours. */
 interface KeptLease {
@@ -126,19 +121,15 @@ export class IngestionWorker {
     while (!this.stopping) {
       let worked = false;
       try {
-        // Idle: sweep stale entries out of the search index, a small batch at a time.
-        worked = (await this.runOne()) || (await kb.sweepSearchIndex(this.storage.db, this.storage.dialect, SWEEP_BATCH)) > 0;
+        worked = await this.runOne();
       } catch (err) {
         this.options.logger?.error({ err }, 'knowledge-base worker error');
       }
-      if (!worked && !this.stopping) {
-        await kb.mergeSearchIndexStep(this.storage.db, this.storage.dialect).catch((err) => this.options.logger?.error({ err }, 'search index merge failed'));
-        await this.sleep(this.options.pollIntervalMs);
-      }
+      if (!worked && !this.stopping) await this.sleep(this.options.pollIntervalMs);
       // On SQLite every step above is synchronous work behind promises that settle as
-      // microtasks: without a turn of the event loop here, a run of steps (a long sweep)
-      // would starve every HTTP request until it ended.
-      else await new Promise<void>((resolve) => setImmediate(resolve));
+      // microtasks: without a turn of the event loop here, a run of jobs would starve every
+      // HTTP request until it ended.
+      else await yieldToEventLoop();
     }
   }
 
@@ -211,18 +202,6 @@ export class IngestionWorker {
   private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages) {
     const { db, dialect } = this.storage;
     return db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
-      // On SQLite every statement is synchronous work behind promises: without a turn of the
-      // event loop between batches, storing a large page would hold every request until it
-      // ended. A bounded merge step of the full-text index between batches keeps its segments
-      // from piling up into a "crisis merge" inside one INSERT (170 ms for a 25 MiB page).
-      const between =
-        dialect === 'sqlite'
-          ? async () => {
-              await yieldToEventLoop();
-              await kb.mergeSearchIndexStep(trx, dialect);
-              await yieldToEventLoop();
-            }
-          : noPause;
       const now = nowTimestamp();
       if (Number.isFinite(this.maxPassagesPerBot)) {
         await kb.lockBotForStore(trx, dialect, job.bot_id);
@@ -232,7 +211,7 @@ export class IngestionWorker {
           return (await kb.finishJob(trx, ref, { status: 'failed', error, now })) ? { status: 'failed', error } : null;
         }
       }
-      return (await kb.finishJob(trx, ref, { status: 'indexed', passages, botId: job.bot_id, now }, between)) ? { status: 'indexed' } : null;
+      return (await kb.storeIndexedPage(trx, dialect, ref, { passages, botId: job.bot_id, now })) ? { status: 'indexed' } : null;
     });
   }
 

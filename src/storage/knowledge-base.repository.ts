@@ -10,8 +10,8 @@ const INSERT_BATCH = 500;
 const DELETE_BATCH = 200;
 // Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
 const PASSAGE_DELETE_BATCH = 2000;
-// Passages per INSERT while storing a page: each statement (the FTS5 trigger indexes every
-// passage) is a few milliseconds of SQLite work, between which the caller may yield.
+// Passages per INSERT while storing a page on SQLite: the FTS5 trigger indexes every passage,
+// so each statement is real work on the event loop, which gets a turn between them.
 const PASSAGE_INSERT_BATCH = 200;
 // Names the PostgreSQL advisory locks that serialise storing pages per bot (the first of two keys).
 const STORE_LOCK_CLASS = 74_203;
@@ -124,30 +124,40 @@ export async function countLinks(db: Db, botId: string): Promise<number> {
 }
 
 /**
- * Deletes the links and then every passage indexed from them, in bounded batches,
- * calling `between` after each batch (on SQLite the caller yields to the event loop
- * there, so a large deletion never blocks other requests for long). Deleting the link
- * rows first matters on PostgreSQL: it waits for a worker's transaction that holds the
- * row, so the passages that worker committed are seen and deleted too.
+ * SQLite runs every statement on the event loop: a large change goes in bounded batches with a
+ * turn of the event loop after each, so it never holds other requests for long. PostgreSQL
+ * works in its own processes, where one statement is fastest.
  */
-export async function deleteLinksAndPassages(db: Db, linkIds: readonly string[], between: () => Promise<void>): Promise<void> {
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Deletes the links and then every passage indexed from them. Deleting the link rows first
+ * matters on PostgreSQL: it waits for a worker's transaction that holds the row, so the
+ * passages that worker committed are seen and deleted too. Run it in a transaction.
+ */
+export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkIds: readonly string[]): Promise<void> {
+  if (linkIds.length === 0) return;
+  if (dialect === 'postgres') {
+    const ids = [...linkIds];
+    await db.deleteFrom('kb_links').where('id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
+    await db.deleteFrom('kb_passages').where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
+    return;
+  }
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await deletePassagesOfLinks(db, ids, between);
+    await deleteSqlitePassagesInBatches(db, ids);
   }
 }
 
-/** Deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, calling `between` after each batch. */
-async function deletePassagesOfLinks(db: Db, linkIds: readonly string[], between: () => Promise<void>): Promise<void> {
+/** SQLite: deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, yielding after each batch. */
+async function deleteSqlitePassagesInBatches(db: Db, linkIds: readonly string[]): Promise<void> {
   for (;;) {
     const batch = db.selectFrom('kb_passages').select('id').where('link_id', 'in', linkIds).limit(PASSAGE_DELETE_BATCH);
     const result = await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst();
-    await between();
+    await yieldToEventLoop();
     if (Number(result.numDeletedRows) < PASSAGE_DELETE_BATCH) break;
   }
-  // The links hold no passages now, so no search terms either (insertPassages adds them).
-  await db.updateTable('kb_links').set({ term_count: 0 }).where('id', 'in', linkIds).execute();
 }
 
 export interface NewPassage {
@@ -261,43 +271,54 @@ export async function countPassagesOfOtherLinks(db: Db, botId: string, exceptLin
   return Number(row.n);
 }
 
-/**
- * Ends a claimed job. Returns false when the link was deleted or re-queued meanwhile (nothing
- * written). An indexed page's old passages are deleted and its new ones inserted in bounded
- * batches, calling `between` after each (on SQLite the caller yields to the event loop
- * there); run it in a transaction, so a search sees the old passages or the new, never half.
- */
 /** A page's passages as storing reads them, a batch at a time (an array of strings is one). */
 export interface StoredPassages {
   readonly length: number;
   slice(start: number, end: number): string[];
 }
 
-export async function finishJob(
-  db: Db,
-  job: { id: string; owner: string; generation: number },
-  outcome: { status: 'indexed'; passages: StoredPassages; botId: string; now: string } | { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string },
-  between: () => Promise<void> = async () => undefined,
-): Promise<boolean> {
-  const base = db
-    .updateTable('kb_links')
-    .where('id', '=', job.id)
-    .where('lease_owner', '=', job.owner)
-    .where('generation', '=', job.generation);
-  const common = { lease_owner: null, lease_expires_at: null, updated_at: outcome.now };
-  if (outcome.status !== 'indexed') {
-    const result = await base
-      .set({ ...common, status: outcome.status, error: outcome.error, ...(outcome.runAfter && { run_after: outcome.runAfter }) })
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-  const result = await base.set({ ...common, status: 'indexed', error: null, passages: outcome.passages.length }).executeTakeFirst();
+type JobRef = { id: string; owner: string; generation: number };
+
+/** The claimed job's link, if it is still this owner's (not deleted, re-queued or taken over). */
+function ownLink(db: Db, job: JobRef) {
+  return db.updateTable('kb_links').where('id', '=', job.id).where('lease_owner', '=', job.owner).where('generation', '=', job.generation);
+}
+
+/**
+ * Ends a claimed job without passages: back to the queue (a retry, with `runAfter`) or failed.
+ * False when the link was deleted or re-queued meanwhile (nothing written).
+ */
+export async function finishJob(db: Db, job: JobRef, outcome: { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string }): Promise<boolean> {
+  const result = await ownLink(db, job)
+    .set({ lease_owner: null, lease_expires_at: null, updated_at: outcome.now, status: outcome.status, error: outcome.error, ...(outcome.runAfter && { run_after: outcome.runAfter }) })
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Ends a claimed job with its page's passages: the link's old passages are deleted and the new
+ * ones inserted. Run it in a transaction, so a search sees the old passages or the new, never
+ * half. On SQLite the rows go in bounded batches with a turn of the event loop and a bounded
+ * merge step of the full-text index between them (so its segments never pile up into a crisis
+ * merge inside one INSERT). False when the link was deleted or re-queued meanwhile.
+ */
+export async function storeIndexedPage(db: Db, dialect: DialectName, job: JobRef, page: { passages: StoredPassages; botId: string; now: string }): Promise<boolean> {
+  const result = await ownLink(db, job)
+    .set({ lease_owner: null, lease_expires_at: null, updated_at: page.now, status: 'indexed', error: null, passages: page.passages.length })
+    .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await deletePassagesOfLinks(db, [job.id], between);
-  for (let i = 0; i < outcome.passages.length; i += PASSAGE_INSERT_BATCH) {
-    const rows = outcome.passages.slice(i, i + PASSAGE_INSERT_BATCH).map((content, k) => ({ link_id: job.id, bot_id: outcome.botId, seq: i + k, content }));
+  if (dialect === 'postgres') await db.deleteFrom('kb_passages').where('link_id', '=', job.id).execute();
+  else await deleteSqlitePassagesInBatches(db, [job.id]);
+  // The link holds no passages now, so no search terms either (insertPassages adds them).
+  await db.updateTable('kb_links').set({ term_count: 0 }).where('id', '=', job.id).execute();
+  for (let i = 0; i < page.passages.length; i += PASSAGE_INSERT_BATCH) {
+    const rows = page.passages.slice(i, i + PASSAGE_INSERT_BATCH).map((content, k) => ({ link_id: job.id, bot_id: page.botId, seq: i + k, content }));
     await insertPassages(db, rows);
-    await between();
+    if (dialect === 'sqlite') {
+      await yieldToEventLoop();
+      await mergeSearchIndexStep(db, dialect);
+      await yieldToEventLoop();
+    }
   }
   return true;
 }
@@ -431,10 +452,10 @@ export async function cancelPendingLinks(db: Db, botId: string, reason: string, 
 }
 
 /** Removes a bot's knowledge base with every link and passage; returns what it removed. */
-export async function purgeKnowledgeBase(db: Db, botId: string, between: () => Promise<void>): Promise<{ links: number; passages: number }> {
+export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: string): Promise<{ links: number; passages: number }> {
   const links = await db.selectFrom('kb_links').select('id').where('bot_id', '=', botId).execute();
   const passages = await db.selectFrom('kb_passages').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow();
-  await deleteLinksAndPassages(db, links.map((l) => l.id), between);
+  await deleteLinksAndPassages(db, dialect, links.map((l) => l.id));
   await deleteKnowledgeBase(db, botId);
   return { links: links.length, passages: Number(passages.n) };
 }

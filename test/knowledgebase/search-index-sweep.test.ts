@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import { insertPassages, sweepSearchIndex } from '../../src/storage/knowledge-base.repository.js';
 import { buildKbTestApp, createBot, deleteLinks, ftsHits, postLinks, rawFtsHits, search, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 // SQLite only: a deletion leaves the FTS5 entries of its passages behind (removing them
 // one by one would make a large deletion many times slower); they are never returned by
-// a search, and the idle worker sweeps them out.
+// a search, and the search-index housekeeping sweeps them out, with or without an ingestion worker.
 describe('stale entries of the SQLite search index', () => {
   let pages: PageServer;
   beforeAll(async () => {
@@ -51,18 +52,21 @@ describe('stale entries of the SQLite search index', () => {
     }
   });
 
-  it('the idle worker sweeps them by itself', async () => {
+  it('housekeeping sweeps them by itself, also with no ingestion worker running (KB_WORKERS=0)', async () => {
     const t = await buildKbTestApp('sqlite');
+    const housekeeping = startSearchIndexHousekeeping(t.storage, { intervalMs: 50 });
     try {
-      await indexedThenDeleted(t);
-      await waitUntil(async () => (await rawFtsHits(t.storage, 'sweepmarkerword')) === 0 && (await garbage(t)) === 0, 'the idle worker to sweep the index', { timeoutMs: 10_000 });
+      await indexedThenDeleted(t, () => t.worker!.stop());
+      await waitUntil(async () => (await rawFtsHits(t.storage, 'sweepmarkerword')) === 0 && (await garbage(t)) === 0, 'housekeeping to sweep the index', { timeoutMs: 10_000 });
     } finally {
+      await housekeeping.stop();
       await t.close();
     }
   });
 
   it('sweeping a large backlog leaves the event loop free between batches', async () => {
     const t = await buildKbTestApp('sqlite', { worker: false });
+    let housekeeping: { stop(): Promise<void> } | null = null;
     try {
       // 5,000 stale entries: 25 batches of the sweep.
       await t.storage.db.transaction().execute(async (trx) => {
@@ -74,8 +78,7 @@ describe('stale entries of the SQLite search index', () => {
       });
       const initial = await garbage(t);
       expect(initial).toBe(5000);
-      const worker = t.newWorker();
-      worker.start();
+      housekeeping = startSearchIndexHousekeeping(t.storage, { intervalMs: 50 });
       // Timers run only when the event loop turns: the first time this poll sees progress,
       // the sweep must still be under way (a sweep that never yields would be finished).
       const seen = await waitUntil(async () => {
@@ -85,6 +88,7 @@ describe('stale entries of the SQLite search index', () => {
       expect(seen.left).toBeGreaterThan(0);
       await waitUntil(async () => (await garbage(t)) === 0, 'the sweep to finish', { timeoutMs: 20_000 });
     } finally {
+      await housekeeping?.stop();
       await t.close();
     }
   });

@@ -222,11 +222,8 @@ export async function purgeCopilot(storage: Storage, id: string, actor?: Princip
   if (current.deleted_at === null) {
     throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
   }
-  // On SQLite the passages go in batches with a turn of the event loop between them, so a
-  // large knowledge base never holds other requests for long.
-  const between = storage.dialect === 'sqlite' ? () => new Promise<void>((resolve) => setImmediate(resolve)) : async () => undefined;
   return storage.db.transaction().execute(async (trx) => {
-    const counts = await kb.purgeKnowledgeBase(trx, current.id, between);
+    const counts = await kb.purgeKnowledgeBase(trx, storage.dialect, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
     await copilots.deleteCopilotRow(trx, current.id);
     await recordAudit(trx, actor, 'copilot.purge', current.id, { name: current.name, documents, ...counts });

@@ -122,7 +122,6 @@ export async function searchKnowledgeBase(storage: Storage, botId: string, q: st
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The interface's delete: removes the named links and all their passages in one
@@ -139,8 +138,8 @@ export async function deleteLinks(storage: Storage, botId: string, links: readon
     const foundUrls = new Set(links.filter((url) => foundCanonical.has(canonicalOf.get(url)!)));
     await kb.deleteLinksAndPassages(
       trx,
+      storage.dialect,
       found.map((r) => r.id),
-      storage.dialect === 'sqlite' ? yieldToEventLoop : async () => undefined,
     );
     const remaining = await kb.countLinks(trx, id);
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
