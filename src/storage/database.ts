@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
@@ -72,32 +72,6 @@ function openSqlite(file: string, readonly: boolean): SQLite.Database {
   return connection;
 }
 
-const STATEMENT_CACHE_SIZE = 256;
-
-/**
- * Kysely prepares every SQLite query anew; preparing costs more than running a small
- * query. This hands Kysely a database whose `prepare` reuses statements by SQL text
- * (bounded, least recently used first out). Safe because Kysely runs one query at a
- * time per connection and never keeps a statement after its query.
- */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    close: () => connection.close(),
-    prepare(sqlText: string) {
-      let statement = cache.get(sqlText);
-      if (statement) {
-        cache.delete(sqlText);
-      } else {
-        statement = connection.prepare(sqlText);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      }
-      cache.set(sqlText, statement);
-      return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
-    },
-  };
-}
-
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
@@ -125,7 +99,7 @@ export function openStorage(options: StorageOptions): Storage {
   } catch (err) {
     throw new DataDirError(options.dataDir, `the database file ${SQLITE_FILE_NAME} cannot be opened for writing (${describeFsError(err)})`);
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(writer) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
   let reader: Kysely<Database> | null = null;
   let closed = false;
   let checkpointer: Checkpointer | undefined;
@@ -152,7 +126,7 @@ export function openStorage(options: StorageOptions): Storage {
     // silently opening a new connection.
     get readDb() {
       if (closed) return db;
-      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(openSqlite(file, true)) }) });
+      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, true) }) });
       return reader;
     },
     async close() {
