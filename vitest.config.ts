@@ -7,6 +7,5 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/setup-threads.ts'],
   },
 });

@@ -13,7 +13,6 @@ import { Session } from 'node:inspector/promises';
 import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/domain/auth/api-keys.js';
 import { nowTimestamp } from '../src/domain/ids.js';
-import { clearValidationCache } from '../src/domain/validator/index.js';
 import { startService, type RunningService } from '../src/server.js';
 import { insertPassages } from '../src/storage/knowledge-base.repository.js';
 import { passageText } from './lib/text.js';
@@ -39,12 +38,12 @@ const handlers: Record<string, (args: any) => unknown> = {
   async start(args: { env: Record<string, string> }) {
     const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...args.env });
     service = await startService(config);
-    const key = await createApiKey(service.storage, { scopes: ['admin'], name: 'bench' });
-    return { url: service.address, key: key.key, dialect: service.storage.dialect };
+    const key = await createApiKey(service.services.storage.db, { scopes: ['admin'], name: 'bench' });
+    return { url: service.address, key: key.key, dialect: service.services.storage.dialect };
   },
 
   clearCache() {
-    clearValidationCache();
+    service?.services.validationCache.clear();
     return null;
   },
 
@@ -70,7 +69,7 @@ const handlers: Record<string, (args: any) => unknown> = {
    */
   async seedKnowledgeBase(args: { botId: string; links: number; passagesPerLink: number; prefix: string }) {
     if (!service) throw new Error('start first');
-    const db = service.storage.db;
+    const db = service.services.storage.db;
     const now = nowTimestamp();
     const urls: string[] = [];
     await db.transaction().execute(async (trx) => {

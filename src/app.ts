@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -14,13 +13,12 @@ import { DASHBOARD_ROOT, dashboardRoutes } from './http/routes/dashboard.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { knowledgeBaseRoutes } from './http/routes/knowledge-base.js';
 import { systemRoutes } from './http/routes/system.js';
-import { ApiKey, Copilot, ErrorBody } from './http/schemas.js';
+import { registerOpenApi } from './http/openapi.js';
+import { COMPONENTS } from './http/schemas.js';
 import type { Storage } from './storage/database.js';
+import type { Services } from './services.js';
 
-export interface AppDeps {
-  storage: Storage;
-  /** Told when links were queued, so the ingestion worker need not wait for its next poll. */
-  onLinksQueued?: () => void;
+export interface AppOptions {
   /** Logger options for Fastify; tests pass false. */
   logger?: FastifyServerOptions['logger'];
 }
@@ -37,11 +35,12 @@ function schemaValidators() {
 }
 
 /** Builds the application: every route registered here, explicitly; no listen. */
-export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, storage } = services;
   // Set once the access hook exists; the framework's own refusals (built with Fastify) need it.
   let errorDeps: ErrorHandlingDeps | null = null;
   const app = Fastify({
-    logger: deps.logger ?? {
+    logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     },
@@ -70,7 +69,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const validators = schemaValidators();
-  for (const schema of [ErrorBody, Copilot, ApiKey]) {
+  for (const schema of COMPONENTS) {
     validators.body.addSchema(schema);
     validators.text.addSchema(schema);
   }
@@ -84,38 +83,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   documentFrameworkErrors(app);
   publishAccessRules(app);
-  await app.register(swagger, {
-    // Shared schemas keep their $id as their component name (ErrorBody, Copilot, ApiKey).
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Copilot Management Service',
-        version: '0.1.0',
-        description: 'Copilots, the readiness of their API descriptions for LLM tool calling, and their knowledge bases.',
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer cms_…`' } },
-      },
-      security: [{ bearer: [] }],
-    },
-  });
-  app.addSchema(ErrorBody);
-  app.addSchema(Copilot);
-  app.addSchema(ApiKey);
+  await registerOpenApi(app);
 
-  const access = accessHook(deps.storage, config.allowAnonymousRead);
+  const access = accessHook(storage, config.allowAnonymousRead);
   errorDeps = { requireKey: access.requireKey };
   registerErrorHandling(app, errorDeps);
-  const metrics = registerMetrics(app);
+  const metrics = registerMetrics(app, services.metrics);
   app.addHook('preValidation', async (request) => refuseUnstorableText(request));
-  const routeDeps = { storage: deps.storage, access, config };
+  const routeDeps = { storage, access, config };
 
-  systemRoutes(app, { storage: deps.storage, metrics });
+  systemRoutes(app, { storage, metrics });
   copilotRoutes(app, routeDeps);
-  apiDescriptionRoutes(app, routeDeps);
+  apiDescriptionRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation: { cache: services.validationCache, renderer: services.taskThreads } });
   keyRoutes(app, routeDeps);
-  knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: deps.onLinksQueued });
+  knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued });
   await dashboardRoutes(app, { root: DASHBOARD_ROOT });
 
   return app;

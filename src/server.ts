@@ -2,19 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
-import { configureValidationCache } from './domain/validator/index.js';
-import { IngestionWorker } from './jobs/ingestion-worker.js';
-import { startRetention } from './jobs/retention.js';
-import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
-import { openStorage, type Storage } from './storage/database.js';
-import { taskThreads } from './threads/task-threads.js';
+import type { Storage } from './storage/database.js';
+import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
 
 export interface RunningService {
   app: FastifyInstance;
-  storage: Storage;
+  services: Services;
   address: string;
   /** Stops taking requests and jobs, finishes in-flight requests, closes the database. */
   close(): Promise<void>;
@@ -22,13 +18,8 @@ export interface RunningService {
 
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
-  configureValidationCache({ maxBytes: config.validationCacheBytes });
-  taskThreads.configure({ threads: config.taskThreads });
   let app: FastifyInstance | null = null;
-  const storage = openStorage({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  const services = createServices(config, {
     backgroundCheckpoints: {
       onFailure: (err) => {
         const message = 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again';
@@ -37,65 +28,45 @@ export async function startService(config: Config): Promise<RunningService> {
       },
     },
   });
+  const { storage } = services;
   try {
     await waitForDatabase(storage, config);
     await migrateToLatest(storage);
     // A thread that cannot start (a broken install) stops the start, not each validation.
-    await taskThreads.ready();
-    let worker: IngestionWorker | null = null;
-    app = await buildApp(config, { storage, onLinksQueued: () => worker?.notify() });
+    await services.taskThreads.ready();
+    app = await buildApp(services);
     // While draining, every answer closes its connection, and connections that fall idle are
     // closed, so a keep-alive client cannot hold the process until SHUTDOWN_TIMEOUT_MS.
     let draining = false;
     app.addHook('onSend', async (_request, reply) => {
       if (draining) reply.header('connection', 'close');
     });
-    worker = new IngestionWorker(storage, {
-      concurrency: config.kbWorkers,
-      pollIntervalMs: config.kbPollIntervalMs,
-      fetchPolicy: {
-        timeoutMs: config.fetchTimeoutMs,
-        maxBytes: config.maxDocumentBytes,
-        maxRedirects: 5,
-        allowNetworks: [...config.fetchAllowNetworks],
-        minBytesPerSecond: config.fetchMinBytesPerSecond,
-        minRateWindowMs: config.fetchMinRateWindowMs,
-      },
-      maxPassagesPerLink: config.kbMaxPassagesPerLink,
-      maxPassagesPerBot: config.kbMaxPassagesPerBot,
-      logger: app.log,
-    });
-    const keyFile = await ensureBootstrapAdminKey(storage, config.dataDir);
+    const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
     if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
-    worker.start();
-    const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger: app.log });
-    const retention = config.purgeDeletedAfterDays > 0 ? startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger: app.log }) : null;
+    services.startJobs(app.log);
     const running = app;
-    const runningWorker = worker;
     return {
       app: running,
-      storage,
+      services,
       address,
       async close() {
         draining = true;
         const idleSweep = setInterval(() => running.server.closeIdleConnections(), 100);
         try {
-          // Stop taking jobs first; jobs in flight finish (or their lease covers a cut-off).
-          await runningWorker.stop();
-          await housekeeping.stop();
-          await retention?.stop();
+          // Stop taking jobs first (jobs in flight are handed back), then requests.
+          await services.stopJobs();
           await running.close();
         } finally {
           clearInterval(idleSweep);
-          await storage.close();
+          await services.close();
         }
       },
     };
   } catch (err) {
     await app?.close();
-    await storage.close();
+    await services.close();
     throw err;
   }
 }
@@ -153,7 +124,7 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
       service.app.log.error('Shutdown took too long; closing storage and exiting');
       // Storage is closed on this path too (bounded, so a stuck close cannot hold the exit).
       const bound = new Promise((resolve) => setTimeout(resolve, 2000).unref());
-      void Promise.race([service.storage.close().catch(() => undefined), bound]).then(() => process.exit(1));
+      void Promise.race([service.services.storage.close().catch(() => undefined), bound]).then(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     timer.unref();
     service.close().then(

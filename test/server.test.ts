@@ -7,10 +7,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { BOOTSTRAP_KEY_FILE } from '../src/domain/auth/api-keys.js';
-import { startService, type RunningService } from '../src/server.js';
+import type { RunningService } from '../src/server.js';
 import { buildCli } from './support/build.js';
+import { builtModule } from './support/built-sources.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './support/databases.js';
 import { API_KEY } from './support/http.js';
+
+// In process, the service runs the build of these sources (global-setup.ts): its task threads need JavaScript.
+const { startService } = (await import(builtModule('server.js').href)) as typeof import('../src/server.js');
 
 const KEY_LINE = new RegExp(`${API_KEY.source.slice(0, -1)}\\n$`);
 
@@ -88,7 +92,7 @@ for (const dialect of DIALECTS) {
       expect((await fetch(`${service.address}/healthz`)).status).toBe(200);
       expect((await fetch(`${service.address}/readyz`)).status).toBe(200);
       // SQLite: WAL checkpoints run on the worker thread, not in the committing call.
-      expect(service.storage.checkpointer !== undefined).toBe(dialect === 'sqlite');
+      expect(service.services.storage.checkpointer !== undefined).toBe(dialect === 'sqlite');
       await stop(service);
     });
 

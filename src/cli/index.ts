@@ -12,15 +12,14 @@ program
 
 async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');
-  const { openStorage } = await import('../storage/database.js');
+  const { createServices } = await import('../services.js');
   const { migrateToLatest } = await import('../storage/migrate.js');
-  const config = loadConfig();
-  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const services = createServices(loadConfig());
   try {
-    await migrateToLatest(storage);
-    return await work(storage);
+    await migrateToLatest(services.storage);
+    return await work(services.storage);
   } finally {
-    await storage.close();
+    await services.close();
   }
 }
 
@@ -43,15 +42,14 @@ program
   .description('Bring the database schema to the latest version and exit')
   .action(async () => {
     const { loadConfig } = await import('../config.js');
-    const { openStorage } = await import('../storage/database.js');
+    const { createServices } = await import('../services.js');
     const { migrateToLatest } = await import('../storage/migrate.js');
-    const config = loadConfig();
-    const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    const services = createServices(loadConfig());
     try {
-      const applied = await migrateToLatest(storage);
+      const applied = await migrateToLatest(services.storage);
       process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'The schema is up to date.\n');
     } finally {
-      await storage.close();
+      await services.close();
     }
   });
 
@@ -65,7 +63,7 @@ keys
   .option('--name <label>', 'a label to recognise the key by', '')
   .action(async (options: { scopes: string[]; bots?: string[]; name: string }) => {
     const { createApiKey } = await import('../domain/auth/api-keys.js');
-    const created = await withStorage((storage) => createApiKey(storage, options));
+    const created = await withStorage((storage) => createApiKey(storage.db, options));
     process.stdout.write(`${created.key}\n`);
   });
 
@@ -75,7 +73,7 @@ keys
   .option('--json', 'print JSON instead of a table')
   .action(async (options: { json?: boolean }) => {
     const { listApiKeys } = await import('../domain/auth/api-keys.js');
-    const all = await withStorage((storage) => listApiKeys(storage));
+    const all = await withStorage((storage) => listApiKeys(storage.db));
     if (options.json) {
       process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
       return;
@@ -92,7 +90,7 @@ keys
   .argument('<id>', 'the key id (from keys list)')
   .action(async (id: string) => {
     const { revokeApiKey } = await import('../domain/auth/api-keys.js');
-    await withStorage((storage) => revokeApiKey(storage, id));
+    await withStorage((storage) => revokeApiKey(storage.db, id));
     process.stdout.write(`Revoked ${id}\n`);
   });
 
@@ -104,7 +102,7 @@ copilotCommands
   .argument('<id>', 'the id of a soft-deleted copilot')
   .action(async (id: string) => {
     const { purgeCopilot } = await import('../domain/copilots/copilot.service.js');
-    const result = await withStorage((storage) => purgeCopilot(storage, id));
+    const result = await withStorage((storage) => purgeCopilot(storage.db, storage.dialect, id));
     process.stdout.write(`Purged ${result.id}: ${result.documents} documents, ${result.links} links, ${result.passages} passages\n`);
   });
 
@@ -137,7 +135,8 @@ program
     if (/^https?:\/\//i.test(target)) {
       const { loadConfig } = await import('../config.js');
       const config = loadConfig();
-      fetchPolicy = { timeoutMs: config.fetchTimeoutMs, maxBytes: config.maxDocumentBytes, maxRedirects: 5, allowNetworks: [...config.fetchAllowNetworks] };
+      const { fetchPolicyOf } = await import('../net/guarded-fetch.js');
+      fetchPolicy = fetchPolicyOf(config);
     }
     process.exitCode = await runValidate(target, { format: options.format, fetchPolicy }, io);
   });

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isAppError } from '../errors.js';
 import {
-  ENDPOINT_FINDINGS,
+  ENDPOINT_FINDING_TEXTS,
   hasFindings,
   parseDocument,
   renderResult,
@@ -28,7 +28,7 @@ export interface CliIo {
 
 export interface ValidateOptions {
   format: 'json' | 'text';
-  /** For an http(s) target; defaults to DEFAULT_FETCH_POLICY. */
+  /** For an http(s) target; defaults to the service's own policy with the default configuration. */
   fetchPolicy?: FetchPolicy;
   /** Largest file accepted (default: the fetch policy's maxBytes, else 25 MiB). */
   maxBytes?: number;
@@ -40,14 +40,12 @@ export const EXIT_UNREADABLE = 2;
 
 const DEFAULT_MAX_BYTES = 25 * 1024 * 1024;
 
-export const DEFAULT_FETCH_POLICY: FetchPolicy = { timeoutMs: 10_000, maxBytes: DEFAULT_MAX_BYTES, maxRedirects: 5, allowNetworks: [] };
-
 export async function runValidate(target: string, opts: ValidateOptions, io: CliIo): Promise<number> {
   let result: ValidationResult;
   try {
     const remote = /^https?:\/\//i.test(target);
     const source = remote
-      ? await fetchSource(target, opts.fetchPolicy ?? DEFAULT_FETCH_POLICY)
+      ? await fetchSource(target, opts.fetchPolicy)
       : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
     // A file the user chose, in a process of its own: no nesting scan before JSON.parse
     // (a too-deep document is still refused, after parsing, at the same place). What a
@@ -72,9 +70,11 @@ function readSource(file: string, maxBytes: number): DocumentSource {
   return { bytes: readFileSync(file), fileName: basename(file) };
 }
 
-async function fetchSource(url: string, policy: FetchPolicy): Promise<DocumentSource> {
-  const { fetchGuarded } = await import('../net/guarded-fetch.js');
-  const fetched = await fetchGuarded(url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
+async function fetchSource(url: string, policy: FetchPolicy | undefined): Promise<DocumentSource> {
+  // Loaded only for a URL, so validating a file starts without the HTTP client.
+  const { fetchGuarded, fetchPolicyOf } = await import('../net/guarded-fetch.js');
+  const { loadConfig } = await import('../config.js');
+  const fetched = await fetchGuarded(url, policy ?? fetchPolicyOf(loadConfig({})), { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
   if (fetched.status < 200 || fetched.status > 299) throw new CliFailure(`${url} answered HTTP ${fetched.status}.`);
   return { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
 }
@@ -102,14 +102,14 @@ export function renderText(target: string, result: ValidationResult): string {
   lines.push(`Auth type:       ${printable(summary.auth_type)}`);
   lines.push(`Base URL:        ${summary.base_url === null ? '(none: the document names no server; a copilot cannot call it)' : printable(summary.base_url)}`);
   lines.push('');
-  const width = Math.max(...ENDPOINT_FINDINGS.map((f) => f.label.length));
-  for (const finding of ENDPOINT_FINDINGS) {
+  const width = Math.max(...ENDPOINT_FINDING_TEXTS.map((f) => f.label.length));
+  for (const finding of ENDPOINT_FINDING_TEXTS) {
     lines.push(`  ${finding.label.padEnd(width)}  ${summary.findings[finding.key]}`);
   }
 
   const rows: string[][] = [];
   result.all_endpoints.forEach((endpoint, i) => {
-    const labels = ENDPOINT_FINDINGS.filter((f) => {
+    const labels = ENDPOINT_FINDING_TEXTS.filter((f) => {
       const map = result.validations[f.key];
       return !Array.isArray(map) && Object.hasOwn(map, String(i));
     }).map((f) => f.label);

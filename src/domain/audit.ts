@@ -6,22 +6,11 @@
 import { AppError } from '../errors.js';
 import * as audit from '../storage/audit.repository.js';
 import type { Db } from '../storage/schema.js';
-import type { Storage } from '../storage/database.js';
 import type { Principal } from './auth/api-keys.js';
 import { formatMicros, nowTimestamp } from './ids.js';
+import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.revoke',
-  'copilot.create',
-  'copilot.update',
-  'copilot.delete',
-  'copilot.purge',
-  'api_description.upload',
-  'knowledgebase.add_links',
-  'knowledgebase.delete_links',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
 
 export async function recordAudit(db: Db, actor: Principal | undefined, action: AuditAction, botId: string | null, details: Record<string, unknown>): Promise<void> {
   await audit.insertAuditEntry(db, {
@@ -37,7 +26,7 @@ export interface AuditQuery {
   limit: number;
   cursor?: string;
   botId?: string;
-  action?: string;
+  action?: AuditAction;
   /** ISO 8601 date-times: entries at or after `since`, before `until`. */
   since?: string;
   until?: string;
@@ -57,7 +46,7 @@ function toWireTime(field: string, value: string | undefined): string | undefine
  * Newest first, paged by id. A key limited to bots reads only its bots' entries: asking
  * for another bot is 403, and entries of no bot (keys made by unlimited keys) are not shown.
  */
-export async function listAudit(storage: Storage, query: AuditQuery, viewer?: Principal) {
+export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
   let beforeId: number | undefined;
   if (query.cursor !== undefined) {
     if (!/^\d{1,15}$/.test(query.cursor)) throw new AppError('invalid_cursor', 'The cursor is not one this service issued.');
@@ -68,7 +57,7 @@ export async function listAudit(storage: Storage, query: AuditQuery, viewer?: Pr
   if (limitedTo !== null && botId !== undefined && !limitedTo.includes(botId)) {
     throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: query.botId });
   }
-  const rows = await audit.listAuditEntries(storage.readDb, {
+  const rows = await audit.listAuditEntries(db, {
     limit: query.limit + 1,
     beforeId,
     botIds: botId !== undefined ? [botId] : (limitedTo ?? undefined),
@@ -77,13 +66,18 @@ export async function listAudit(storage: Storage, query: AuditQuery, viewer?: Pr
     until: toWireTime('until', query.until),
   });
   const more = rows.length > query.limit;
-  const items = (more ? rows.slice(0, query.limit) : rows).map((r) => ({
-    id: Number(r.id),
-    at: r.at,
-    actor_key_id: r.actor_key_id,
-    action: r.action,
-    bot_id: r.bot_id,
-    details: JSON.parse(r.details) as unknown,
-  }));
+  const items = (more ? rows.slice(0, query.limit) : rows).map(toEntry);
   return { items, nextCursor: more ? String(items[items.length - 1]!.id) : null };
+}
+
+function toEntry(row: Awaited<ReturnType<typeof audit.listAuditEntries>>[number]): AuditEntry {
+  return {
+    id: Number(row.id),
+    at: row.at,
+    actor_key_id: row.actor_key_id,
+    action: row.action,
+    bot_id: row.bot_id,
+    // Written by recordAudit from an object.
+    details: JSON.parse(row.details),
+  };
 }

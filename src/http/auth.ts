@@ -27,7 +27,7 @@ export interface AccessRule {
  * key is told 401 before anything else.
  */
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
-  const findKey = readKeys(storage);
+  const findKey = readKeys(storage.readDb);
   async function identify(request: FastifyRequest): Promise<Principal> {
     if (countAuthorizationHeaders(request) > 1) {
       throw new AppError('invalid_request', 'Send one Authorization header: this request has several.');
@@ -43,8 +43,7 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
       async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
         const principal = await identify(request);
         if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
-        const params = request.params as Record<string, string> | undefined;
-        authorize(principal, rule.scope, rule.botParam ? params?.[rule.botParam] : undefined);
+        authorize(principal, rule.scope, rule.botParam ? pathParameter(request, rule.botParam) : undefined);
         if (rule.createsBot && botLimit(principal)) {
           throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
         }
@@ -59,6 +58,14 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
       }
     },
   });
+}
+
+/** A path parameter of the request (the hook runs for every route, so their types are not known here). */
+function pathParameter(request: FastifyRequest, name: string): string | undefined {
+  const params: unknown = request.params;
+  if (params === null || typeof params !== 'object') return undefined;
+  const value: unknown = Object.entries(params).find(([key]) => key === name)?.[1];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**

@@ -75,7 +75,7 @@ function clientAborted(err: unknown, request: FastifyRequest): boolean {
 const isBackendPath = (path: string) => path === '/backend' || path.startsWith('/backend/');
 
 /** Seconds a client should wait before trying again when the database cannot be reached. */
-const RETRY_AFTER_SECONDS = 5;
+export const RETRY_AFTER_SECONDS = 5;
 
 // Error codes of the drivers that mean "the database cannot be reached or is busy right now"
 // rather than "this request is wrong": node's socket errors, PostgreSQL's connection and

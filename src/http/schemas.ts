@@ -1,123 +1,110 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+/**
+ * What the routes put in their schemas besides the wire shapes (src/domain/wire.ts,
+ * src/domain/validator/wire-types.ts): path and query parameters, the answers' headers and
+ * each route's error answers. The OpenAPI document is generated from these schemas.
+ */
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
+import * as wire from '../domain/wire.js';
+import { ref } from '../domain/wire.js';
+import * as validatorWire from '../domain/validator/wire-types.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
-/** The contract's error body (DESIGN §8). */
-export const ErrorBody = Type.Object(
-  {
-    error: Type.String({ description: 'snake_case error code' }),
-    message: Type.String({ description: 'One sentence for a person' }),
-    details: Type.Optional(Type.Unknown()),
-  },
-  { $id: 'ErrorBody', title: 'Error' },
-);
+/** Every named schema: registered with the validators and the serialisers, and published as the document's components. */
+export const COMPONENTS: readonly TSchema[] = [
+  wire.ErrorBody,
+  wire.Copilot,
+  wire.CopilotCreate,
+  wire.CopilotPatch,
+  wire.PurgeResult,
+  wire.ApiKey,
+  wire.ApiKeyCreate,
+  wire.ApiKeyCreated,
+  validatorWire.Endpoint,
+  validatorWire.FlagMap,
+  validatorWire.Validations,
+  validatorWire.CopilotValidationResult,
+  wire.KnowledgeBaseLink,
+  wire.KnowledgeBaseLinks,
+  wire.LinksRequest,
+  wire.LinksDeleted,
+  wire.SearchResult,
+  wire.SearchResults,
+  wire.AuditEntry,
+];
 
-/** Response schemas for the error codes a route may answer with, grouped by status. */
-export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
-  const all: ErrorCode[] = [...codes, 'invalid_request', 'internal_error'];
-  const out: Record<number, TSchema> = {};
+export { ref };
+
+// ——— Answers
+
+type Headers = Record<string, TSchema>;
+
+/** One JSON answer: its description, its schema and the headers it carries. */
+export function jsonAnswer<T extends TSchema>(description: string, schema: T, headers?: Headers) {
+  return { description, ...(headers && { headers }), content: { 'application/json': { schema } } };
+}
+
+/** `Link: <…>; rel="next"` when more remain (DESIGN §4). */
+export const LINK_HEADER: Headers = {
+  link: Type.String({ description: 'Present when more remain: `<URL of the next page>; rel="next"`; the body stays a plain array or object' }),
+};
+
+/** Where the created resource is. */
+export const LOCATION_HEADER: Headers = { location: Type.String({ description: 'The path of the created copilot' }) };
+
+type ErrorAnswer = { description: string; content: { 'application/json': { schema: TUnsafe<wire.ErrorBody> } } };
+
+/**
+ * The error answers a route may give, by status, each listing its codes; `invalid_request`
+ * and `internal_error` are added to every route. (The framework's own refusals are added to
+ * every /backend route by documentFrameworkErrors, src/http/errors.ts.)
+ */
+export function errorResponses(...codes: ErrorCode[]): Record<number, ErrorAnswer> {
+  const all: ErrorCode[] = [...new Set<ErrorCode>([...codes, 'invalid_request', 'internal_error'])];
+  const out: Record<number, ErrorAnswer> = {};
   for (const code of all) {
     const status = ERROR_STATUS[code];
     const listed = all.filter((c) => ERROR_STATUS[c] === status);
-    out[status] = Type.Ref(ErrorBody, { description: `Error: ${listed.join(', ')}` }) as unknown as TSchema;
+    out[status] = jsonAnswer(`Error: ${listed.join(', ')}`, ref(wire.ErrorBody));
   }
   return out;
 }
 
-export const Timestamp = Type.String({
-  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$',
-  description: 'UTC, microseconds, trailing Z',
-  examples: ['2023-08-20T08:15:21.000000Z'],
-});
+// ——— Parameters
 
-const Flag = Type.Integer({ minimum: 0, maximum: 1 });
+export const CopilotIdParams = Type.Object({ id: Type.String({ description: 'The copilot id (a UUID)' }) });
+export const BotParams = Type.Object({ bot_id: Type.String({ description: 'The bot (copilot) id' }) });
+export const KeyIdParams = Type.Object({ id: Type.String({ description: 'The key id' }) });
 
-/** A copilot on the wire: interface §2.1, keys in this order. */
-export const Copilot = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    token: Type.String(),
-    website: Type.String(),
-    status: Type.String({ enum: ['draft', 'live'] }),
-    prompt_message: Type.String(),
-    enhanced_privacy: Flag,
-    smart_sync: Flag,
-    swagger_url: Type.String(),
-    is_premade_demo_template: Flag,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    deleted_at: Type.Union([Timestamp, Type.Null()]),
-  },
-  { $id: 'Copilot', title: 'Copilot' },
-);
-
-const FlagInput = Type.Union([Type.Boolean(), Type.Literal(0), Type.Literal(1)]);
-const copilotFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  website: Type.String({ maxLength: 2048 }),
-  status: Type.Union([Type.Literal('draft'), Type.Literal('live')]),
-  prompt_message: Type.String({ maxLength: 100_000 }),
-  enhanced_privacy: FlagInput,
-  smart_sync: FlagInput,
-  swagger_url: Type.String({ maxLength: 2048 }),
-  is_premade_demo_template: FlagInput,
-};
-
-export const CopilotCreate = Type.Object(
-  {
-    ...copilotFields,
-    website: Type.Optional(copilotFields.website),
-    status: Type.Optional(copilotFields.status),
-    prompt_message: Type.Optional(copilotFields.prompt_message),
-    enhanced_privacy: Type.Optional(FlagInput),
-    smart_sync: Type.Optional(FlagInput),
-    swagger_url: Type.Optional(copilotFields.swagger_url),
-    is_premade_demo_template: Type.Optional(FlagInput),
-  },
-  { additionalProperties: false },
-);
-
-export const CopilotPatch = Type.Partial(Type.Object(copilotFields), { additionalProperties: false, minProperties: 1 });
-
-export const CopilotIdParams = Type.Object({ id: Type.String() });
+// `limit` is required in these schemas so that the handler's type has it: Ajv fills in the
+// default when it is left out (useDefaults), and the published document marks a parameter
+// with a default as optional (src/http/openapi.ts).
+const limit = (max: number, fallback: number) => Type.Integer({ minimum: 1, maximum: max, default: fallback });
+const cursor = (maxLength: number) => Type.Optional(Type.String({ maxLength, description: 'The `cursor` of the `Link` header of the previous page' }));
 
 export const ListCopilotsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 400 })),
-    status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('live')])),
-    q: Type.Optional(Type.String({ maxLength: 200 })),
+    limit: limit(1000, 100),
+    cursor: cursor(400),
+    status: Type.Optional(wire.oneOf(wire.COPILOT_STATUSES)),
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'Name contains (case and accents ignored)' })),
     include_deleted: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
+export type ListCopilotsQuery = Static<typeof ListCopilotsQuery>;
 
-export const ApiKey = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    scopes: Type.Array(Type.String()),
-    bots: Type.Union([Type.Array(Type.String()), Type.Null()]),
-    created_at: Timestamp,
-    revoked_at: Type.Union([Timestamp, Type.Null()]),
-  },
-  { $id: 'ApiKey', title: 'ApiKey' },
-);
+export const PageQuery = Type.Object({ limit: limit(1000, 100), cursor: cursor(400) }, { additionalProperties: false });
 
-export const ApiKeyCreate = Type.Object(
+export const SearchQuery = Type.Object({ q: Type.String({ maxLength: 1000 }), limit: limit(100, 10) }, { additionalProperties: false });
+
+export const AuditQuery = Type.Object(
   {
-    scopes: Type.Array(Type.String({ maxLength: 50 }), { minItems: 1, maxItems: 10 }),
-    bots: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000 }), Type.Null()])),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
+    limit: limit(1000, 100),
+    cursor: cursor(20),
+    bot_id: Type.Optional(Type.String({ maxLength: 100 })),
+    action: Type.Optional(wire.oneOf(wire.AUDIT_ACTIONS)),
+    since: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time, inclusive' })),
+    until: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date-time, exclusive' })),
   },
   { additionalProperties: false },
 );
-
-export const ApiKeyCreated = Type.Object({
-  id: Type.String(),
-  key: Type.String({ description: 'The secret key; shown only in this response' }),
-  scopes: Type.Array(Type.String()),
-  bots: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  name: Type.String(),
-  created_at: Timestamp,
-});

@@ -6,8 +6,8 @@ import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
 import type { StoredPassages } from '../storage/knowledge-base.repository.js';
-import type { KbLinkRow } from '../storage/schema.js';
-import { passagesOnThread, TaskThreadError } from '../threads/task-threads.js';
+import type { Db, KbLinkRow } from '../storage/schema.js';
+import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -29,7 +29,12 @@ export interface WorkerOptions {
   /** KB_MAX_PASSAGES_PER_BOT: a page that would take its bot over this fails (default: no limit). */
   maxPassagesPerBot?: number;
   logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  /** The process's task threads: pages are extracted there. */
+  taskThreads: Pick<TaskThreads, 'passagesOnThread'>;
 }
+
+// Passages per staged part: each part is its own transaction, short enough to commit quickly.
+const STAGE_BATCH = 5000;
 
 const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1';
 
@@ -161,14 +166,14 @@ export class IngestionWorker {
     try {
       const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal });
       // Extraction is synchronous CPU work on a page the remote server chose: a task thread.
-      const passages = await passagesOnThread(page.body, page.contentType);
+      const passages = await this.options.taskThreads.passagesOnThread(page.body, page.contentType);
       if (lease.lost) return;
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
         if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error);
         return;
       }
-      const outcome = await this.store(job, ref, passages);
+      const outcome = await this.store(job, ref, passages, lease);
       if (outcome?.status === 'indexed') this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
       else if (outcome) this.failed(job, outcome.error);
     } catch (err) {
@@ -195,24 +200,44 @@ export class IngestionWorker {
   }
 
   /**
-   * Stores the passages in one transaction, unless they would take the bot over its limit of
-   * passages (the link then fails). The bot's stores run one at a time, so the count read
-   * holds until this one commits. Null when the job was no longer ours (nothing written).
+   * Stores the passages unless they would take the bot over its limit of passages (the link
+   * then fails): written as a hidden set a batch at a time, then made the link's visible
+   * passages in one short transaction, where the bot's stores run one at a time so that the
+   * count read holds until it commits. The set they replace is deleted afterwards. Null when
+   * the job was no longer ours (nothing visible written).
    */
-  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages) {
+  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages, lease: KeptLease) {
     const { db, dialect } = this.storage;
-    return db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
-      const now = nowTimestamp();
-      if (Number.isFinite(this.maxPassagesPerBot)) {
-        await kb.lockBotForStore(trx, dialect, job.bot_id);
-        const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
-        if (total > this.maxPassagesPerBot) {
-          const error = `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
-          return (await kb.finishJob(trx, ref, { status: 'failed', error, now })) ? { status: 'failed', error } : null;
-        }
-      }
-      return (await kb.storeIndexedPage(trx, dialect, ref, { passages, botId: job.bot_id, now })) ? { status: 'indexed' } : null;
-    });
+    const overLimit = async (trx: Db) => {
+      if (!Number.isFinite(this.maxPassagesPerBot)) return null;
+      await kb.lockBotForStore(trx, dialect, job.bot_id);
+      const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
+      if (total <= this.maxPassagesPerBot) return null;
+      return `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
+    };
+    const failed = async (error: string) => ((await kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null);
+    // Checked before storing too, so a page over the limit is not written for nothing.
+    const early = await overLimit(db);
+    if (early) return failed(early);
+    const version = await kb.beginStaging(db, ref, job.bot_id, nowTimestamp());
+    if (version === null) return null;
+    let termCount = 0;
+    for (let i = 0; i < passages.length; i += STAGE_BATCH) {
+      if (lease.lost) break;
+      const rows = passages.slice(i, i + STAGE_BATCH).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: i + k, content }));
+      termCount += await kb.stagePassages(db, dialect, rows, version);
+    }
+    const outcome = lease.lost
+      ? null
+      : await db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+          const error = await overLimit(trx);
+          if (error) return (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed', error } : null;
+          const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp() });
+          return published ? { status: 'indexed' } : null;
+        });
+    if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
+    await kb.deleteRetiredPassages(db, dialect, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
+    return outcome;
   }
 
   /**

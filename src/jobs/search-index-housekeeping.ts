@@ -1,24 +1,29 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Storage } from '../storage/database.js';
-import { mergeSearchIndexStep, sweepSearchIndex } from '../storage/knowledge-base.repository.js';
+import { deleteRetiredPassages, mergeSearchIndexStep, sweepSearchIndex } from '../storage/knowledge-base.repository.js';
 
 /** Stale index entries removed per step: a short piece of synchronous SQLite work. */
 const SWEEP_BATCH = 50;
+/** Passages of retired sets deleted per step (in batches that yield on SQLite). */
+const RETIRED_BUDGET = 2000;
 
 export interface Housekeeping {
   stop(): Promise<void>;
 }
 
 /**
- * SQLite's full-text index keeps the entries of deleted passages until they are swept:
- * removing them with their passages would make a large deletion several times slower, so a
- * trigger notes them in kb_fts_garbage instead, and searches never return them. This job
- * sweeps them a small batch per step with a turn of the event loop between steps, and while
- * nothing is left to sweep, merges the index's segments one bounded step per interval. It
- * runs in every instance whatever KB_WORKERS says. PostgreSQL's index needs none of this.
+ * Background clean-up of the knowledge base's search data, in every instance whatever
+ * KB_WORKERS says:
+ * - passages of retired sets (replaced by a newer version of their page, or left half stored
+ *   by a process that stopped; never searched) are deleted, a bounded batch per step;
+ * - SQLite: its full-text index keeps the entries of deleted passages until they are swept
+ *   (removing them with their passages would make a large deletion several times slower, so a
+ *   trigger notes them in kb_fts_garbage, and searches never return them): they are swept a
+ *   small batch per step, and while nothing is left, the index's segments are merged one
+ *   bounded step per interval.
+ * Steps run with a turn of the event loop between them.
  */
 export function startSearchIndexHousekeeping(storage: Storage, options: { intervalMs: number; logger?: Pick<FastifyBaseLogger, 'error'> }): Housekeeping {
-  if (storage.dialect !== 'sqlite') return { stop: async () => undefined };
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let wake: (() => void) | null = null;
@@ -31,7 +36,9 @@ export function startSearchIndexHousekeeping(storage: Storage, options: { interv
   const loop = async () => {
     while (!stopped) {
       try {
-        if ((await sweepSearchIndex(storage.db, storage.dialect, SWEEP_BATCH)) > 0) {
+        const retired = await deleteRetiredPassages(storage.db, storage.dialect, { budget: RETIRED_BUDGET });
+        const swept = await sweepSearchIndex(storage.db, storage.dialect, SWEEP_BATCH);
+        if (retired + swept > 0) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }

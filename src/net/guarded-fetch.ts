@@ -12,6 +12,7 @@ import zlib from 'node:zlib';
 import type { ReadableStream } from 'node:stream/web';
 import { Agent, buildConnector, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
+import type { Config } from '../config.js';
 
 export { isAddressAllowed, parseAllowNetworks } from './address-policy.js';
 
@@ -30,6 +31,21 @@ export interface FetchPolicy {
   minBytesPerSecond?: number;
   /** The window the minimum rate is measured over (default 5000 ms). */
   minRateWindowMs?: number;
+}
+
+/** Redirects any fetch of the service (API descriptions, knowledge-base pages) may follow. */
+export const MAX_REDIRECTS = 5;
+
+/** The one fetch policy every fetch of the service runs under, from the configuration. */
+export function fetchPolicyOf(config: Config): FetchPolicy {
+  return {
+    timeoutMs: config.fetchTimeoutMs,
+    maxBytes: config.maxDocumentBytes,
+    maxRedirects: MAX_REDIRECTS,
+    allowNetworks: [...config.fetchAllowNetworks],
+    minBytesPerSecond: config.fetchMinBytesPerSecond,
+    minRateWindowMs: config.fetchMinRateWindowMs,
+  };
 }
 
 export interface FetchedResource {

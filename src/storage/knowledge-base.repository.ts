@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { passageTerms } from '../domain/knowledgebase/search-query.js';
 import type { DialectName } from './database.js';
+import { inTransaction } from './transaction.js';
 import type { Db, KbLinkRow } from './schema.js';
 
 // Rows per multi-row INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
@@ -141,13 +142,23 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
     const ids = [...linkIds];
     await db.deleteFrom('kb_links').where('id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
     await db.deleteFrom('kb_passages').where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
+    await retireHiddenSets(db, ids);
     return;
   }
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
     await deleteSqlitePassagesInBatches(db, ids);
+    await retireHiddenSets(db, ids);
   }
+}
+
+/**
+ * A deleted link's hidden sets are retired, not forgotten: a worker still storing one of them
+ * may write a last batch after this deletion, which stays hidden and is deleted with the set.
+ */
+async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<void> {
+  await db.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', 'in', [...linkIds]).execute();
 }
 
 /** SQLite: deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, yielding after each batch. */
@@ -168,21 +179,32 @@ export interface NewPassage {
 }
 
 /**
- * The one way to insert passages: each row goes in with its search terms (`passageTerms`,
- * which a trigger indexes: kb_passages_fts on SQLite, the tsv column on PostgreSQL) and its
- * term count, and the counts are added to the links' `term_count`. A row inserted without
- * terms is refused by the database. Callers batch (the rows go in one INSERT).
+ * The one way to write passages: each row goes in with its search terms (`passageTerms`, which
+ * a trigger indexes: kb_passages_fts on SQLite, the tsv column on PostgreSQL) and its term
+ * count. A row inserted without terms is refused by the database. Returns each link's sum of
+ * term counts. Callers batch (the rows go in one INSERT).
  */
-export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
-  if (rows.length === 0) return;
+async function writePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<Map<string, number>> {
   const perLink = new Map<string, number>();
+  if (rows.length === 0) return perLink;
   const values = rows.map((row) => {
     const { terms, term_count } = passageTerms(row.content);
     perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + term_count);
-    return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count };
+    return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count, version };
   });
   await db.insertInto('kb_passages').values(values).execute();
-  for (const [linkId, count] of perLink) {
+  return perLink;
+}
+
+/** Inserts passages into the links' visible sets at once, adding their terms to the links' `term_count`. */
+export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
+  const linkIds = [...new Set(rows.map((r) => r.link_id))];
+  const versions = new Map(
+    linkIds.length === 0 ? [] : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
+  );
+  for (const linkId of linkIds) {
+    const perLink = await writePassages(db, rows.filter((r) => r.link_id === linkId), versions.get(linkId) ?? 0);
+    const count = perLink.get(linkId) ?? 0;
     if (count > 0) await db.updateTable('kb_links').set((eb) => ({ term_count: eb('term_count', '+', count) })).where('id', '=', linkId).execute();
   }
 }
@@ -296,31 +318,116 @@ export async function finishJob(db: Db, job: JobRef, outcome: { status: 'pending
 }
 
 /**
- * Ends a claimed job with its page's passages: the link's old passages are deleted and the new
- * ones inserted. Run it in a transaction, so a search sees the old passages or the new, never
- * half. On SQLite the rows go in bounded batches with a turn of the event loop and a bounded
- * merge step of the full-text index between them (so its segments never pile up into a crisis
- * merge inside one INSERT). False when the link was deleted or re-queued meanwhile.
+ * Storing a page's passages, in three steps: `beginStaging` opens a new hidden version of the
+ * link's passages, `stagePassages` writes them a batch at a time (each batch its own short
+ * transaction, so no commit grows with the page), and `publishStagedPage` makes them the
+ * link's visible set in one short transaction, retiring the set they replace. A search thus
+ * sees the old passages or the new, never half. Retired sets are deleted by
+ * `deleteRetiredPassages`, a batch at a time.
  */
-export async function storeIndexedPage(db: Db, dialect: DialectName, job: JobRef, page: { passages: StoredPassages; botId: string; now: string }): Promise<boolean> {
-  const result = await ownLink(db, job)
-    .set({ lease_owner: null, lease_expires_at: null, updated_at: page.now, status: 'indexed', error: null, passages: page.passages.length })
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return false;
-  if (dialect === 'postgres') await db.deleteFrom('kb_passages').where('link_id', '=', job.id).execute();
-  else await deleteSqlitePassagesInBatches(db, [job.id]);
-  // The link holds no passages now, so no search terms either (insertPassages adds them).
-  await db.updateTable('kb_links').set({ term_count: 0 }).where('id', '=', job.id).execute();
-  for (let i = 0; i < page.passages.length; i += PASSAGE_INSERT_BATCH) {
-    const rows = page.passages.slice(i, i + PASSAGE_INSERT_BATCH).map((content, k) => ({ link_id: job.id, bot_id: page.botId, seq: i + k, content }));
-    await insertPassages(db, rows);
-    if (dialect === 'sqlite') {
-      await yieldToEventLoop();
-      await mergeSearchIndexStep(db, dialect);
-      await yieldToEventLoop();
+export async function beginStaging(db: Db, job: JobRef, botId: string, now: string): Promise<number | null> {
+  return inTransaction(db, async (trx) => {
+    const link = await trx
+      .selectFrom('kb_links')
+      .select('version')
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', job.owner)
+      .where('generation', '=', job.generation)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (!link) return null;
+    const hidden = await trx.selectFrom('kb_hidden_passages').select((eb) => eb.fn.max('version').as('v')).where('link_id', '=', job.id).executeTakeFirst();
+    const version = Math.max(Number(link.version), Number(hidden?.v ?? 0)) + 1;
+    // Sets an earlier attempt of this job left half stored (its process stopped) go.
+    await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
+    await trx.insertInto('kb_hidden_passages').values({ link_id: job.id, version, bot_id: botId, state: 'staging', created_at: now }).execute();
+    return version;
+  });
+}
+
+/**
+ * Writes a part of a staged set (hidden until published) in one transaction; returns its search
+ * terms. On SQLite the rows go in batches, each followed by a turn of the event loop and a
+ * bounded merge step of the full-text index (so its segments never pile up into a crisis merge
+ * inside one INSERT); a part of a few thousand passages keeps the commit short.
+ */
+export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number> {
+  return inTransaction(db, async (trx) => {
+    let terms = 0;
+    for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
+      for (const n of (await writePassages(trx, rows.slice(i, i + PASSAGE_INSERT_BATCH), version)).values()) terms += n;
+      if (dialect === 'sqlite') {
+        await yieldToEventLoop();
+        await mergeSearchIndexStep(trx, dialect);
+        await yieldToEventLoop();
+      }
     }
-  }
+    return terms;
+  });
+}
+
+/**
+ * Makes a staged set the link's visible passages and ends the job as indexed; the set it
+ * replaces is retired. Run it in a transaction. False when the job was no longer this owner's
+ * (nothing written: the caller retires the staged set).
+ */
+export async function publishStagedPage(db: Db, job: JobRef, staged: { version: number; passages: number; termCount: number; now: string }): Promise<boolean> {
+  const before = await db.selectFrom('kb_links').select(['version', 'bot_id']).where('id', '=', job.id).executeTakeFirst();
+  const result = await ownLink(db, job)
+    .where('status', '=', 'pending')
+    .set({
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: staged.now,
+      status: 'indexed',
+      error: null,
+      passages: staged.passages,
+      term_count: staged.termCount,
+      version: staged.version,
+    })
+    .executeTakeFirst();
+  if (!before || Number(result.numUpdatedRows) === 0) return false;
+  await db.deleteFrom('kb_hidden_passages').where('link_id', '=', job.id).where('version', '=', staged.version).execute();
+  await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
   return true;
+}
+
+/** Hides a set of the link's passages for good; its passages are deleted later (deleteRetiredPassages). */
+export async function retireSet(db: Db, linkId: string, version: number, botId: string, now: string): Promise<void> {
+  await db
+    .insertInto('kb_hidden_passages')
+    .values({ link_id: linkId, version, bot_id: botId, state: 'retired', created_at: now })
+    .onConflict((oc) => oc.columns(['link_id', 'version']).doUpdateSet({ state: 'retired' }))
+    .execute();
+}
+
+/**
+ * Deletes the passages of retired sets (of one link, or of any), a bounded batch per
+ * transaction with a turn of the event loop between on SQLite, and then the sets' rows.
+ * Returns how many passages it deleted; stops after about `budget` of them.
+ */
+export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
+  const sets = await db
+    .selectFrom('kb_hidden_passages')
+    .select(['link_id', 'version'])
+    .where('state', '=', 'retired')
+    .$if(options.linkId !== undefined, (q) => q.where('link_id', '=', options.linkId!))
+    .orderBy('created_at')
+    .limit(100)
+    .execute();
+  let deleted = 0;
+  for (const set of sets) {
+    for (;;) {
+      const batch = db.selectFrom('kb_passages').select('id').where('link_id', '=', set.link_id).where('version', '=', set.version).limit(PASSAGE_DELETE_BATCH);
+      const n = Number((await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst()).numDeletedRows);
+      deleted += n;
+      if (dialect === 'sqlite') await yieldToEventLoop();
+      if (n < PASSAGE_DELETE_BATCH) break;
+      if (deleted >= options.budget) return deleted;
+    }
+    await db.deleteFrom('kb_hidden_passages').where('link_id', '=', set.link_id).where('version', '=', set.version).where('state', '=', 'retired').execute();
+  }
+  return deleted;
 }
 
 /** Gives a claimed job back to the queue untouched (shutdown): no attempt is counted. */
@@ -398,16 +505,19 @@ export async function searchPassages(db: Db, dialect: DialectName, botId: string
     : sql`select max(coalesce(sum(passages), 0), 1) as n,
         max(coalesce(sum(term_count), 0), 1) * 1.0 / max(coalesce(sum(passages), 0), 1) as avgdl
         from kb_links where bot_id = ${botId}`;
+  // Passages of a set being stored or retired (kb_hidden_passages) are never seen; the check
+  // is part of the statement, so it holds for whatever the statement's snapshot holds.
+  const visible = sql`not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`;
   // matches(id, term, tf, dl): one row per (passage of the bot, query term it holds).
   const matches = pg
     ? // The tsvector holds each term's positions: keep the query's terms (weight A), count them.
       sql`select p.id, u.lexeme as term, cardinality(u.positions)::float8 as tf, p.term_count::float8 as dl
         from kb_passages p cross join lateral unnest(ts_filter(setweight(p.tsv, 'A', ${[...terms]}::text[]), '{a}')) u
-        where p.bot_id = ${botId} and p.tsv @@ ${terms.map((t) => `'${t}'`).join(' | ')}::tsquery`
+        where p.bot_id = ${botId} and p.tsv @@ ${terms.map((t) => `'${t}'`).join(' | ')}::tsquery and ${visible}`
     : sql`select h.id, h.term, h.tf, p.term_count as dl
         from (select doc as id, term, count(*) as tf from kb_passages_fts_instance where term in (${sql.join(terms)}) group by doc, term) h
         join kb_passages p on p.id = h.id
-        where p.bot_id = ${botId}`;
+        where p.bot_id = ${botId} and ${visible}`;
   const df = pg ? sql`count(*)::float8` : sql`count(*)`;
   const atLeast = pg ? sql`greatest` : sql`max`;
   const byCodePoint = pg ? sql`collate "C"` : sql``;

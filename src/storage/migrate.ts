@@ -8,6 +8,7 @@ import { fairQueue } from './migrations/005-fair-queue.js';
 import { canonicalLinks } from './migrations/006-canonical-links.js';
 import { unicodeSearch } from './migrations/007-unicode-search.js';
 import { plainReadPath } from './migrations/008-plain-read-path.js';
+import { stagedPassages } from './migrations/009-staged-passages.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -22,6 +23,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '006-canonical-links': canonicalLinks(),
     '007-unicode-search': unicodeSearch(storage.dialect),
     '008-plain-read-path': plainReadPath(storage.dialect),
+    '009-staged-passages': stagedPassages(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -67,11 +67,26 @@ export interface KbLinkRow {
   updated_at: string;
   /** The search terms of the link's passages, in all (the bot's average passage length for bm25). */
   term_count: number;
+  /** The version of the link's passages that searches see (the set stored last). */
+  version: number;
 }
 
-/** The stored link row: `term_count` is kept by insertPassages and the passage deletions. */
-export interface KbLinkTable extends Omit<KbLinkRow, 'term_count'> {
+/** The stored link row: `term_count` and `version` are kept by the passage writes. */
+export interface KbLinkTable extends Omit<KbLinkRow, 'term_count' | 'version'> {
   term_count: Generated<number>;
+  version: Generated<number>;
+}
+
+/**
+ * A set of a link's passages that no search may see: being stored (`staging`), or replaced,
+ * abandoned or refused (`retired`: its passages are deleted a batch at a time).
+ */
+export interface KbHiddenPassagesRow {
+  link_id: string;
+  version: number;
+  bot_id: string;
+  state: 'staging' | 'retired';
+  created_at: string;
 }
 
 export interface KbPassageRow {
@@ -87,6 +102,8 @@ export interface KbPassageRow {
   terms: ColumnType<string | null, string, never>;
   /** How many search terms the passage has (its length for bm25). */
   term_count: number;
+  /** Which stored set of its link's passages it belongs to (see kb_links.version). */
+  version: Generated<number>;
 }
 
 export interface AuditLogRow {
@@ -105,6 +122,7 @@ export interface Database {
   knowledge_bases: KnowledgeBaseRow;
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
+  kb_hidden_passages: KbHiddenPassagesRow;
   audit_log: AuditLogRow;
 }
 

@@ -4,11 +4,13 @@
  * document of millions of empty arrays holds every other request for seconds; on a task
  * thread it delays only its own answer.
  *
- * A fixed number of threads, started on first use and kept (their code stays compiled);
- * one task per thread at a time, the rest queued in order. A thread that dies fails its
- * own task only and is replaced for the next one. Idle threads do not keep the process
- * alive. The queue holds at most MAX_QUEUED_BYTES of input (a task that would go over it
- * fails at once with `busy`; a task is always taken when nothing waits).
+ * A piscina pool of a fixed number of threads, started on first use and kept (their code
+ * stays compiled); one task per thread at a time, the rest queued in order. A thread that
+ * dies fails its own task only and is replaced for the next one. Idle threads do not keep
+ * the process alive (piscina unrefs them). What piscina does not bound is the memory of
+ * its queue: a counter around `run` does. Once a task waits for a thread, a new task whose
+ * input would take the input of the tasks not yet answered past MAX_QUEUED_BYTES fails at
+ * once with `busy`; a task is always taken when nothing waits.
  *
  * Memory: each thread parses one document at a time within the parsers' limits, so the
  * peak grows with the number of threads. No `resourceLimits`: a worker that reaches a heap
@@ -16,12 +18,12 @@
  * document of millions of empty objects), so the limits would promise a containment they
  * do not give.
  */
-import { Worker } from 'node:worker_threads';
-import { defaultTaskThreads } from '../config.js';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
 import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
-import { decodeFailure, type TaskName, type Tasks } from './tasks.js';
+import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
 export class TaskThreadError extends Error {
@@ -35,41 +37,32 @@ export class TaskThreadError extends Error {
 }
 
 export interface TaskThreadsOptions {
+  /** Threads in the pool (TASK_THREADS). */
   threads: number;
   /** The threads' program: the compiled worker.js beside this module unless given. */
   script?: URL;
+  /** Input bytes the tasks not yet answered may hold while some wait (MAX_QUEUED_BYTES unless given). */
+  maxQueuedBytes?: number;
 }
 
-/** Input bytes the queue may hold (the tasks waiting for a thread). */
+/** Input bytes the tasks not yet answered may hold while tasks wait for a thread. */
 export const MAX_QUEUED_BYTES = 256 * 1024 * 1024;
-
-interface Job {
-  request: TaskRequest;
-  bytes: number;
-  transfer: ArrayBuffer[];
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
-
-interface Thread {
-  worker: Worker;
-  job: Job | null;
-  stopping: boolean;
-}
 
 const stopped = () => new TaskThreadError('stopped', 'The task threads were stopped.');
 
+/** Built once per process by its composition root (the server, the tests' harness); closed with it. */
+export function createTaskThreads(options: TaskThreadsOptions): TaskThreads {
+  return new TaskThreads(options);
+}
+
 export class TaskThreads {
-  private readonly threads = new Set<Thread>();
-  private readonly queue: Job[] = [];
-  private queuedBytes = 0;
+  private pool: Piscina<TaskRequest, TaskAnswer> | null = null;
+  private closed = false;
+  /** Tasks sent to the pool and not yet answered (running or waiting), and their input bytes. */
+  private pending = 0;
+  private pendingBytes = 0;
 
-  constructor(private options: TaskThreadsOptions) {}
-
-  /** Options for the threads started from now on; running threads and tasks are kept. */
-  configure(options: Partial<TaskThreadsOptions>): void {
-    this.options = { ...this.options, ...options };
-  }
+  constructor(private readonly options: TaskThreadsOptions) {}
 
   /** Resolves once a thread has run a task: the service checks its threads at start. */
   async ready(): Promise<void> {
@@ -81,134 +74,100 @@ export class TaskThreads {
    * bound; `transfer`: buffers of the arguments that move to the thread instead of being
    * copied (unusable here once the task is sent).
    */
-  run<K extends TaskName>(task: K, args: Parameters<Tasks[K]>, opts: { bytes?: number; transfer?: ArrayBuffer[] } = {}): Promise<ReturnType<Tasks[K]>> {
-    return new Promise((resolve, reject) => {
-      const bytes = opts.bytes ?? 0;
-      if (this.queue.length > 0 && this.queuedBytes + bytes > MAX_QUEUED_BYTES) {
-        reject(new TaskThreadError('busy', 'The task threads have too much work queued.'));
-        return;
-      }
-      this.queue.push({ request: { task, args }, bytes, transfer: opts.transfer ?? [], resolve: resolve as (value: unknown) => void, reject });
-      this.queuedBytes += bytes;
-      this.dispatch();
-    });
+  async run<K extends TaskName>(task: K, args: Parameters<Tasks[K]>, opts: { bytes?: number; transfer?: ArrayBuffer[] } = {}): Promise<ReturnType<Tasks[K]>> {
+    if (this.closed) throw stopped();
+    const pool = this.start();
+    const bytes = opts.bytes ?? 0;
+    if (pool.queueSize > 0 && this.pendingBytes + bytes > (this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES)) {
+      throw new TaskThreadError('busy', 'The task threads have too much work queued.');
+    }
+    this.pending++;
+    this.pendingBytes += bytes;
+    let answer: TaskAnswer;
+    try {
+      answer = await pool.run({ task, args }, { transferList: opts.transfer ?? [] });
+    } catch (err) {
+      // The worker never throws (worker.ts): this is the pool's own failure.
+      throw this.closed ? stopped() : new TaskThreadError('crashed', `The task thread failed: ${(err as Error).message}`);
+    } finally {
+      this.pending--;
+      this.pendingBytes -= bytes;
+    }
+    if (!answer.ok) throw decodeFailure(answer.failure);
+    return answer.value as ReturnType<Tasks[K]>;
   }
 
   /** Threads running, threads busy with a task, tasks waiting for a thread. */
   stats(): { threads: number; busy: number; queued: number } {
-    const busy = [...this.threads].filter((t) => t.job !== null).length;
-    return { threads: this.threads.size, busy, queued: this.queue.length };
+    if (!this.pool) return { threads: 0, busy: 0, queued: 0 };
+    const threads = this.pool.threads.length;
+    const queued = this.pool.queueSize;
+    return { threads, busy: Math.max(0, Math.min(threads, this.pending - queued)), queued };
   }
 
-  /** Stops every thread; their tasks and the queued ones fail with `stopped`. */
+  /** Stops every thread; their tasks, the queued ones and any later one fail with `stopped`. */
   async close(): Promise<void> {
-    for (const job of this.take(this.queue.length)) job.reject(stopped());
-    await Promise.all(
-      [...this.threads].map((thread) => {
-        thread.stopping = true;
-        return thread.worker.terminate();
-      }),
-    );
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
   }
 
-  private take(count: number): Job[] {
-    const jobs = this.queue.splice(0, count);
-    for (const job of jobs) this.queuedBytes -= job.bytes;
-    return jobs;
+  /**
+   * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
+   * back (never copied): what the validation cache keeps. The document's bytes are copied
+   * to the thread.
+   */
+  answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+    return this.answerOn(src, opts, []);
   }
 
-  private dispatch(): void {
-    while (this.queue.length > 0) {
-      let thread = [...this.threads].find((t) => t.job === null && !t.stopping);
-      if (!thread) {
-        if (this.threads.size >= Math.max(1, this.options.threads)) return;
-        thread = this.start();
+  /**
+   * The same, the document's bytes moved to the thread rather than copied when they are the
+   * whole of their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
+   */
+  answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+    return this.answerOn(src, opts, movable(src.bytes));
+  }
+
+  /**
+   * A fetched page's passages, extracted on a task thread: the body moves there (the caller
+   * does not use it again) and the passages come back packed, decoded as they are stored.
+   */
+  async passagesOnThread(body: Buffer, contentType: string | null): Promise<PassageList> {
+    return unpackPassages(await this.run('passages', [body, contentType], { bytes: body.length, transfer: movable(body) }));
+  }
+
+  private async answerOn(src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {
+    try {
+      const bytes = await this.run('answer', [src, opts], { bytes: src.bytes.length, transfer });
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    } catch (err) {
+      if (err instanceof TaskThreadError && err.reason === 'busy') {
+        throw new AppError('service_unavailable', 'The service is busy validating other documents; try again shortly.');
       }
-      const [job] = this.take(1);
-      try {
-        thread.worker.postMessage(job!.request, job!.transfer);
-      } catch (err) {
-        job!.reject(err as Error); // not cloneable: this task only
-        continue;
-      }
-      thread.job = job!;
-      thread.worker.ref();
+      throw err;
     }
   }
 
-  private start(): Thread {
-    const worker = new Worker(this.options.script ?? new URL('./worker.js', import.meta.url));
-    const thread: Thread = { worker, job: null, stopping: false };
-    this.threads.add(thread);
-    worker.unref();
-    worker.on('message', (answer: TaskAnswer) => {
-      const job = thread.job;
-      thread.job = null;
-      worker.unref();
-      if (answer.ok) job?.resolve(answer.value);
-      else job?.reject(decodeFailure(answer.failure));
-      this.dispatch();
+  private start(): Piscina<TaskRequest, TaskAnswer> {
+    if (this.pool) return this.pool;
+    const threads = Math.max(1, this.options.threads);
+    const pool = new Piscina<TaskRequest, TaskAnswer>({
+      filename: fileURLToPath(this.options.script ?? new URL('./worker.js', import.meta.url)),
+      // A fixed pool: the minimum keeps the count, and a thread that dies is replaced at once.
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Infinity,
+      concurrentTasksPerWorker: 1,
     });
-    // An answer that cannot be read: the task fails and the thread is replaced.
-    worker.on('messageerror', (err) => {
-      this.retire(thread, new TaskThreadError('crashed', `The task thread's answer could not be read: ${err.message}`));
-      void worker.terminate();
-    });
-    worker.on('error', (err) => this.retire(thread, new TaskThreadError('crashed', `The task thread failed: ${err.message}`)));
-    worker.on('exit', (code) => this.retire(thread, new TaskThreadError('crashed', `The task thread exited with code ${code}.`)));
-    return thread;
-  }
-
-  private retire(thread: Thread, error: TaskThreadError): void {
-    if (!this.threads.delete(thread)) return;
-    const job = thread.job;
-    thread.job = null;
-    job?.reject(thread.stopping ? stopped() : error);
-    this.dispatch();
+    // A thread that fails with no task (a program that cannot load) is reported to the task
+    // sent to it or to the next one; piscina would otherwise throw the event.
+    pool.on('error', () => undefined);
+    this.pool = pool;
+    return pool;
   }
 }
 
-/** The process's task threads (TASK_THREADS; configured by the server at start). */
-export const taskThreads = new TaskThreads({ threads: defaultTaskThreads() });
-
-/**
- * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
- * back (never copied): what the validation cache keeps. The document's bytes are copied
- * to the thread.
- */
-export async function answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
-  return asBuffer(await validateOn('answer', src, opts, []));
-}
-
-/**
- * The same, the document's bytes moved to the thread rather than copied when they are the
- * whole of their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
- */
-export async function answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
-  return asBuffer(await validateOn('answer', src, opts, movable(src)));
-}
-
-function movable(src: Pick<DocumentSource, 'bytes'>): ArrayBuffer[] {
-  const { buffer, byteOffset, byteLength } = src.bytes;
-  const whole = buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength;
-  return whole ? [buffer] : [];
-}
-
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-
-function validateOn<T extends 'validate' | 'answer'>(task: T, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<ReturnType<Tasks[T]>> {
-  return taskThreads.run(task, [src, opts] as Parameters<Tasks[T]>, { bytes: src.bytes.length, transfer }).catch((err: unknown) => {
-    if (err instanceof TaskThreadError && err.reason === 'busy') {
-      throw new AppError('service_unavailable', 'The service is busy validating other documents; try again shortly.');
-    }
-    throw err;
-  });
-}
-
-/**
- * A fetched page's passages, extracted on a task thread: the body moves there (the caller
- * does not use it again) and the passages come back packed, decoded as they are stored.
- */
-export async function passagesOnThread(body: Buffer, contentType: string | null): Promise<PassageList> {
-  return unpackPassages(await taskThreads.run('passages', [body, contentType], { bytes: body.length, transfer: movable({ bytes: body }) }));
-}
+/** The buffer of bytes that are the whole of it (read for this task only): it can move to the thread. */
+const movable = (bytes: Uint8Array): ArrayBuffer[] => (ownsItsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : []);

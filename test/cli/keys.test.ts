@@ -54,14 +54,14 @@ for (const dialect of DIALECTS) {
 
     it.sequential('create prints the new key alone on stdout, valid at once', async () => {
       expect((await cli('migrate')).code).toBe(0);
-      bot = (await createCopilot(db(), { name: 'CLI bot' })).id;
+      bot = (await createCopilot(db().db, { name: 'CLI bot' })).id;
       const result = await cli('keys', 'create', '--scopes', 'copilots:read', '--bots', bot, '--name', 'x');
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(KEY_ALONE);
       key = result.stdout.trim();
       id = key.split('_')[1]!;
       expect(result.stderr).not.toContain(key);
-      const principal = await authenticate(`Bearer ${key}`, readKeys(db()));
+      const principal = await authenticate(`Bearer ${key}`, readKeys(db().readDb));
       expect(principal).toMatchObject({ kind: 'key', keyId: id, bots: [bot] });
       expect(principal.kind === 'key' && [...principal.scopes]).toEqual(['copilots:read']);
     });
@@ -86,7 +86,7 @@ for (const dialect of DIALECTS) {
       const result = await cli('keys', 'revoke', id);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain(id);
-      await expect(authenticate(`Bearer ${key}`, readKeys(db()))).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(authenticate(`Bearer ${key}`, readKeys(db().readDb))).rejects.toMatchObject({ code: 'unauthorized' });
       const list = await cli('keys', 'list');
       expect(list.stdout.split('\n').find((l) => l.startsWith(id))).toMatch(/^\S+\s+revoked\s/);
     });
@@ -102,7 +102,7 @@ for (const dialect of DIALECTS) {
       expect(badScope.stderr).toContain('copilots:delete'); // names the culprit…
       expect(badScope.stderr).toContain('knowledgebase:delete'); // …and the valid ones
       for (const out of [unknown.stderr, badScope.stderr]) expect(out).not.toMatch(/\n\s+at /); // no stack trace
-      expect(await listApiKeys(db())).toHaveLength(1);
+      expect(await listApiKeys(db().readDb)).toHaveLength(1);
     });
 
     it.sequential('create refuses an empty, blank or unknown bot list instead of a key for every bot', async () => {
@@ -112,7 +112,7 @@ for (const dialect of DIALECTS) {
         expect(result.stdout).toBe('');
         expect(result.stderr).toMatch(/bots/);
       }
-      expect(await listApiKeys(db())).toHaveLength(1);
+      expect(await listApiKeys(db().readDb)).toHaveLength(1);
     });
 
     it.sequential('copilots purge removes a deleted copilot; purge-deleted removes those deleted long enough ago', async () => {
@@ -120,15 +120,15 @@ for (const dialect of DIALECTS) {
       const live = await cli('copilots', 'purge', bot);
       expect(live.code).not.toBe(0);
       expect(live.stderr).toMatch(/delete it first/);
-      await deleteCopilot(db(), bot);
+      await deleteCopilot(db().db, bot);
       const purged = await cli('copilots', 'purge', bot);
       expect(purged.code, purged.stderr).toBe(0);
       expect(purged.stdout).toMatch(/^Purged /);
       const { rows } = await sql<{ n: number }>`select count(*) as n from copilots where id = ${bot}`.execute(db().db);
       expect(Number(rows[0]!.n)).toBe(0);
 
-      const old = (await createCopilot(db(), { name: 'old' })).id;
-      await deleteCopilot(db(), old);
+      const old = (await createCopilot(db().db, { name: 'old' })).id;
+      await deleteCopilot(db().db, old);
       const kept = await cli('copilots', 'purge-deleted', '--older-than-days', '1');
       expect(kept.stdout).toBe('Purged 0 deleted copilots\n');
       const all = await cli('copilots', 'purge-deleted', '--older-than-days', '0');

@@ -15,8 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startService, type RunningService } from '../../src/server.js';
+import type { RunningService } from '../../src/server.js';
+import { builtModule } from '../support/built-sources.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
+
+// In process, the service runs the build of these sources (global-setup.ts): its task threads need JavaScript.
+const { startService } = (await import(builtModule('server.js').href)) as typeof import('../../src/server.js');
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearValidationCache, validationCacheStats } from '../../src/domain/validator/index.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot, setSwaggerUrl, swaggerPath, uploadSpec, validatorPath } from '../support/documents.js';
@@ -11,7 +10,7 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect);
     });
     afterAll(async () => t.close());
-    beforeEach(() => clearValidationCache());
+    beforeEach(() => t.validationCache.clear());
 
     it("a copilot whose swagger_url names another copilot's stored file reads nothing (422 swagger_missing)", async () => {
       const owner = await createCopilot(t, 'owner');
@@ -31,10 +30,10 @@ for (const dialect of DIALECTS) {
     it('the upload parses the document once: its first validation is answered from the cache', async () => {
       const copilot = await createCopilot(t, 'cached');
       await uploadSpec(t, copilot.id, 'slack.json');
-      const before = validationCacheStats();
+      const before = t.validationCache.stats();
       const res = await t.app.inject({ method: 'GET', url: validatorPath(copilot.id), headers: { authorization: t.admin } });
       expect(res.statusCode).toBe(200);
-      const after = validationCacheStats();
+      const after = t.validationCache.stats();
       expect(after.hits).toBe(before.hits + 1);
       expect(after.misses).toBe(before.misses);
     });

@@ -4,7 +4,6 @@
  * The validator itself: validator.test.ts.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearValidationCache } from '../../src/domain/validator/index.js';
 import { findSwaggerDocument } from '../../src/storage/swagger-document.repository.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -38,7 +37,7 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect);
     });
     afterAll(async () => t?.close());
-    beforeEach(() => clearValidationCache());
+    beforeEach(() => t.validationCache.clear());
 
     describe('PUT …/swagger: accepted bodies', () => {
       it.each([

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { createApiKey } from '../../src/domain/auth/api-keys.js';
 import { nowTimestamp } from '../../src/domain/ids.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
@@ -275,7 +276,7 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect);
       // A second instance of the service on the same database.
       secondStorage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 2 });
-      second = await buildApp(t.config, { storage: secondStorage, logger: false });
+      second = await buildApp(createServices(t.config, { storage: secondStorage, taskThreads: t.taskThreads }), { logger: false });
       await second.ready();
     });
     afterAll(async () => {
@@ -303,7 +304,7 @@ for (const dialect of DIALECTS) {
       const id = 'laterCreatedKey1';
       const guess = `Bearer cms_${id}_${'a'.repeat(32)}`;
       expectError(await call(t, 'GET', LIST, { key: guess }), 401, 'unauthorized');
-      const created = await createApiKey(secondStorage, { scopes: ['copilots:read'] }, { fixedId: id });
+      const created = await createApiKey(secondStorage.db, { scopes: ['copilots:read'] }, { fixedId: id });
       expect((await call(t, 'GET', LIST, { key: `Bearer ${created.key}` })).statusCode).toBe(200);
     });
 

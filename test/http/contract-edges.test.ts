@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -214,7 +215,7 @@ for (const dialect of DIALECTS) {
         });
         if (dialect === 'postgres') {
           const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-          const app = await buildApp(config, { storage, logger: false });
+          const app = await buildApp(createServices(config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
           await app.ready();
           try {
             const res = await app.inject({ method: 'GET', url: LIST, headers: { authorization: admin } });

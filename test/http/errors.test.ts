@@ -1,6 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -165,7 +166,7 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect);
       // A second instance on the same database whose storage is closed under it.
       const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1 });
-      broken = await buildApp(t.config, { storage, logger: false });
+      broken = await buildApp(createServices(t.config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
       await broken.ready();
       await storage.close();
     });

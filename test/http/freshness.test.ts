@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -12,7 +13,7 @@ for (const dialect of DIALECTS) {
     let other: FastifyInstance;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      other = await buildApp(t.config, { storage: t.storage, logger: false });
+      other = await buildApp(createServices(t.config, { storage: t.storage, taskThreads: t.taskThreads }), { logger: false });
       await other.ready();
     });
     afterAll(async () => {

@@ -9,10 +9,13 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
 import { createApiKey } from '../../src/domain/auth/api-keys.js';
+import type { TaskThreads } from '../../src/threads/task-threads.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
 import { waitUntil } from '../support/knowledge-base.js';
+import { testTaskThreads } from '../support/task-threads.js';
 
 interface LogLine {
   level: number;
@@ -26,6 +29,7 @@ for (const dialect of DIALECTS) {
     const lines: LogLine[] = [];
     let app: FastifyInstance;
     let cleanup: () => Promise<void>;
+    let taskThreads: TaskThreads;
     let key: string;
     let port: number;
     let upstream: http.Server;
@@ -38,10 +42,11 @@ for (const dialect of DIALECTS) {
         ...(created.database.databaseUrl && { DATABASE_URL: created.database.databaseUrl }),
         FETCH_ALLOW_NETWORKS: '127.0.0.0/8',
       });
-      app = await buildApp(config, { storage: created.storage, logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } } });
+      taskThreads = testTaskThreads();
+      app = await buildApp(createServices(config, { storage: created.storage, taskThreads }), { logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } } });
       await app.listen({ host: '127.0.0.1', port: 0 });
       port = (app.server.address() as AddressInfo).port;
-      key = `Bearer ${(await createApiKey(created.storage, { scopes: ['admin'] })).key}`;
+      key = `Bearer ${(await createApiKey(created.storage.db, { scopes: ['admin'] })).key}`;
       upstream = http.createServer((_req, res) => res.writeHead(500).end('down'));
       await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', () => resolve()));
       upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/openapi.json`;
@@ -49,6 +54,7 @@ for (const dialect of DIALECTS) {
     afterAll(async () => {
       upstream.close();
       await app.close();
+      await taskThreads.close();
       await cleanup();
     });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { openStorage } from '../../src/storage/database.js';
-import { taskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, COPILOT_KEYS, expectError } from '../support/http.js';
@@ -57,12 +57,12 @@ for (const dialect of DIALECTS) {
         expect(res.body).toMatch(/^process_cpu_user_seconds_total /m);
       });
 
-      it('reports the task threads (busy, idle, queued)', async () => {
-        await taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
-        expect(taskThreads.stats().threads).toBeGreaterThan(0);
+      it("reports the app's own task threads (busy, idle, queued)", async () => {
+        await t.taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
+        expect(t.taskThreads.stats().threads).toBeGreaterThan(0);
         const body = (await call(t, 'GET', '/metrics', { key: null })).body;
         expect(body).toContain('# TYPE task_threads gauge');
-        const { threads, busy, queued } = taskThreads.stats();
+        const { threads, busy, queued } = t.taskThreads.stats();
         expect(body).toMatch(new RegExp(`^task_threads\\{state="busy"\\} ${busy}$`, 'm'));
         expect(body).toMatch(new RegExp(`^task_threads\\{state="idle"\\} ${threads - busy}$`, 'm'));
         expect(body).toMatch(new RegExp(`^task_threads\\{state="queued"\\} ${queued}$`, 'm'));
@@ -161,9 +161,9 @@ for (const dialect of DIALECTS) {
       });
 
       it('publishes the request schemas that validate input', () => {
-        const create = doc.paths['/backend/api/copilots'].post.requestBody.content['application/json'].schema;
+        const create = resolve(doc, doc.paths['/backend/api/copilots'].post.requestBody.content['application/json'].schema);
         expect(create).toMatchObject({ type: 'object', additionalProperties: false, required: ['name'] });
-        const patch = doc.paths['/backend/api/copilot/{id}'].patch.requestBody.content['application/json'].schema;
+        const patch = resolve(doc, doc.paths['/backend/api/copilot/{id}'].patch.requestBody.content['application/json'].schema);
         expect(patch).toMatchObject({ type: 'object', additionalProperties: false, minProperties: 1 });
         const params = doc.paths['/backend/api/copilots'].get.parameters as Json[];
         expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'cursor', 'status', 'q']));
@@ -182,7 +182,7 @@ for (const dialect of DIALECTS) {
     it('GET /readyz answers 503 service_unavailable when the database is gone, while /healthz stays 200', async () => {
       // A second instance on the same database whose storage is closed under it.
       const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1 });
-      const broken = await buildApp(t.config, { storage, logger: false });
+      const broken = await buildApp(createServices(t.config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
       try {
         await broken.ready();
         expect((await broken.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);

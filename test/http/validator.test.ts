@@ -6,13 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  cachedValidation,
-  clearValidationCache,
-  configureValidationCache,
-  renderFresh,
-  validationCacheStats,
-} from '../../src/domain/validator/index.js';
+import { renderFresh } from '../../src/domain/validator/index.js';
 import { jsonPathParameterBomb, yamlAliasBomb } from '../domain/validator/answer-bombs.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -82,7 +76,7 @@ for (const dialect of DIALECTS) {
       await t?.close();
       await pages?.close();
     });
-    beforeEach(() => clearValidationCache());
+    beforeEach(() => t.validationCache.clear());
 
     describe('stored documents: every real spec', () => {
       it.each(SPEC_FILES)('%s: the README counts, flag maps pointing at identical endpoints', async (file) => {
@@ -384,7 +378,6 @@ for (const dialect of DIALECTS) {
     describe('the answer is bounded and served from the cached bytes (issue 13 §1)', () => {
       afterEach(() => {
         vi.restoreAllMocks();
-        configureValidationCache({ maxBytes: 64 * MiB });
       });
 
       it('the 1 MiB YAML alias document (472 MB of answer) is refused at upload: 400 invalid_swagger_file saying why, nothing stored', async () => {
@@ -397,9 +390,9 @@ for (const dialect of DIALECTS) {
         expect((await call(t, 'GET', copilotPath(c.id))).json().swagger_url).toBe('');
         expectError(await call(t, 'GET', validatorPath(c.id)), 422, 'swagger_missing');
         // The same bytes again: the refusal comes from the cache.
-        const before = validationCacheStats();
+        const before = t.validationCache.stats();
         expect(expectError(await putRaw(t, c.id, bytes, 'application/yaml'), 400, 'invalid_swagger_file').details).toEqual(body.details);
-        expect(validationCacheStats()).toMatchObject({ hits: before.hits + 1, misses: before.misses });
+        expect(t.validationCache.stats()).toMatchObject({ hits: before.hits + 1, misses: before.misses });
       });
 
       it('the 12 MB JSON document whose path-level parameter goes into 8 methods is refused at upload', async () => {
@@ -417,34 +410,38 @@ for (const dialect of DIALECTS) {
         const fetchesBefore = pages.count('/alias-bomb.yaml');
         const first = expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
         expect(first.details).toMatchObject({ max_answer_chars: 10 * MiB, document_bytes: MiB });
-        const afterFirst = validationCacheStats();
+        const afterFirst = t.validationCache.stats();
         expect(afterFirst.entries).toBe(1);
         const second = expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
         expect(second).toEqual(first);
-        expect(validationCacheStats()).toMatchObject({ entries: 1, hits: afterFirst.hits + 1, misses: afterFirst.misses });
+        expect(t.validationCache.stats()).toMatchObject({ entries: 1, hits: afterFirst.hits + 1, misses: afterFirst.misses });
         expect(pages.count('/alias-bomb.yaml')).toBe(fetchesBefore + 2);
       });
 
       it('an answer larger than the whole validation cache is rendered once: every repeated GET is a hit', async () => {
-        configureValidationCache({ maxBytes: 64 * 1024 }); // slack.json answers 645 KB
-        const c = await createCopilot(t);
-        await uploadSpec(t, c.id, 'slack.json');
-        const afterUpload = validationCacheStats();
-        expect(afterUpload.entries).toBe(1);
-        expect(afterUpload.bytes).toBeGreaterThan(64 * 1024);
-        const first = await call(t, 'GET', validatorPath(c.id));
-        expectValidation(first, c.id);
-        for (let i = 1; i <= 3; i++) {
-          const again = await call(t, 'GET', validatorPath(c.id));
-          expect(again.body).toBe(first.body);
+        const small = await buildTestApp(dialect, { VALIDATION_CACHE_BYTES: String(64 * 1024) }); // slack.json answers 645 KB
+        try {
+          const c = await createCopilot(small);
+          await uploadSpec(small, c.id, 'slack.json');
+          const afterUpload = small.validationCache.stats();
+          expect(afterUpload.entries).toBe(1);
+          expect(afterUpload.bytes).toBeGreaterThan(64 * 1024);
+          const first = await call(small, 'GET', validatorPath(c.id));
+          expectValidation(first, c.id);
+          for (let i = 1; i <= 3; i++) {
+            const again = await call(small, 'GET', validatorPath(c.id));
+            expect(again.body).toBe(first.body);
+          }
+          expect(small.validationCache.stats()).toMatchObject({ entries: 1, hits: afterUpload.hits + 4, misses: afterUpload.misses });
+        } finally {
+          await small.close();
         }
-        expect(validationCacheStats()).toMatchObject({ entries: 1, hits: afterUpload.hits + 4, misses: afterUpload.misses });
       });
 
       it('sends chatbot_id and then the cached bytes themselves as separate chunks (no joined copy of the answer)', async () => {
         const c = await createCopilot(t);
         await uploadSpec(t, c.id, 'slack.json');
-        const cached = cachedValidation(sha256(spec('slack.json')))!;
+        const cached = t.validationCache.cached(sha256(spec('slack.json')))!;
         expect(cached).toBeDefined();
         // The answer came from its task thread as bytes of their own (moved, not a view into a larger buffer).
         expect(cached.byteOffset).toBe(0);
@@ -487,7 +484,7 @@ for (const dialect of DIALECTS) {
         const first = await call(t, 'GET', validatorPath(c.id));
         expectValidation(first, c.id);
         // Counted loosely: how many lookups one miss takes is the cache's business.
-        const afterFirst = validationCacheStats();
+        const afterFirst = t.validationCache.stats();
         // The upload validated the document (one parse, a miss); the first GET is already a hit.
         expect(afterFirst.misses).toBeGreaterThan(0);
         expect(afterFirst.hits).toBe(1);
@@ -496,13 +493,13 @@ for (const dialect of DIALECTS) {
         const second = await call(t, 'GET', validatorPath(c.id));
         expect(second.statusCode).toBe(200);
         expect(second.body).toBe(first.body);
-        const afterSecond = validationCacheStats();
+        const afterSecond = t.validationCache.stats();
         expect(afterSecond.hits).toBe(afterFirst.hits + 1);
         expect(afterSecond.misses).toBe(afterFirst.misses);
 
         const third = await call(t, 'GET', validatorPath(c.id));
         expect(third.body).toBe(first.body);
-        expect(validationCacheStats()).toMatchObject({ hits: afterFirst.hits + 2, misses: afterFirst.misses, entries: 1 });
+        expect(t.validationCache.stats()).toMatchObject({ hits: afterFirst.hits + 2, misses: afterFirst.misses, entries: 1 });
       });
 
       it('two copilots with identical bytes share the entry; each answer carries its own chatbot_id', async () => {
@@ -512,13 +509,13 @@ for (const dialect of DIALECTS) {
         await uploadSpec(t, b.id, 'petstore3.json');
         const ra = await call(t, 'GET', validatorPath(a.id));
         expectValidation(ra, a.id);
-        const stats = validationCacheStats();
+        const stats = t.validationCache.stats();
         expect(stats.misses).toBeGreaterThan(0);
         expect(stats.entries).toBe(1);
 
         const rb = await call(t, 'GET', validatorPath(b.id));
         expectValidation(rb, b.id);
-        expect(validationCacheStats()).toMatchObject({ hits: stats.hits + 1, misses: stats.misses, entries: 1 });
+        expect(t.validationCache.stats()).toMatchObject({ hits: stats.hits + 1, misses: stats.misses, entries: 1 });
         expect(rb.body).not.toContain(a.id);
         expect(rb.body).toBe(ra.body.replace(`"chatbot_id":"${a.id}"`, `"chatbot_id":"${b.id}"`));
       });
@@ -527,17 +524,17 @@ for (const dialect of DIALECTS) {
         const c = await createCopilot(t);
         await uploadSpec(t, c.id, 'trello.json');
         expect(expectValidation(await call(t, 'GET', validatorPath(c.id)), c.id).all_endpoints).toHaveLength(12);
-        const afterFirst = validationCacheStats();
+        const afterFirst = t.validationCache.stats();
         await uploadSpec(t, c.id, 'conveyour.json');
         expect(expectValidation(await call(t, 'GET', validatorPath(c.id)), c.id).all_endpoints).toHaveLength(10);
-        const afterSecond = validationCacheStats();
+        const afterSecond = t.validationCache.stats();
         // Each upload parses its new bytes once (a miss); each GET after it is a hit.
         expect(afterSecond).toMatchObject({ hits: 2, entries: 2 });
         expect(afterSecond.misses).toBeGreaterThan(afterFirst.misses);
         // Back to the first bytes: no parse at all, neither on upload nor on GET.
         await uploadSpec(t, c.id, 'trello.json');
         expect(expectValidation(await call(t, 'GET', validatorPath(c.id)), c.id).all_endpoints).toHaveLength(12);
-        expect(validationCacheStats()).toMatchObject({ misses: afterSecond.misses, hits: 4, entries: 2 });
+        expect(t.validationCache.stats()).toMatchObject({ misses: afterSecond.misses, hits: 4, entries: 2 });
       });
 
       it('the same bytes uploaded as JSON and as YAML give the same endpoints', async () => {

@@ -90,7 +90,7 @@ for (const dialect of DIALECTS) {
 
       it('401 without a key, with a malformed key, with an unknown key and with a revoked key — even when the body is bad', async () => {
         const revoked = await t.key(['knowledgebase:delete']);
-        await revokeApiKey(t.rawStorage, revoked.id);
+        await revokeApiKey(t.rawStorage.db, revoked.id);
         const keys: Array<string | null> = [
           null,
           'Bearer nope',

@@ -92,21 +92,22 @@ for (const dialect of DIALECTS) {
 
     it('three bots with 12 links each: every page fetched exactly once, every link indexed', async () => {
       const bots: string[] = [];
-      for (let n = 0; n < 3; n++) bots.push((await createCopilot(storages[0]!, { name: `Instance bot ${n}` })).id);
+      for (let n = 0; n < 3; n++) bots.push((await createCopilot(storages[0]!.db, { name: `Instance bot ${n}` })).id);
       for (const [n, bot] of bots.entries()) {
         const urls = Array.from({ length: 12 }, (_, i) => {
           instances.pages.set(`/multi/${n}/${i}`, { type: 'text/plain', body: `Page ${i} of bot ${n}.`, delayMs: 5 });
           return instances.pages.url(`/multi/${n}/${i}`);
         });
-        await addLinks(storages[0]!, bot, urls);
+        await addLinks(storages[0]!.db, bot, urls);
       }
-      const options: WorkerOptions = {
+      const options: Omit<WorkerOptions, 'taskThreads'> = {
         concurrency: 3,
         pollIntervalMs: 10,
         fetchPolicy: { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 0, allowNetworks: ['127.0.0.0/8', '::1/128'] },
         logger: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => console.error(obj) },
       };
-      workers.push(new IngestionWorker(storages[0]!, options), new IngestionWorker(storages[1]!, options));
+      const [first, second] = instances.taskThreads;
+      workers.push(new IngestionWorker(storages[0]!, { ...options, taskThreads: first! }), new IngestionWorker(storages[1]!, { ...options, taskThreads: second! }));
       for (const w of workers) w.start();
       await waitUntil(
         async () => {

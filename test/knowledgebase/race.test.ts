@@ -114,7 +114,7 @@ for (const dialect of DIALECTS) {
       expect((await search(t, bot, 'keeperwordbeta')).results).toHaveLength(1);
     });
 
-    it('the worker is half-way through storing passages (its transaction open) when the DELETE runs', async () => {
+    it('the worker is half-way through storing passages (a batch of its hidden set not committed) when the DELETE runs', async () => {
       const bot = await createBot(t);
       pages.set('/storing', { type: 'text/plain', body: longText('storingworddelta') });
       const url = pages.url('/storing');
@@ -123,11 +123,17 @@ for (const dialect of DIALECTS) {
 
       const paused = t.tap.pauseAfter({ kind: 'insert', table: 'kb_passages' });
       const run = worker.runOne();
-      await paused.reached; // link marked indexed and passages inserted, not committed
+      await paused.reached; // passages of a new hidden set inserted, their transaction open
       let deleted = false;
       const del = deleteLinks(t, bot, [url]).then((r) => ((deleted = true), r));
-      await untilBlocked(() => deleted);
-      expect(deleted).toBe(false); // the delete cannot finish while the worker's transaction is open
+      if (dialect === 'sqlite') {
+        // One writer: the delete waits for the batch's transaction to end.
+        await untilBlocked(() => deleted);
+        expect(deleted).toBe(false);
+      } else {
+        // The batch holds nothing the delete needs: it is answered at once.
+        expect((await del).statusCode).toBe(200);
+      }
       paused.release();
       await run;
       const res = await del;

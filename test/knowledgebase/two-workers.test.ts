@@ -19,12 +19,12 @@ for (const dialect of DIALECTS) {
     const { storages, workers } = instances;
 
     it(`fetch each of ${LINKS} pages exactly once and index every link`, async () => {
-      const bot = (await createCopilot(storages[0]!, { name: 'Two workers' })).id;
+      const bot = (await createCopilot(storages[0]!.db, { name: 'Two workers' })).id;
       const urls = Array.from({ length: LINKS }, (_, i) => instances.pages.url(`/job/${i}`));
       for (let i = 0; i < LINKS; i++) {
         instances.pages.set(`/job/${i}`, { type: 'text/plain', body: `Job page ${i} for the twoworkerword test.`, delayMs: 15 });
       }
-      await addLinks(storages[0]!, bot, urls);
+      await addLinks(storages[0]!.db, bot, urls);
 
       const byWorker = [0, 0];
       const options = (n: number): WorkerOptions => ({
@@ -32,6 +32,7 @@ for (const dialect of DIALECTS) {
         pollIntervalMs: 10,
         fetchPolicy: { timeoutMs: 10_000, maxBytes: 1024 * 1024, maxRedirects: 0, allowNetworks: ['127.0.0.0/8', '::1/128'] },
         logger: { info: () => void byWorker[n]!++, warn: () => undefined, error: (obj: unknown) => console.error(obj) },
+        taskThreads: instances.taskThreads[n]!,
       });
       workers.push(new IngestionWorker(storages[0]!, options(0)), new IngestionWorker(storages[1]!, options(1)));
       for (const w of workers) w.start();

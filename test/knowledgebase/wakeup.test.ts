@@ -43,6 +43,7 @@ describe('the ingestion worker after a long idle period', () => {
       concurrency: 0,
       pollIntervalMs: 1,
       fetchPolicy: { timeoutMs: 1000, maxBytes: 1024, maxRedirects: 0, allowNetworks: [] },
+      taskThreads: {} as never, // fetches nothing
     });
     // What its idle loop does between polls, 50,000 times (hours at the default interval);
     // started together here, which builds the same structure as one after another.

@@ -62,7 +62,7 @@ describe('file permissions of the data directory', () => {
       const { storage, cleanup } = await createTestStorage(dialect);
       try {
         const dataDir = path.join(freshRoot(), 'keys-here');
-        const file = await ensureBootstrapAdminKey(storage, dataDir);
+        const file = await ensureBootstrapAdminKey(storage.db, dataDir);
         expect(file).not.toBeNull();
         expect(mode(dataDir)).toBe(0o700);
         expect(mode(file!)).toBe(0o600);

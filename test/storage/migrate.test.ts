@@ -5,7 +5,7 @@ import { migrateToLatest } from '../../src/storage/migrate.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
-const ALL_MIGRATIONS = ['001-initial', '002-knowledge-base', '003-change-counters', '004-change-tokens', '005-fair-queue', '006-canonical-links', '007-unicode-search', '008-plain-read-path'];
+const ALL_MIGRATIONS = ['001-initial', '002-knowledge-base', '003-change-counters', '004-change-tokens', '005-fair-queue', '006-canonical-links', '007-unicode-search', '008-plain-read-path', '009-staged-passages'];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 
 async function tableNames(storage: Storage): Promise<string[]> {

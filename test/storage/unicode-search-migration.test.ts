@@ -78,7 +78,7 @@ for (const dialect of DIALECTS) {
       // A deleted passage: SQLite noted its stale index entry for the sweep.
       await db.deleteFrom('kb_passages').where('content', '=', 'Die Straße ÜBER dem Fluss.').execute();
       await db.updateTable('kb_links').set({ passages: 1 }).where('id', '=', linkIds.get('https://docs.example/cafe')!).execute();
-      expect(await migrateToLatest(storage)).toEqual(['007-unicode-search', '008-plain-read-path']);
+      expect(await migrateToLatest(storage)).toEqual(['007-unicode-search', '008-plain-read-path', '009-staged-passages']);
     });
     afterAll(async () => {
       await storage?.close();

@@ -8,6 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { call, expectCopilot } from './http.js';
+import type { Copilot } from '../../src/domain/wire.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 
@@ -54,7 +55,7 @@ export function multipart(parts: Array<FilePart | FieldPart>): { payload: Buffer
   return { payload: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-export async function createCopilot(t: TestApp, name = 'Copilot'): Promise<Record<string, any>> {
+export async function createCopilot(t: TestApp, name = 'Copilot'): Promise<Copilot> {
   const res = await call(t, 'POST', '/backend/api/copilots', { payload: { name } });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();

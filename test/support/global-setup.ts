@@ -14,7 +14,7 @@ declare module 'vitest' {
  * Worker threads and child processes run JavaScript, and the tests run the TypeScript
  * sources: what must run as JavaScript runs a build of these very sources (content-keyed,
  * shared with the CLI tests; never dist/, which may be stale under `npx vitest`).
- * built-sources.ts resolves modules in it; setup-threads.ts points the task threads at it.
+ * built-sources.ts resolves modules in it; task-threads.ts builds task threads that run it.
  */
 export default async function setup(project: TestProject): Promise<void> {
   const cli = await buildCli();

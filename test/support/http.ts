@@ -1,23 +1,10 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { Copilot } from '../../src/domain/wire.js';
 import type { TestApp } from './app.js';
 
-/** Interface §2.1: every copilot field, in this order. */
-export const COPILOT_KEYS = [
-  'id',
-  'name',
-  'token',
-  'website',
-  'status',
-  'prompt_message',
-  'enhanced_privacy',
-  'smart_sync',
-  'swagger_url',
-  'is_premade_demo_template',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-] as const;
+/** Every copilot field, in the wire order (the schema's; test/contract/document.test.ts holds it to interface §2.1). */
+export const COPILOT_KEYS = Object.keys(Copilot.properties);
 
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

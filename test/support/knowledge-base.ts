@@ -7,14 +7,18 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
 import { createApiKey, type Scope } from '../../src/domain/auth/api-keys.js';
+import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { PageServer } from './pages.js';
 import type { TestApp } from './app.js';
 import { createTestDatabase, createTestStorage, type TestDatabase } from './databases.js';
+import type { TaskThreads } from '../../src/threads/task-threads.js';
+import { testTaskThreads } from './task-threads.js';
 import { call } from './http.js';
 
 export const ALLOW_NETWORKS = '127.0.0.0/8,::1/128';
@@ -192,23 +196,28 @@ export async function buildKbTestApp(
     KB_POLL_INTERVAL_MS: '20',
     ...options.env,
   });
+  const taskThreads = testTaskThreads(config.taskThreads);
+  const services = createServices(config, { storage, taskThreads });
+  const { validationCache } = services;
   const workerOptions: WorkerOptions = {
     concurrency: 2,
     pollIntervalMs: config.kbPollIntervalMs,
-    fetchPolicy: { timeoutMs: config.fetchTimeoutMs, maxBytes: config.maxDocumentBytes, maxRedirects: 5, allowNetworks: [...config.fetchAllowNetworks] },
+    fetchPolicy: services.fetchPolicy,
     maxAttempts: 3,
     backoffMs: 50,
+    taskThreads,
     ...(options.worker || {}),
   };
   const workers: IngestionWorker[] = [];
   const worker = options.worker === false ? null : new IngestionWorker(storage, workerOptions);
   if (worker) workers.push(worker);
-  const app = await buildApp(config, { storage, logger: false, onLinksQueued: () => worker?.notify() });
+  // The test's own workers (their options vary by test) stand in for the services' jobs.
+  const app = await buildApp({ ...services, linksQueued: () => workers.forEach((w) => w.notify()) }, { logger: false });
   await app.ready();
   worker?.start();
 
   const key = async (scopes: Scope[], bots?: string[]): Promise<Key> => {
-    const created = await createApiKey(rawStorage, { scopes, bots });
+    const created = await createApiKey(rawStorage.db, { scopes, bots });
     return { id: created.id, header: `Bearer ${created.key}` };
   };
   const admin = (await key(['admin'])).header;
@@ -218,6 +227,8 @@ export async function buildKbTestApp(
     rawStorage,
     database,
     config,
+    taskThreads,
+    validationCache,
     admin,
     tap,
     worker,
@@ -233,6 +244,8 @@ export async function buildKbTestApp(
       tap.clear();
       for (const w of workers) await w.stop();
       await app.close();
+      await services.close();
+      await taskThreads.close();
       await cleanup();
     },
   };
@@ -241,14 +254,8 @@ export async function buildKbTestApp(
 // ---------------------------------------------------------------------------------------------
 // Over the HTTP API
 
-export interface WireLink {
-  url: string;
-  status: 'pending' | 'indexed' | 'failed';
-  error: string | null;
-  passages: number;
-  created_at: string;
-  updated_at: string;
-}
+/** A knowledge-base link on the wire. */
+export type WireLink = KnowledgeBaseLink;
 
 export async function createBot(t: TestApp, name = 'Knowledge bot'): Promise<string> {
   const res = await call(t, 'POST', '/backend/api/copilots', { payload: { name } });
@@ -366,6 +373,8 @@ export interface Instances {
   readonly storages: Storage[];
   /** Workers the test starts; stopped after the describe block. */
   readonly workers: IngestionWorker[];
+  /** Each instance's task threads, for its workers' options. */
+  readonly taskThreads: TaskThreads[];
   readonly pages: PageServer;
 }
 
@@ -378,7 +387,9 @@ export function useTwoInstances(dialect: DialectName): Instances {
   let pages: PageServer | undefined;
   const storages: Storage[] = [];
   const workers: IngestionWorker[] = [];
+  const taskThreads: TaskThreads[] = [];
   beforeAll(async () => {
+    taskThreads.push(testTaskThreads(), testTaskThreads());
     database = await createTestDatabase(dialect);
     pages = await PageServer.start();
     const open = () => openStorage({ databaseUrl: database!.databaseUrl, dataDir: database!.dataDir, poolSize: 4 });
@@ -389,6 +400,7 @@ export function useTwoInstances(dialect: DialectName): Instances {
   });
   afterAll(async () => {
     for (const w of workers) await w.stop();
+    for (const threads of taskThreads) await threads.close();
     for (const s of new Set(storages)) await s.close();
     await pages?.close();
     await database?.drop();
@@ -396,6 +408,7 @@ export function useTwoInstances(dialect: DialectName): Instances {
   return {
     storages,
     workers,
+    taskThreads,
     get pages() {
       return pages!;
     },

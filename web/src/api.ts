@@ -1,3 +1,4 @@
+import type { Copilot, CopilotCreate, CopilotPatch, KnowledgeBaseLink, KnowledgeBaseLinks, LinksDeleted, SearchResult, SearchResults } from '../../src/domain/wire.js';
 import { nextCursor } from './lib/link-header';
 import type { ValidatorResult } from './lib/report-model';
 
@@ -114,50 +115,11 @@ export async function request<T>(method: string, path: string, options: RequestO
   return { status: res.status, data: data as T, next: nextCursor(res.headers.get('link')) };
 }
 
-// ——— The resources ———
+// ——— The resources: the server's own wire types (type-only imports) ———
 
-export type CopilotStatus = 'draft' | 'live';
-
-export interface Copilot {
-  id: string;
-  name: string;
-  token: string;
-  website: string;
-  status: CopilotStatus;
-  prompt_message: string;
-  enhanced_privacy: 0 | 1;
-  smart_sync: 0 | 1;
-  swagger_url: string;
-  is_premade_demo_template: 0 | 1;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
-
-export type CopilotChanges = Partial<Pick<Copilot, 'name' | 'website' | 'status' | 'prompt_message' | 'swagger_url'>> &
-  Partial<Record<'enhanced_privacy' | 'smart_sync' | 'is_premade_demo_template', boolean>>;
-
-export interface KnowledgeBaseLink {
-  url: string;
-  status: 'pending' | 'indexed' | 'failed';
-  error: string | null;
-  passages: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface SearchResult {
-  url: string;
-  passage: number;
-  content: string;
-  score: number;
-}
-
-export interface DeleteLinksResult {
-  message: string;
-  deleted_links: string[];
-  not_found_links: string[];
-}
+export type { Copilot, CopilotStatus, KnowledgeBaseLink, SearchResult } from '../../src/domain/wire.js';
+export type CopilotChanges = CopilotPatch;
+export type DeleteLinksResult = LinksDeleted;
 
 const copilotPath = (id: string) => `/backend/api/copilot/${encodeURIComponent(id)}`;
 const kbPath = (botId: string) => `/backend/knowledgebase/b/${encodeURIComponent(botId)}`;
@@ -179,7 +141,7 @@ export const api = {
   async getCopilot(id: string, signal?: AbortSignal): Promise<Copilot> {
     return (await request<Copilot>('GET', copilotPath(id), { signal })).data;
   },
-  async createCopilot(input: { name: string; website?: string; prompt_message?: string }): Promise<Copilot> {
+  async createCopilot(input: CopilotCreate): Promise<Copilot> {
     return (await request<Copilot>('POST', '/backend/api/copilots', { json: input })).data;
   },
   async updateCopilot(id: string, changes: CopilotChanges): Promise<Copilot> {
@@ -201,7 +163,7 @@ export const api = {
     let cursor: string | null = null;
     try {
       for (let page = 0; page < 20; page++) {
-        const res: ApiResponse<{ links: KnowledgeBaseLink[] }> = await request('GET', kbPath(botId), { query: { limit: 1000, cursor }, signal });
+        const res: ApiResponse<KnowledgeBaseLinks> = await request('GET', kbPath(botId), { query: { limit: 1000, cursor }, signal });
         links.push(...res.data.links);
         cursor = res.next;
         if (!cursor) break;
@@ -219,6 +181,6 @@ export const api = {
     return (await request<DeleteLinksResult>('DELETE', kbPath(botId), { json: { links } })).data;
   },
   async search(botId: string, q: string, signal?: AbortSignal): Promise<SearchResult[]> {
-    return (await request<{ results: SearchResult[] }>('GET', `${kbPath(botId)}/search`, { query: { q, limit: 20 }, signal })).data.results;
+    return (await request<SearchResults>('GET', `${kbPath(botId)}/search`, { query: { q, limit: 20 }, signal })).data.results;
   },
 };

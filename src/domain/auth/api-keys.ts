@@ -4,36 +4,21 @@ import { prepareDataDir } from '../../storage/data-dir.js';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
 import * as keys from '../../storage/api-key.repository.js';
-import type { Storage } from '../../storage/database.js';
-import type { ApiKeyRow } from '../../storage/schema.js';
+import type { ApiKeyRow, Db } from '../../storage/schema.js';
+import { inTransaction } from '../../storage/transaction.js';
 import * as copilots from '../../storage/copilot.repository.js';
 import { recordAudit } from '../audit.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type Scope } from '../wire.js';
 
-export const SCOPES = [
-  'copilots:read',
-  'copilots:write',
-  'knowledgebase:read',
-  'knowledgebase:write',
-  'knowledgebase:delete',
-  'admin',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type ApiKey, type Scope };
 
 /** Who is calling: a key (with its scopes and bot limit) or nobody. */
 export type Principal =
   | { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null }
   | { kind: 'anonymous' };
 
-export interface ApiKeyInfo {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  bots: string[] | null;
-  created_at: string;
-  revoked_at: string | null;
-}
 
 /** Wire format of a key: `cms_<16 id chars>_<32 secret chars>`. */
 const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
@@ -42,24 +27,29 @@ export const BOOTSTRAP_KEY_FILE = 'bootstrap-admin-key';
 
 const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-function toInfo(row: ApiKeyRow): ApiKeyInfo {
+const isScope = (value: unknown): value is Scope => SCOPES.some((s) => s === value);
+
+function toInfo(row: ApiKeyRow): ApiKey {
+  const scopes: unknown = JSON.parse(row.scopes);
+  const bots: unknown = row.bots === null ? null : JSON.parse(row.bots);
   return {
     id: row.id,
     name: row.name,
-    scopes: JSON.parse(row.scopes) as Scope[],
-    bots: row.bots === null ? null : (JSON.parse(row.bots) as string[]),
+    // Written by createApiKey from checked lists; a scope this version does not know grants nothing.
+    scopes: Array.isArray(scopes) ? scopes.filter(isScope) : [],
+    bots: Array.isArray(bots) ? bots.map(String) : null,
     created_at: row.created_at,
     revoked_at: row.revoked_at,
   };
 }
 
 export function parseScopes(list: readonly string[]): Scope[] {
-  const unknown = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  const unknown = list.filter((s) => !isScope(s));
   if (unknown.length > 0 || list.length === 0) {
     const named = unknown.length > 0 ? `Unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}. ` : '';
     throw new AppError('invalid_request', `${named}Scopes must be a non-empty list of: ${SCOPES.join(', ')}.`, { unknown });
   }
-  return [...new Set(list)] as Scope[];
+  return [...new Set(list.filter(isScope))];
 }
 
 /** The scopes a principal holds: admin holds every scope. */
@@ -74,7 +64,7 @@ type KeyPrincipal = Principal & { kind: 'key' };
  * existing (not deleted) copilots, stored lower-case. An empty list or a blank entry is
  * refused: neither may ever come to mean "every bot".
  */
-async function checkBots(storage: Storage, bots: readonly string[] | null | undefined): Promise<string[] | null> {
+async function checkBots(db: Db, bots: readonly string[] | null | undefined): Promise<string[] | null> {
   if (bots === undefined || bots === null) return null;
   if (bots.length === 0) throw new AppError('invalid_request', 'bots must name at least one copilot; leave it out for a key that may act on every bot.', { field: 'bots' });
   const ids = [...new Set(bots.map((b) => b.trim().toLowerCase()))];
@@ -82,7 +72,7 @@ async function checkBots(storage: Storage, bots: readonly string[] | null | unde
   if (blank.length > 0) throw new AppError('invalid_request', 'bots must not contain blank entries.', { field: 'bots' });
   const unknown: string[] = [];
   for (const id of ids) {
-    const row = isCopilotId(id) ? await copilots.findCopilot(storage.readDb, id) : undefined;
+    const row = isCopilotId(id) ? await copilots.findCopilot(db, id) : undefined;
     if (!row || row.deleted_at !== null) unknown.push(id);
   }
   if (unknown.length > 0) {
@@ -105,13 +95,9 @@ function withinBots(principal: KeyPrincipal, bots: readonly string[] | null): bo
  * first start): a key creates only keys whose scopes it holds itself and whose bots lie
  * within its own, so a key limited to some bots cannot mint one for every bot.
  */
-export async function createApiKey(
-  storage: Storage,
-  input: { scopes: readonly string[]; bots?: readonly string[] | null; name?: string },
-  options: { creator?: Principal; fixedId?: string } = {},
-): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(db: Db, input: ApiKeyCreate, options: { creator?: Principal; fixedId?: string } = {}): Promise<ApiKeyCreated> {
   const scopes = parseScopes(input.scopes);
-  const bots = await checkBots(storage, input.bots);
+  const bots = await checkBots(db, input.bots);
   const creator = options.creator;
   if (creator?.kind === 'key') {
     const missing = scopes.filter((s) => !holds(creator, s));
@@ -131,23 +117,23 @@ export async function createApiKey(
     created_at: nowTimestamp(),
     revoked_at: null,
   };
-  await storage.db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await keys.insertApiKey(trx, row);
     await recordAudit(trx, creator, 'key.create', null, { key_id: id, scopes, bots, name: row.name });
   });
-  return { ...toInfo(row), key: `cms_${id}_${secret}` };
+  return { id, key: `cms_${id}_${secret}`, scopes, bots, name: row.name, created_at: row.created_at };
 }
 
 /** Every key, or for a key limited to bots only the keys within its bots. */
-export async function listApiKeys(storage: Storage, viewer?: Principal): Promise<ApiKeyInfo[]> {
-  const all = (await keys.listApiKeys(storage.readDb)).map(toInfo);
+export async function listApiKeys(db: Db, viewer?: Principal): Promise<ApiKey[]> {
+  const all = (await keys.listApiKeys(db)).map(toInfo);
   return viewer?.kind === 'key' ? all.filter((k) => withinBots(viewer, k.bots)) : all;
 }
 
 /** Revokes a key; a key limited to bots revokes only keys within them (others: 404, as if absent). */
-export async function revokeApiKey(storage: Storage, id: string, actor?: Principal): Promise<void> {
+export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promise<void> {
   const notFound = () => new AppError('key_not_found', 'No API key has this id.', { id });
-  await storage.db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const row = await keys.findApiKey(trx, id);
     if (!row || (actor?.kind === 'key' && !withinBots(actor, toInfo(row).bots))) throw notFound();
     if (!(await keys.revokeApiKey(trx, id, nowTimestamp()))) throw notFound();
@@ -175,9 +161,9 @@ function knownKey(row: ApiKeyRow): KnownKey {
 }
 
 /** Reads the key from the database at every call. */
-export function readKeys(storage: Storage): KeyLookup {
+export function readKeys(db: Db): KeyLookup {
   return async (id) => {
-    const row = await keys.findApiKey(storage.readDb, id);
+    const row = await keys.findApiKey(db, id);
     return row && knownKey(row);
   };
 }
@@ -221,13 +207,13 @@ export function authorize(principal: Principal, scope: Scope, botId?: string): v
  * two instances starting at once on one database create it only once.
  * Returns the file's path when this call created the key.
  */
-export async function ensureBootstrapAdminKey(storage: Storage, dataDir: string): Promise<string | null> {
-  if ((await keys.listApiKeys(storage.db)).length > 0) return null;
+export async function ensureBootstrapAdminKey(db: Db, dataDir: string): Promise<string | null> {
+  if ((await keys.listApiKeys(db)).length > 0) return null;
   let created: { key: string };
   try {
-    created = await createApiKey(storage, { scopes: ['admin'], name: 'bootstrap admin' }, { fixedId: BOOTSTRAP_KEY_ID });
+    created = await createApiKey(db, { scopes: ['admin'], name: 'bootstrap admin' }, { fixedId: BOOTSTRAP_KEY_ID });
   } catch (err) {
-    if (await keys.findApiKey(storage.db, BOOTSTRAP_KEY_ID)) return null; // another instance won
+    if (await keys.findApiKey(db, BOOTSTRAP_KEY_ID)) return null; // another instance won
     throw err;
   }
   prepareDataDir(dataDir);

@@ -3,13 +3,12 @@ import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
-import type { Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
+import { inTransaction } from '../../storage/transaction.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { answerOnThread, answerOnThreadMovingBytes } from '../../threads/task-threads.js';
-import { cachedValidation, detectFormat, sha256Hex, validationAnswer, type DocumentSource } from '../validator/index.js';
-import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotInput } from './copilot.service.js';
+import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type ValidationCache } from '../validator/index.js';
+import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotCreate } from './copilot.service.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
@@ -18,6 +17,23 @@ import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type Cop
  */
 
 const MEDIA_TYPES = { json: 'application/json', yaml: 'application/yaml' } as const;
+
+/**
+ * What renders a validation answer (its UTF-8 bytes) away from the event loop, where a
+ * hostile document delays only its own answer: the task threads.
+ */
+export interface ValidationRenderer {
+  /** The document's bytes are copied; the caller keeps them. */
+  answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+  /** The document's bytes move away when they are the whole of their buffer (read for this validation only). */
+  answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+}
+
+/** The process's validation cache and what renders the answers it lacks. */
+export interface ValidationDeps {
+  cache: ValidationCache;
+  renderer: ValidationRenderer;
+}
 
 export interface UploadedDocument {
   bytes: Buffer;
@@ -32,7 +48,7 @@ interface CheckedDocument {
   bytes: Buffer;
 }
 
-async function checkDocument(upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
+async function checkDocument(validation: ValidationDeps, upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
   if (upload.bytes.length === 0) throw new AppError('invalid_swagger_file', 'The API description is empty.');
   if (upload.bytes.length > maxBytes) {
     throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
@@ -43,7 +59,7 @@ async function checkDocument(upload: UploadedDocument, maxBytes: number): Promis
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document
   // delays only its own answer.
-  await validationAnswer(source, { sha256 }, answerOnThread);
+  await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
   const format = detectFormat(source);
   return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: MEDIA_TYPES[format], sha256, bytes: upload.bytes };
 }
@@ -69,32 +85,39 @@ async function storeDocument(trx: Db, copilotId: string, doc: CheckedDocument): 
 }
 
 /** PUT …/swagger: replaces the copilot's API description (audited as `actor`); returns the updated copilot. */
-export async function uploadApiDescription(storage: Storage, copilotId: string, upload: UploadedDocument, maxBytes: number, actor?: Principal): Promise<Copilot> {
-  const copilot = await getCopilot(storage, copilotId);
-  const doc = await checkDocument(upload, maxBytes);
-  await storage.db.transaction().execute(async (trx) => {
-    await storeDocument(trx, copilot.id, doc);
-    await auditUpload(trx, actor, copilot.id, doc);
-  });
-  return getCopilot(storage, copilot.id);
-}
-
-/** POST /backend/api/copilot/swagger: a new copilot with its API description, in one transaction. */
-export async function createCopilotWithApiDescription(
-  storage: Storage,
-  input: CopilotInput & { name: string },
+export async function uploadApiDescription(
+  db: Db,
+  validation: ValidationDeps,
+  copilotId: string,
   upload: UploadedDocument,
   maxBytes: number,
   actor?: Principal,
 ): Promise<Copilot> {
-  const doc = await checkDocument(upload, maxBytes);
-  return createCopilot(storage, input, {
-    actor,
-    alsoInTransaction: async (trx, row) => {
-      const stored = await storeDocument(trx, row.id, doc);
-      await auditUpload(trx, actor, row.id, doc);
-      return stored;
-    },
+  // 404 before the document is checked: an unknown copilot costs no parsing.
+  const copilot = await getCopilot(db, copilotId);
+  const doc = await checkDocument(validation, upload, maxBytes);
+  return inTransaction(db, async (trx) => {
+    await storeDocument(trx, copilot.id, doc);
+    await auditUpload(trx, actor, copilot.id, doc);
+    return getCopilot(trx, copilot.id);
+  });
+}
+
+/** POST /backend/api/copilot/swagger: a new copilot with its API description, in one transaction. */
+export async function createCopilotWithApiDescription(
+  db: Db,
+  validation: ValidationDeps,
+  input: CopilotCreate,
+  upload: UploadedDocument,
+  maxBytes: number,
+  actor?: Principal,
+): Promise<Copilot> {
+  const doc = await checkDocument(validation, upload, maxBytes);
+  return inTransaction(db, async (trx) => {
+    const created = await createCopilot(trx, input, actor);
+    await storeDocument(trx, created.id, doc);
+    await auditUpload(trx, actor, created.id, doc);
+    return getCopilot(trx, created.id);
   });
 }
 
@@ -103,10 +126,10 @@ function auditUpload(trx: Db, actor: Principal | undefined, copilotId: string, d
 }
 
 /** GET …/swagger: the stored bytes and their media type. */
-export async function getStoredApiDescription(storage: Storage, copilotId: string): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
-  const copilot = await getCopilot(storage, copilotId);
+export async function getStoredApiDescription(db: Db, copilotId: string): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
+  const copilot = await getCopilot(db, copilotId);
   if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) throw swaggerMissing(copilot);
-  const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
+  const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
   if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
   return { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
 }
@@ -142,8 +165,8 @@ export interface CopilotValidation {
  * stored document whose content was validated before is answered from the cache without
  * reading or parsing it again.
  */
-export async function validateCopilot(storage: Storage, copilotId: string, policy: FetchPolicy): Promise<CopilotValidation> {
-  const copilot = await getCopilot(storage, copilotId);
+export async function validateCopilot(db: Db, validation: ValidationDeps, copilotId: string, policy: FetchPolicy): Promise<CopilotValidation> {
+  const copilot = await getCopilot(db, copilotId);
   const answer = (cached: Buffer): CopilotValidation => ({
     head: Buffer.from(`{"chatbot_id":${JSON.stringify(copilot.id)},`, 'utf8'),
     body: cached.subarray(1),
@@ -151,15 +174,15 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
 
   if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
-    const meta = await documents.findSwaggerDocumentMeta(storage.readDb, copilot.swagger_url);
+    const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
     // Only the copilot's own document: a file name copied from another copilot reads nothing.
     if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-    const cached = cachedValidation(meta.sha256);
+    const cached = validation.cache.cached(meta.sha256);
     if (cached !== undefined) return answer(cached);
-    const row = await documents.findSwaggerDocument(storage.readDb, copilot.swagger_url);
+    const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    return answer(await validationAnswer(source, { sha256: row.sha256 }, answerOnThreadMovingBytes));
+    return answer(await validation.cache.answer(source, { sha256: row.sha256 }, movingBytes(validation)));
   }
 
   let fetched;
@@ -170,5 +193,11 @@ export async function validateCopilot(storage: Storage, copilotId: string, polic
     throw err;
   }
   const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  return answer(await validationAnswer(source, {}, answerOnThreadMovingBytes));
+  return answer(await validation.cache.answer(source, {}, movingBytes(validation)));
 }
+
+/** Renders with the document's bytes moved to the renderer: for bytes read for this validation only. */
+const movingBytes =
+  ({ renderer }: ValidationDeps) =>
+  (src: DocumentSource, opts: ParseOptions) =>
+    renderer.answerOnThreadMovingBytes(src, opts);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import * as copilots from '../../storage/copilot.repository.js';
-import type { Storage } from '../../storage/database.js';
+import type { DialectName, Storage } from '../../storage/database.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
+import { inTransaction } from '../../storage/transaction.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { forbiddenCharacter } from '../knowledgebase/links.js';
@@ -10,37 +11,9 @@ import * as kb from '../../storage/knowledge-base.repository.js';
 import * as swaggerDocuments from '../../storage/swagger-document.repository.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
+import { COPILOT_STATUSES, type Copilot, type CopilotCreate, type CopilotPatch, type CopilotStatus, type PurgeResult } from '../wire.js';
 
-export const COPILOT_STATUSES = ['draft', 'live'] as const;
-export type CopilotStatus = (typeof COPILOT_STATUSES)[number];
-
-/** The copilot as the interface (§2.1) puts it on the wire, keys in this order. */
-export interface Copilot {
-  id: string;
-  name: string;
-  token: string;
-  website: string;
-  status: string;
-  prompt_message: string;
-  enhanced_privacy: number;
-  smart_sync: number;
-  swagger_url: string;
-  is_premade_demo_template: number;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
-
-export interface CopilotInput {
-  name?: string;
-  website?: string;
-  status?: CopilotStatus;
-  prompt_message?: string;
-  enhanced_privacy?: boolean | number;
-  smart_sync?: boolean | number;
-  swagger_url?: string;
-  is_premade_demo_template?: boolean | number;
-}
+export { COPILOT_STATUSES, type Copilot, type CopilotCreate, type CopilotPatch, type CopilotStatus, type PurgeResult };
 
 export const DEFAULT_PROMPT_MESSAGE =
   "You are a helpful assistant for this product. Answer the user's questions accurately and concisely.\n" +
@@ -55,18 +28,22 @@ export function isCopilotId(id: string): boolean {
   return UUID.test(id);
 }
 
+// Stored as 0/1 and 'draft'/'live', the only values this service writes.
+const storedFlag = (value: unknown): 0 | 1 => (Number(value) === 1 ? 1 : 0);
+const storedStatus = (value: string): CopilotStatus => COPILOT_STATUSES.find((s) => s === value) ?? 'draft';
+
 function toCopilot(row: CopilotRow): Copilot {
   return {
     id: row.id,
     name: row.name,
     token: row.token,
     website: row.website,
-    status: row.status,
+    status: storedStatus(row.status),
     prompt_message: row.prompt_message,
-    enhanced_privacy: Number(row.enhanced_privacy),
-    smart_sync: Number(row.smart_sync),
+    enhanced_privacy: storedFlag(row.enhanced_privacy),
+    smart_sync: storedFlag(row.smart_sync),
     swagger_url: row.swagger_url,
-    is_premade_demo_template: Number(row.is_premade_demo_template),
+    is_premade_demo_template: storedFlag(row.is_premade_demo_template),
     created_at: row.created_at,
     updated_at: row.updated_at,
     deleted_at: row.deleted_at,
@@ -94,7 +71,7 @@ function checkHttpUrl(field: string, value: string | undefined, allowStoredName:
   }
 }
 
-function checkInput(input: CopilotInput): void {
+function checkInput(input: CopilotPatch): void {
   if (input.name !== undefined && input.name.trim() === '') {
     throw new AppError('invalid_request', 'The field name must not be empty.', { field: 'name' });
   }
@@ -102,15 +79,8 @@ function checkInput(input: CopilotInput): void {
   checkHttpUrl('swagger_url', input.swagger_url, true);
 }
 
-/**
- * Creates a copilot, audited as `actor`. `alsoInTransaction` runs in the same transaction
- * as the insert (e.g. storing its API description) and returns the row as it then stands.
- */
-export async function createCopilot(
-  storage: Storage,
-  input: CopilotInput & { name: string },
-  options: { actor?: Principal; alsoInTransaction?: (trx: Db, row: CopilotRow) => Promise<CopilotRow> } = {},
-): Promise<Copilot> {
+/** Creates a copilot, audited as `actor`; in the caller's transaction when `db` is one. */
+export async function createCopilot(db: Db, input: CopilotCreate, actor?: Principal): Promise<Copilot> {
   checkInput(input);
   const now = nowTimestamp();
   const row: CopilotRow = {
@@ -128,17 +98,16 @@ export async function createCopilot(
     updated_at: now,
     deleted_at: null,
   };
-  const stored = await storage.db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await copilots.insertCopilot(trx, row);
-    await recordAudit(trx, options.actor, 'copilot.create', row.id, { name: row.name });
-    return options.alsoInTransaction ? options.alsoInTransaction(trx, row) : row;
+    await recordAudit(trx, actor, 'copilot.create', row.id, { name: row.name });
   });
-  return toCopilot(stored);
+  return toCopilot(row);
 }
 
 /** The copilot, or 404 for a malformed, unknown or (unless asked) soft-deleted id. */
-export async function getCopilot(storage: Storage, id: string, options: { includeDeleted?: boolean } = {}): Promise<Copilot> {
-  const row = isCopilotId(id) ? await copilots.findCopilot(storage.readDb, id.toLowerCase()) : undefined;
+export async function getCopilot(db: Db, id: string, options: { includeDeleted?: boolean } = {}): Promise<Copilot> {
+  const row = isCopilotId(id) ? await copilots.findCopilot(db, id.toLowerCase()) : undefined;
   if (!row || (row.deleted_at !== null && !options.includeDeleted)) {
     throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
   }
@@ -155,9 +124,9 @@ export interface ListCopilotsInput {
   onlyIds?: readonly string[];
 }
 
-export async function listCopilots(storage: Storage, input: ListCopilotsInput): Promise<{ items: Copilot[]; nextCursor: string | null }> {
+export async function listCopilots(db: Db, input: ListCopilotsInput): Promise<{ items: Copilot[]; nextCursor: string | null }> {
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
-  const rows = await copilots.listCopilots(storage.readDb, {
+  const rows = await copilots.listCopilots(db, {
     limit: input.limit + 1,
     after: after && { createdAt: after.createdAt, id: after.id },
     status: input.status,
@@ -171,9 +140,8 @@ export async function listCopilots(storage: Storage, input: ListCopilotsInput): 
   return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
 }
 
-export async function updateCopilot(storage: Storage, id: string, input: CopilotInput, actor?: Principal): Promise<Copilot> {
+export async function updateCopilot(db: Db, id: string, input: CopilotPatch, actor?: Principal): Promise<Copilot> {
   checkInput(input);
-  const current = await getCopilot(storage, id);
   const changes: Partial<CopilotRow> = {
     ...(input.name !== undefined && { name: input.name.trim() }),
     ...(input.website !== undefined && { website: input.website }),
@@ -185,9 +153,10 @@ export async function updateCopilot(storage: Storage, id: string, input: Copilot
     ...(input.is_premade_demo_template !== undefined && { is_premade_demo_template: flag(input.is_premade_demo_template) }),
     updated_at: nowTimestamp(),
   };
-  const row = await storage.db.transaction().execute(async (trx) => {
+  const row = await inTransaction(db, async (trx) => {
+    const current = await getCopilot(trx, id);
     const updated = await copilots.updateCopilot(trx, current.id, changes);
-    if (updated) await recordAudit(trx, actor, 'copilot.update', current.id, { fields: Object.keys(input).filter((k) => input[k as keyof CopilotInput] !== undefined) });
+    if (updated) await recordAudit(trx, actor, 'copilot.update', current.id, { fields: Object.entries(input).filter(([, value]) => value !== undefined).map(([key]) => key) });
     return updated;
   });
   if (!row) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
@@ -198,16 +167,17 @@ export async function updateCopilot(storage: Storage, id: string, input: Copilot
  * Soft deletion: the copilot keeps its row with deleted_at set, and its queued
  * knowledge-base jobs are cancelled in the same transaction (nothing is fetched for it any more).
  */
-export async function deleteCopilot(storage: Storage, id: string, actor?: Principal): Promise<Copilot> {
-  const current = await getCopilot(storage, id);
+export async function deleteCopilot(db: Db, id: string, actor?: Principal): Promise<Copilot> {
   const now = nowTimestamp();
-  const row = await storage.db.transaction().execute(async (trx) => {
+  const row = await inTransaction(db, async (trx) => {
+    const current = await getCopilot(trx, id);
     const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
     const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
     await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
     return updated;
   });
-  return toCopilot(row!);
+  if (!row) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
+  return toCopilot(row);
 }
 
 export const CANCELLED_BY_DELETION = 'Cancelled: the copilot was deleted.';
@@ -217,13 +187,13 @@ export const CANCELLED_BY_DELETION = 'Cancelled: the copilot was deleted.';
  * knowledge base, links and passages, in one transaction (audited). 404 for an unknown id;
  * 409 while the copilot is not deleted (delete it first).
  */
-export async function purgeCopilot(storage: Storage, id: string, actor?: Principal): Promise<PurgeResult> {
-  const current = await getCopilot(storage, id, { includeDeleted: true });
-  if (current.deleted_at === null) {
-    throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
-  }
-  return storage.db.transaction().execute(async (trx) => {
-    const counts = await kb.purgeKnowledgeBase(trx, storage.dialect, current.id);
+export async function purgeCopilot(db: Db, dialect: DialectName, id: string, actor?: Principal): Promise<PurgeResult> {
+  return inTransaction(db, async (trx) => {
+    const current = await getCopilot(trx, id, { includeDeleted: true });
+    if (current.deleted_at === null) {
+      throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
+    }
+    const counts = await kb.purgeKnowledgeBase(trx, dialect, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
     await copilots.deleteCopilotRow(trx, current.id);
     await recordAudit(trx, actor, 'copilot.purge', current.id, { name: current.name, documents, ...counts });
@@ -231,20 +201,16 @@ export async function purgeCopilot(storage: Storage, id: string, actor?: Princip
   });
 }
 
-export interface PurgeResult {
-  id: string;
-  documents: number;
-  links: number;
-  passages: number;
-}
-
-/** Purges every copilot deleted before `before` (a wire timestamp); returns their ids. */
-export async function purgeDeletedBefore(storage: Storage, before: string): Promise<string[]> {
+/**
+ * Purges every copilot deleted before `before` (a wire timestamp), one transaction each (so
+ * it takes the database and its dialect, never a transaction); returns their ids.
+ */
+export async function purgeDeletedBefore(storage: Pick<Storage, 'db' | 'dialect'>, before: string): Promise<string[]> {
   const ids = await copilots.findDeletedBefore(storage.db, before);
   const purged: string[] = [];
   for (const id of ids) {
     try {
-      await purgeCopilot(storage, id);
+      await purgeCopilot(storage.db, storage.dialect, id);
       purged.push(id);
     } catch (err) {
       // Purged meanwhile by another instance: nothing left to do.

@@ -8,6 +8,8 @@
  * html-to-text walks the tree recursively. The same pass reads the title and tells whether
  * `<main>`/`<article>` hold enough text to be worth converting on their own.
  */
+import { getBOMEncoding, labelToName, TextDecoder } from '@exodus/bytes/encoding.js';
+import { getEncoding } from 'encoding-sniffer';
 import { compile, type HtmlToTextOptions, type SelectorDefinition } from 'html-to-text';
 import { Parser } from 'htmlparser2';
 
@@ -60,9 +62,7 @@ export function extractText(body: Buffer, contentType: string | null): Extracted
       throw new ExtractError(`Unsupported content type${shown}; ${SUPPORTED}`);
     }
     kind = known;
-    const encoding =
-      bomEncoding(body) ?? encodingFor(charset) ?? (kind === 'html' ? metaCharset(body) : null) ?? 'utf-8';
-    text = decode(body, encoding);
+    text = decode(body, kind === 'html' ? htmlEncoding(body, charset) : textEncoding(body, charset));
   }
   text = text.replace(/\u0000/g, '');
 
@@ -88,47 +88,28 @@ function parseContentType(contentType: string | null): { mediaType: string | nul
   return { mediaType: mediaType === '' ? null : mediaType, charset };
 }
 
-/** The encoding a label names, as TextDecoder knows it, or null for an unknown label. */
-function encodingFor(label: string | null): string | null {
-  if (label === null || label.trim() === '') return null;
-  try {
-    return new TextDecoder(label.trim()).encoding;
-  } catch {
-    return null;
-  }
+/**
+ * HTML's encoding by the WHATWG sniffing algorithm (encoding-sniffer): a byte order mark,
+ * then the Content-Type charset, then a `<meta charset>` or `http-equiv` near the top (one
+ * naming UTF-16 means UTF-8), else UTF-8.
+ */
+function htmlEncoding(body: Buffer, charset: string | null): string {
+  return getEncoding(body, { transportLayerEncodingLabel: charset ?? undefined, defaultEncoding: 'utf-8', maxBytes: META_PRESCAN_BYTES });
 }
 
-// Bytes 0x80-0x9F in windows-1252 (WHATWG index); the five undefined ones stay C1 controls.
-const WINDOWS_1252_C1 = String.fromCharCode(
-  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
-);
+/** Plain text and Markdown: a byte order mark, else the Content-Type charset when it names an encoding, else UTF-8. */
+function textEncoding(body: Buffer, charset: string | null): string {
+  return getBOMEncoding(body) ?? (charset === null ? null : labelToName(charset.trim())) ?? 'utf-8';
+}
 
+/**
+ * Decoded as browsers decode (WHATWG Encoding, by @exodus/bytes): Node's own TextDecoder
+ * reads windows-1252, the label browsers use for latin1, iso-8859-1 and ascii too, as
+ * ISO-8859-1 on some versions (nodejs/node#60888), turning curly quotes, dashes and €
+ * into control characters.
+ */
 function decode(body: Buffer, encoding: string): string {
-  const text = new TextDecoder(encoding).decode(body);
-  // Node 20.18.3+ decodes windows-1252 (the label browsers use for latin1, iso-8859-1 and
-  // ascii too) as ISO-8859-1, turning curly quotes, dashes and € into control characters
-  // (nodejs/node#60888). Mapping them afterwards is right on fixed versions as well.
-  if (encoding !== 'windows-1252') return text;
-  return text.replace(/[\u0080-\u009f]/g, (c) => WINDOWS_1252_C1[c.charCodeAt(0) - 0x80]);
-}
-
-/** A byte order mark wins over every declared charset, as in browsers. */
-function bomEncoding(body: Buffer): string | null {
-  if (body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
-  if (body.length >= 2 && body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
-  if (body.length >= 2 && body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
-  return null;
-}
-
-/** `<meta charset="…">` or `<meta http-equiv="Content-Type" content="…; charset=…">` near the top. */
-function metaCharset(body: Buffer): string | null {
-  const head = body.subarray(0, META_PRESCAN_BYTES).toString('latin1');
-  const match = /<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([^\s"'/>;]+)/i.exec(head);
-  const encoding = encodingFor(match ? match[1] : null);
-  // A document that could be read as ASCII to find this cannot be UTF-16 (HTML spec).
-  if (encoding === 'utf-16le' || encoding === 'utf-16be') return 'utf-8';
-  return encoding;
+  return new TextDecoder(encoding).decode(body);
 }
 
 // The WHATWG MIME sniffing signatures for HTML (each followed by a space or `>`).
@@ -139,7 +120,7 @@ const HTML_SIGNATURES = [
 
 /** No content type: HTML if it starts like HTML, plain text if it is valid text without NULs. */
 function sniff(body: Buffer): { kind: Kind; text: string } {
-  const bom = bomEncoding(body);
+  const bom = getBOMEncoding(body);
   const start = new TextDecoder(bom ?? 'windows-1252')
     .decode(body.subarray(0, 1024))
     .replace(/^[\t\n\f\r ]+/, '')
@@ -149,8 +130,7 @@ function sniff(body: Buffer): { kind: Kind; text: string } {
     start.startsWith('<!--') ||
     HTML_SIGNATURES.some((sig) => start.startsWith(sig) && /^[\s>]/.test(start.slice(sig.length, sig.length + 1)));
   if (looksLikeHtml) {
-    const encoding = bom ?? metaCharset(body) ?? 'utf-8';
-    return { kind: 'html', text: decode(body, encoding) };
+    return { kind: 'html', text: decode(body, htmlEncoding(body, null)) };
   }
   let text: string;
   try {

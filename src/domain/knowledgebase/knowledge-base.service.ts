@@ -1,29 +1,25 @@
 import { AppError } from '../../errors.js';
 import { recordAudit } from '../audit.js';
-import type { Storage } from '../../storage/database.js';
+import type { DialectName } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import type { Db, KbLinkRow } from '../../storage/schema.js';
+import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
 import { canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
 import { queryTerms } from './search-query.js';
+import { LINK_STATUSES, type KnowledgeBaseLink, type KnowledgeBaseLinks, type LinksDeleted, type SearchResults } from '../wire.js';
 
 export const DELETE_MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
 
-export interface KbLink {
-  url: string;
-  status: string;
-  error: string | null;
-  passages: number;
-  created_at: string;
-  updated_at: string;
-}
+// A status this service never writes reads as failed: the link needs adding again.
+const storedStatus = (value: string) => LINK_STATUSES.find((s) => s === value) ?? 'failed';
 
-const toLink = (row: KbLinkRow): KbLink => ({
+const toLink = (row: KbLinkRow): KnowledgeBaseLink => ({
   url: row.url,
-  status: row.status,
+  status: storedStatus(row.status),
   error: row.error,
   passages: Number(row.passages),
   created_at: row.created_at,
@@ -32,7 +28,7 @@ const toLink = (row: KbLinkRow): KbLink => ({
 
 /** The request body's links, or 400 naming every offending index. */
 export function requireLinks(body: unknown): string[] {
-  const links = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { links?: unknown }).links : undefined;
+  const links = body !== null && typeof body === 'object' && !Array.isArray(body) && 'links' in body ? body.links : undefined;
   const checked = checkLinks(links);
   if ('problems' in checked) {
     throw new AppError('invalid_request', 'The body must be {"links": [...]} with 1 to 1000 absolute http(s) URLs of at most 2048 characters.', {
@@ -45,10 +41,10 @@ export function requireLinks(body: unknown): string[] {
 const kbNotFound = (botId: string) => new AppError('knowledge_base_not_found', 'No knowledge base exists for this bot.', { bot_id: botId });
 
 /** The bot's canonical id when it is a live copilot; 404 otherwise (soft-deleted copilots included). */
-async function liveBot(storage: Storage, botId: string, notFound: () => AppError): Promise<string> {
+async function liveBot(db: Db, botId: string, notFound: () => AppError): Promise<string> {
   if (!isCopilotId(botId)) throw notFound();
   try {
-    return (await getCopilot(storage, botId)).id;
+    return (await getCopilot(db, botId)).id;
   } catch (err) {
     if (err instanceof AppError && err.code === 'copilot_not_found') throw notFound();
     throw err;
@@ -61,23 +57,23 @@ async function liveBot(storage: Storage, botId: string, notFound: () => AppError
  * waiting to be indexed: a request that would go over it queues nothing (429 quota_exceeded).
  */
 export async function addLinks(
-  storage: Storage,
+  db: Db,
   botId: string,
   sent: readonly string[],
   limits: { maxPendingLinks?: number } = {},
   actor?: Principal,
-): Promise<{ bot_id: string; links: KbLink[] }> {
+): Promise<KnowledgeBaseLinks> {
   // One page, one link: stored, answered and counted in the canonical form, each page once.
   const links = uniqueCanonicalLinks(sent);
-  const id = await liveBot(storage, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }));
   const now = nowTimestamp();
-  const rows = await storage.db.transaction().execute(async (trx) => {
+  const { id, rows } = await inTransaction(db, async (trx) => {
+    const id = await liveBot(trx, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }));
     // Locks the knowledge base row (PostgreSQL) first: adds to one bot count one at a time.
     await kb.ensureKnowledgeBase(trx, id, now);
     if (limits.maxPendingLinks !== undefined) await checkPendingLimit(trx, id, links, limits.maxPendingLinks);
     await kb.upsertPendingLinks(trx, id, links, now);
     await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links });
-    return kb.findLinksByUrls(trx, id, links);
+    return { id, rows: await kb.findLinksByUrls(trx, id, links) };
   });
   const byUrl = new Map(rows.map((r) => [r.url, r]));
   return { bot_id: id, links: links.map((url) => toLink(byUrl.get(url)!)) };
@@ -97,15 +93,11 @@ async function checkPendingLimit(trx: Db, botId: string, links: readonly string[
   );
 }
 
-export async function listLinks(
-  storage: Storage,
-  botId: string,
-  page: { limit: number; cursor?: string },
-): Promise<{ body: { bot_id: string; links: KbLink[] }; nextCursor: string | null }> {
-  const id = await liveBot(storage, botId, () => kbNotFound(botId));
+export async function listLinks(db: Db, botId: string, page: { limit: number; cursor?: string }): Promise<{ body: KnowledgeBaseLinks; nextCursor: string | null }> {
+  const id = await liveBot(db, botId, () => kbNotFound(botId));
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-  if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
-  const rows = await kb.listLinks(storage.readDb, id, { limit: page.limit + 1, after });
+  if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
+  const rows = await kb.listLinks(db, id, { limit: page.limit + 1, after });
   const more = rows.length > page.limit;
   const items = more ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];
@@ -115,10 +107,10 @@ export async function listLinks(
   };
 }
 
-export async function searchKnowledgeBase(storage: Storage, botId: string, q: string, limit: number) {
-  const id = await liveBot(storage, botId, () => kbNotFound(botId));
-  if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
-  const hits = await kb.searchPassages(storage.readDb, storage.dialect, id, queryTerms(q), limit);
+export async function searchKnowledgeBase(db: Db, dialect: DialectName, botId: string, q: string, limit: number): Promise<SearchResults> {
+  const id = await liveBot(db, botId, () => kbNotFound(botId));
+  if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
+  const hits = await kb.searchPassages(db, dialect, id, queryTerms(q), limit);
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 
@@ -127,20 +119,16 @@ export async function searchKnowledgeBase(storage: Storage, botId: string, q: st
  * The interface's delete: removes the named links and all their passages in one
  * transaction; the knowledge base goes with its last link. Written to the audit log.
  */
-export async function deleteLinks(storage: Storage, botId: string, links: readonly string[], actor: Principal) {
-  const id = await liveBot(storage, botId, () => kbNotFound(botId));
-  const result = await storage.db.transaction().execute(async (trx) => {
-    if (!(await kb.lockKnowledgeBase(trx, storage.dialect, id))) throw kbNotFound(botId);
+export async function deleteLinks(db: Db, dialect: DialectName, botId: string, links: readonly string[], actor: Principal): Promise<LinksDeleted> {
+  const result = await inTransaction(db, async (trx) => {
+    const id = await liveBot(trx, botId, () => kbNotFound(botId));
+    if (!(await kb.lockKnowledgeBase(trx, dialect, id))) throw kbNotFound(botId);
     // Any spelling finds the stored (canonical) link; the answer keeps the caller's spellings.
     const canonicalOf = new Map(links.map((url) => [url, canonicalLink(url)]));
     const found = await kb.findLinksByUrls(trx, id, [...new Set(canonicalOf.values())]);
     const foundCanonical = new Set(found.map((r) => r.url));
     const foundUrls = new Set(links.filter((url) => foundCanonical.has(canonicalOf.get(url)!)));
-    await kb.deleteLinksAndPassages(
-      trx,
-      storage.dialect,
-      found.map((r) => r.id),
-    );
+    await kb.deleteLinksAndPassages(trx, dialect, found.map((r) => r.id));
     const remaining = await kb.countLinks(trx, id);
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
     const deleted = links.filter((url) => foundUrls.has(url));

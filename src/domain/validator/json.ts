@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import type * as Jsonc from 'jsonc-parser';
 import { at, invalidDocument, jsonPointer, positionOfByte, positionOfIndex } from './problems.js';
 
 /**
@@ -10,7 +12,7 @@ import { at, invalidDocument, jsonPointer, positionOfByte, positionOfIndex } fro
  * code after it) and compares its key count with the members the text writes (first
  * `membersAtMost`, then, if that differs, the exact `countMembers`): fewer keys means some
  * object repeats a key, which `JSON.parse` drops silently; only then is the text read
- * again, strictly, to say which key and where.
+ * again, strictly (jsonc-parser), to say which key and where.
  */
 
 export interface DecodedJson {
@@ -98,7 +100,7 @@ export function duplicateKeyError(decoded: DecodedJson, maxDepth: number) {
   const tooDeep = tooDeepError(decoded, maxDepth);
   if (tooDeep) return tooDeep;
   const { text } = decoded;
-  const problem = locateJsonProblem(text);
+  const problem = locateJsonProblem(text, true);
   if (problem?.kind !== 'duplicate') return null;
   const position = positionOfIndex(text, problem.index);
   return invalidDocument(`The document repeats the key ${JSON.stringify(problem.key)} in one object ${at(position)}.`, {
@@ -108,7 +110,7 @@ export function duplicateKeyError(decoded: DecodedJson, maxDepth: number) {
 }
 
 function syntaxError(text: string, err: unknown) {
-  const problem = locateJsonProblem(text);
+  const problem = locateJsonProblem(text, false);
   if (problem?.kind === 'syntax') {
     const position = positionOfIndex(text, problem.index);
     return invalidDocument(`The document is not valid JSON: ${problem.message} ${at(position)}.`, { ...position });
@@ -152,147 +154,112 @@ function firstTooDeep(bytes: Uint8Array, start: number, maxDepth: number): numbe
 }
 
 /**
- * A strict, iterative JSON reader used only when something is wrong: it finds the first
- * syntax error (for a position when `JSON.parse`'s message has none) or the first
- * duplicate key (which `JSON.parse` accepts, keeping the last). Linear in the text.
+ * The first syntax error or repeated key, read strictly by jsonc-parser (comments and
+ * trailing commas refused), which reports offsets; used only when something is wrong: for
+ * a position when `JSON.parse`'s message has none, or for the key `JSON.parse` silently
+ * replaced (keys are kept per object only when `findDuplicates`). Its parser recurses per
+ * level, so it runs only after the depth check, and stops at the first problem: up to there
+ * it reads the text as JSON does, so no deeper than checked.
  */
 type JsonProblem =
   | { kind: 'syntax'; index: number; message: string }
   | { kind: 'duplicate'; index: number; key: string; pointer: string };
 
-interface Frame {
-  object: boolean;
-  keys: Set<string> | null;
-  index: number;
+const STRICT: Jsonc.ParseOptions = { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false };
+const STOP = Symbol('stop');
+
+// Loaded on first use: only a document that is wrong needs it (the CLI starts without it).
+const require = createRequire(import.meta.url);
+let jsonc: typeof Jsonc | undefined;
+
+function locateJsonProblem(text: string, findDuplicates: boolean): JsonProblem | null {
+  let problem: JsonProblem | null = null;
+  // Per open level: the keys of an object when duplicates are looked for, else an empty set (null for an array).
+  const open: (Set<string> | null)[] = [];
+  const noKeys = new Set<string>();
+  // Whether a property name is due (after `{` or after `,` in an object).
+  let keyDue = false;
+  const stop = (found: JsonProblem): never => {
+    problem = found;
+    throw STOP;
+  };
+  jsonc ??= require('jsonc-parser') as typeof Jsonc;
+  const { printParseErrorCode, visit } = jsonc;
+  try {
+    visit(
+      text,
+      {
+        onObjectBegin: () => {
+          open.push(findDuplicates ? new Set() : noKeys);
+          keyDue = true;
+        },
+        onArrayBegin: () => {
+          open.push(null);
+          keyDue = false;
+        },
+        onObjectEnd: () => void open.pop(),
+        onArrayEnd: () => void open.pop(),
+        onSeparator: (character) => {
+          if (character === ',') keyDue = open[open.length - 1] != null;
+        },
+        onObjectProperty: (key, offset, _length, _line, _column, path) => {
+          keyDue = false;
+          if (!findDuplicates) return;
+          const keys = open[open.length - 1]!;
+          if (keys.has(key)) stop({ kind: 'duplicate', index: offset, key, pointer: jsonPointer([...path(), key]) });
+          keys.add(key);
+        },
+        onError: (code, offset) => stop(syntaxProblem(text, printParseErrorCode(code), offset, keyDue, open[open.length - 1] != null)),
+      },
+      STRICT,
+    );
+  } catch (err) {
+    // A RangeError: nested deeper than the stack allows (a caller's own maxDepth); the engine's account stands.
+    if (err !== STOP && !(err instanceof RangeError)) throw err;
+  }
+  return problem;
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
-const HEX4 = /[0-9a-fA-F]{4}/y;
-
-const EXPECT_VALUE = 0;
-const AFTER_VALUE = 1;
-const EXPECT_KEY = 2;
-
-function locateJsonProblem(text: string): JsonProblem | null {
-  const n = text.length;
-  const stack: Frame[] = [];
-  const path: (string | number)[] = [];
-  let i = 0;
-  let mode = EXPECT_VALUE;
-
-  const skipSpace = (): void => {
-    while (i < n && isJsonSpace(text.charCodeAt(i))) i++;
-  };
-  const syntax = (message: string, index = i): JsonProblem => ({ kind: 'syntax', index, message });
-  const unexpected = (): JsonProblem =>
-    i >= n ? syntax('unexpected end of the document') : syntax(`unexpected character ${JSON.stringify(text[i])}`);
-
-  /** Returns the index after the closing quote, or a problem. */
-  const readString = (): number | JsonProblem => {
-    let j = i + 1;
-    for (;;) {
-      if (j >= n) return syntax('unterminated string', j);
-      const c = text.charCodeAt(j);
-      if (c === 0x22) return j + 1;
-      if (c < 0x20) return syntax('bad control character in string', j);
-      if (c === 0x5c) {
-        const e = text[j + 1];
-        if (e === 'u') {
-          HEX4.lastIndex = j + 2;
-          if (!HEX4.test(text)) return syntax('bad \\u escape in string', j);
-          j += 6;
-        } else if (e !== undefined && ESCAPES.has(e)) {
-          j += 2;
-        } else {
-          return syntax('bad escape in string', j);
-        }
-      } else {
-        j++;
-      }
-    }
-  };
-
-  for (;;) {
-    skipSpace();
-    if (mode === EXPECT_VALUE) {
-      const c = text.charCodeAt(i);
-      if (c === 0x7b || c === 0x5b) {
-        const object = c === 0x7b;
-        i++;
-        skipSpace();
-        if (text.charCodeAt(i) === (object ? 0x7d : 0x5d)) {
-          i++;
-          mode = AFTER_VALUE;
-        } else if (object) {
-          stack.push({ object, keys: new Set(), index: 0 });
-          mode = EXPECT_KEY;
-        } else {
-          stack.push({ object, keys: null, index: 0 });
-          path.push(0);
-        }
-      } else if (c === 0x22) {
-        const end = readString();
-        if (typeof end !== 'number') return end;
-        i = end;
-        mode = AFTER_VALUE;
-      } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-        NUMBER.lastIndex = i;
-        if (!NUMBER.test(text)) return syntax('bad number');
-        i = NUMBER.lastIndex;
-        mode = AFTER_VALUE;
-      } else if (text.startsWith('true', i) || text.startsWith('null', i)) {
-        i += 4;
-        mode = AFTER_VALUE;
-      } else if (text.startsWith('false', i)) {
-        i += 5;
-        mode = AFTER_VALUE;
-      } else {
-        return unexpected();
-      }
-    } else if (mode === EXPECT_KEY) {
-      if (text.charCodeAt(i) !== 0x22) {
-        return i >= n ? unexpected() : syntax('expected a property name in double quotes');
-      }
-      const keyStart = i;
-      const end = readString();
-      if (typeof end !== 'number') return end;
-      const key = JSON.parse(text.slice(keyStart, end)) as string;
-      const frame = stack[stack.length - 1]!;
-      if (frame.keys!.has(key)) return { kind: 'duplicate', index: keyStart, key, pointer: jsonPointer([...path, key]) };
-      frame.keys!.add(key);
-      path.push(key);
-      i = end;
-      skipSpace();
-      if (text.charCodeAt(i) !== 0x3a) return i >= n ? unexpected() : syntax("expected ':' after a property name");
-      i++;
-      mode = EXPECT_VALUE;
-    } else {
-      // AFTER_VALUE
-      const frame = stack[stack.length - 1];
-      if (!frame) {
-        return i < n ? syntax('unexpected text after the end of the document') : null;
-      }
-      const c = text.charCodeAt(i);
-      if (c === 0x2c) {
-        i++;
-        path.pop();
-        if (frame.object) {
-          mode = EXPECT_KEY;
-        } else {
-          frame.index++;
-          path.push(frame.index);
-          mode = EXPECT_VALUE;
-        }
-      } else if (c === (frame.object ? 0x7d : 0x5d)) {
-        i++;
-        stack.pop();
-        path.pop();
-      } else if (i >= n) {
-        return unexpected();
-      } else {
-        return syntax(frame.object ? "expected ',' or '}' after a property value" : "expected ',' or ']' after an array element");
-      }
-    }
+/** Our wording of the parser's error, where it is. */
+function syntaxProblem(text: string, code: string, offset: number, keyDue: boolean, inObject: boolean): JsonProblem {
+  const syntax = (message: string, index = offset): JsonProblem => ({ kind: 'syntax', index, message });
+  switch (code) {
+    case 'UnexpectedEndOfString':
+    case 'InvalidEscapeCharacter':
+    case 'InvalidUnicode':
+    case 'InvalidCharacter':
+      return stringProblem(text, offset);
   }
+  if (offset >= text.length) return syntax('unexpected end of the document', text.length);
+  switch (code) {
+    case 'EndOfFileExpected':
+      return syntax('unexpected text after the end of the document');
+    case 'PropertyNameExpected':
+      return syntax('expected a property name in double quotes');
+    case 'ColonExpected':
+      return syntax("expected ':' after a property name");
+    case 'CommaExpected':
+    case 'CloseBraceExpected':
+    case 'CloseBracketExpected':
+      return syntax(inObject ? "expected ',' or '}' after a property value" : "expected ',' or ']' after an array element");
+    case 'InvalidNumberFormat':
+    case 'UnexpectedEndOfNumber':
+      return syntax('bad number');
+    default:
+      return syntax(keyDue ? 'expected a property name in double quotes' : `unexpected character ${JSON.stringify(text[offset])}`);
+  }
+}
+
+// A string's opening quote and every character JSON allows after it.
+const STRING_PREFIX = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*/y;
+
+/** The parser reports a bad string where it opens: the character at fault, and why. */
+function stringProblem(text: string, open: number): JsonProblem {
+  STRING_PREFIX.lastIndex = open;
+  const index = STRING_PREFIX.test(text) ? STRING_PREFIX.lastIndex : open;
+  const syntax = (message: string): JsonProblem => ({ kind: 'syntax', index, message });
+  if (index >= text.length) return syntax('unterminated string');
+  if (text.charCodeAt(index) < 0x20) return syntax('bad control character in string');
+  if (text[index] === '\\') return syntax(text[index + 1] === 'u' ? 'bad \\u escape in string' : 'bad escape in string');
+  return { kind: 'syntax', index: open, message: 'bad string' };
 }

@@ -1,14 +1,19 @@
 import multipart from '@fastify/multipart';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { SwaggerTransform } from '@fastify/swagger';
 import type { Config } from '../../config.js';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
+import { CopilotValidationResult } from '../../domain/validator/wire-types.js';
+import { Copilot, jsonObject } from '../../domain/wire.js';
 import { AppError } from '../../errors.js';
+import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import { visibleCopilot, type AccessHook } from '../auth.js';
 import { checkText } from '../text-guard.js';
-import { Copilot, CopilotIdParams, errorResponses } from '../schemas.js';
+import { CopilotIdParams, errorResponses, jsonAnswer, LOCATION_HEADER, ref } from '../schemas.js';
 
 const RAW_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 const FILE_FIELDS = new Set(['file', 'swagger_file']);
@@ -31,7 +36,7 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
-    const code = (err as { code?: unknown }).code;
+    const code = err !== null && typeof err === 'object' && 'code' in err ? err.code : undefined;
     // A second file part is not "too large": say what to send instead.
     if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
     // The plugin's own errors (size limits, premature close) carry a status the error handler maps.
@@ -53,31 +58,57 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
   return { bytes: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), mediaType: request.headers['content-type'] ?? null };
 }
 
-const ValidatorResponse = Type.Object(
-  {
-    chatbot_id: Type.String({ format: 'uuid' }),
-    all_endpoints: Type.Array(Type.Object({}, { additionalProperties: true, description: 'Endpoint object (interface §2.3)' })),
-    validations: Type.Object({}, { additionalProperties: true, description: 'Findings (interface §2.4, DESIGN §5)' }),
+// The uploads read their own bodies (raw bytes, or a multipart stream), so no schema can
+// validate them; their request bodies are published in the document only (`swaggerTransform`).
+const OPENAPI_DOCUMENT = jsonObject({ description: 'An OpenAPI 3.x or Swagger 2.0 document' });
+const YAML_TEXT = Type.String({ description: 'An OpenAPI 3.x or Swagger 2.0 document, as YAML' });
+const FILE = Type.String({ format: 'binary', description: 'The document, JSON or YAML' });
+
+const uploadBody = {
+  content: {
+    'application/json': { schema: OPENAPI_DOCUMENT },
+    ...Object.fromEntries(RAW_TYPES.filter((t) => t !== 'application/json').map((t) => [t, { schema: YAML_TEXT }])),
+    'multipart/form-data': {
+      schema: Type.Object(
+        { file: Type.Optional(FILE), swagger_file: Type.Optional(FILE) },
+        { description: 'One file, in the field `file` or `swagger_file`' },
+      ),
+    },
   },
-  { description: 'Every endpoint of the API description and what an LLM will struggle with' },
-);
+};
+
+const createBody = {
+  content: {
+    'multipart/form-data': {
+      schema: Type.Object({
+        swagger_file: Type.Unsafe<string>({ ...FILE, description: 'The document, JSON or YAML (the field `file` is accepted too)' }),
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        website: Type.Optional(Type.String({ maxLength: 2048 })),
+        prompt_message: Type.Optional(Type.String({ maxLength: 100_000 })),
+      }),
+    },
+  },
+};
+
+const documentedBody =
+  (body: object): SwaggerTransform =>
+  ({ schema, url }) => ({ schema: { ...schema, body }, url });
 
 /**
  * API descriptions: upload (raw JSON/YAML or multipart), download, and the validator.
  * Registered as an encapsulated plugin: here JSON and YAML bodies are kept as raw
  * bytes (stored as sent) with the document size cap instead of the JSON body limit.
  */
-export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook; config: Config }): void {
-  const { storage, access, config } = deps;
+export function apiDescriptionRoutes(
+  instance: FastifyInstance,
+  deps: { storage: Storage; access: AccessHook; config: Config; fetchPolicy: FetchPolicy; validation: descriptions.ValidationDeps },
+): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  const { storage, access, config, validation } = deps;
   const maxBytes = config.maxDocumentBytes;
-  const policy = () => ({
-    timeoutMs: config.fetchTimeoutMs,
-    maxBytes: config.maxDocumentBytes,
-    maxRedirects: 5,
-    allowNetworks: [...config.fetchAllowNetworks],
-  });
 
-  app.register(async (scope) => {
+  app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: maxBytes }, (_request, body, done) => done(null, body));
     await scope.register(multipart, { limits: { fileSize: maxBytes } });
@@ -87,13 +118,15 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
       {
         onRequest: access({ scope: 'copilots:write', botParam: 'id' }),
         bodyLimit: maxBytes + 64 * 1024,
+        config: { swaggerTransform: documentedBody(uploadBody) },
         schema: {
-          summary: "Upload the copilot's API description (raw JSON/YAML body, or multipart with `file` or `swagger_file`)",
-          description: `Accepted raw media types: ${RAW_TYPES.join(', ')}. The document is checked, stored under a generated file name that becomes swagger_url.`,
+          operationId: 'uploadApiDescription',
+          summary: "Upload the copilot's API description",
+          description: `A raw body (${RAW_TYPES.join(', ')}) or multipart with the file in \`file\` or \`swagger_file\`. The document is checked, then stored under a generated file name that becomes swagger_url. Written to the audit log.`,
           tags: ['api descriptions'],
           params: CopilotIdParams,
           response: {
-            200: Type.Ref(Copilot),
+            200: jsonAnswer('The copilot, with its new swagger_url', ref(Copilot)),
             ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'),
           },
         },
@@ -101,7 +134,7 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
       async (request) =>
         visibleCopilot(
           request.principal,
-          await descriptions.uploadApiDescription(storage, (request.params as { id: string }).id, await readUpload(request, maxBytes), maxBytes, request.principal),
+          await descriptions.uploadApiDescription(storage.db, validation, request.params.id, await readUpload(request, maxBytes), maxBytes, request.principal),
         ),
     );
 
@@ -110,11 +143,14 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
       {
         onRequest: access({ scope: 'copilots:write', createsBot: true }),
         bodyLimit: maxBytes + 256 * 1024,
+        config: { swaggerTransform: documentedBody(createBody) },
         schema: {
-          summary: 'Create a copilot with its API description in one call (multipart: swagger_file, name, website, prompt_message)',
+          operationId: 'createCopilotWithApiDescription',
+          summary: 'Create a copilot with its API description in one call',
+          description: 'Multipart: swagger_file, name, website, prompt_message; in one transaction. Written to the audit log.',
           tags: ['api descriptions'],
           response: {
-            201: Type.Ref(Copilot),
+            201: jsonAnswer('The created copilot', ref(Copilot), LOCATION_HEADER),
             ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'),
           },
         },
@@ -126,7 +162,8 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
         const name = (fields.name ?? '').trim();
         if (name === '' || name.length > 200) throw new AppError('invalid_request', 'The field name is required (1 to 200 characters).', { field: 'name' });
         const created = await descriptions.createCopilotWithApiDescription(
-          storage,
+          storage.db,
+          validation,
           {
             name,
             ...(fields.website !== undefined && { website: fields.website }),
@@ -142,39 +179,58 @@ export function apiDescriptionRoutes(app: FastifyInstance, deps: { storage: Stor
     );
   });
 
-  app.get(
+  // The stored bytes as uploaded (a Buffer, never serialised): the reply's type says so, the
+  // schema describes them for the document.
+  app.get<{ Params: Static<typeof CopilotIdParams>; Reply: Buffer }>(
     '/backend/api/copilot/:id/swagger',
     {
       onRequest: access({ scope: 'copilots:read', botParam: 'id' }),
       schema: {
-        summary: 'The stored API description, as uploaded, with its media type',
+        operationId: 'getApiDescription',
+        summary: 'The stored API description, as uploaded',
+        description: 'Answered in the format it was stored in: a JSON object (application/json) or YAML text (application/yaml).',
         tags: ['api descriptions'],
         params: CopilotIdParams,
-        response: { 200: Type.String({ description: 'The document bytes' }), ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing') },
+        response: {
+          200: {
+            description: 'The document',
+            headers: { 'content-disposition': Type.String({ description: '`inline; filename="<stored file name>"`, the copilot\'s swagger_url' }) },
+            content: {
+              'application/json': { schema: OPENAPI_DOCUMENT },
+              'application/yaml': { schema: YAML_TEXT },
+            },
+          },
+          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing'),
+        },
       },
     },
     async (request, reply) => {
-      const doc = await descriptions.getStoredApiDescription(storage, (request.params as { id: string }).id);
+      const doc = await descriptions.getStoredApiDescription(storage.readDb, request.params.id);
       return reply.type(`${doc.mediaType}; charset=utf-8`).header('content-disposition', `inline; filename="${doc.fileName}"`).send(doc.bytes);
     },
   );
 
-  app.get(
+  // JSON already rendered (the cached validation's bytes), never serialised: the reply's type
+  // says so, the schema describes it for the document.
+  app.get<{ Params: Static<typeof CopilotIdParams>; Reply: Readable }>(
     '/backend/api/copilot/:id/validator',
     {
       onRequest: access({ scope: 'copilots:read', botParam: 'id', anonymousReadable: true }),
       schema: {
-        summary: "Validate the copilot's API description: every endpoint, and what an LLM will struggle with",
+        operationId: 'validateCopilot',
+        summary: "Validate the copilot's API description",
+        description:
+          'Every endpoint of the API description, and what an LLM will struggle with: endpoints without operationId, description or name (summary), duplicate or invalid operationIds, the auth type and the base URL (interface §4.3, DESIGN §5).',
         tags: ['api descriptions'],
         params: CopilotIdParams,
         response: {
-          200: ValidatorResponse,
+          200: jsonAnswer('The validation result', ref(CopilotValidationResult)),
           ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'invalid_swagger_file', 'address_not_allowed', 'swagger_fetch_failed', 'service_unavailable'),
         },
       },
     },
     async (request, reply) => {
-      const { head, body } = await descriptions.validateCopilot(storage, (request.params as { id: string }).id, policy());
+      const { head, body } = await descriptions.validateCopilot(storage.readDb, validation, request.params.id, deps.fetchPolicy);
       // Already JSON: the copilot's id, then the cached answer's own bytes, as two chunks of
       // one stream (joining them would copy the whole answer for each request).
       return reply

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /**
@@ -43,7 +44,8 @@ function setHeaders(root: string, reply: FastifyReply, file: string): void {
  * start are routed (no wildcard), so every other path, `/backend/…` included, still gets
  * the API's JSON 404. Without a build, `/` explains how to make one.
  */
-export async function dashboardRoutes(app: FastifyInstance, options: { root: string }): Promise<void> {
+export async function dashboardRoutes(instance: FastifyInstance, options: { root: string }): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const root = path.resolve(options.root);
   if (!existsSync(path.join(root, 'index.html'))) {
     app.log.warn({ root }, 'The dashboard is not built (no index.html); `/` explains how to build it');

@@ -1,11 +1,14 @@
-import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as keys from '../../domain/auth/api-keys.js';
+import { ApiKey, ApiKeyCreate, ApiKeyCreated } from '../../domain/wire.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
-import { ApiKey, ApiKeyCreate, ApiKeyCreated, errorResponses } from '../schemas.js';
+import { errorResponses, jsonAnswer, KeyIdParams, ref } from '../schemas.js';
 
-export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access: AccessHook }): void {
+export function keyRoutes(instance: FastifyInstance, deps: { storage: Storage; access: AccessHook }): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { storage, access } = deps;
   const admin = access({ scope: 'admin' });
 
@@ -14,17 +17,21 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
     {
       onRequest: admin,
       schema: {
-        summary: 'Create an API key (the key itself is shown only in this response)',
-        tags: ['keys'],
-        body: ApiKeyCreate,
+        operationId: 'createApiKey',
+        summary: 'Create an API key (the key itself is shown only in this answer)',
         description: 'A key creates only keys whose scopes it holds and whose bots lie within its own; `bots` (when given) names 1 to 1000 existing copilots.',
-        response: { 201: ApiKeyCreated, ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type') },
+        tags: ['keys'],
+        body: ref(ApiKeyCreate),
+        response: {
+          201: jsonAnswer('The created key, with its secret', ref(ApiKeyCreated)),
+          ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type'),
+        },
       },
     },
     async (request, reply) => {
-      const created = await keys.createApiKey(storage, request.body as { scopes: string[]; bots?: string[] | null; name?: string }, { creator: request.principal });
+      const created = await keys.createApiKey(storage.db, request.body, { creator: request.principal });
       reply.code(201);
-      return { id: created.id, key: created.key, scopes: created.scopes, bots: created.bots, name: created.name, created_at: created.created_at };
+      return created;
     },
   );
 
@@ -33,12 +40,14 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
     {
       onRequest: admin,
       schema: {
-        summary: 'List API keys (never their secrets); a key limited to bots lists only keys within its bots',
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description: 'Never their secrets. A key limited to bots lists only keys within its bots.',
         tags: ['keys'],
-        response: { 200: Type.Array(Type.Ref(ApiKey)), ...errorResponses('unauthorized', 'forbidden') },
+        response: { 200: jsonAnswer('The keys', Type.Array(ref(ApiKey))), ...errorResponses('unauthorized', 'forbidden') },
       },
     },
-    async (request) => keys.listApiKeys(storage, request.principal),
+    async (request) => keys.listApiKeys(storage.readDb, request.principal),
   );
 
   app.delete(
@@ -46,15 +55,17 @@ export function keyRoutes(app: FastifyInstance, deps: { storage: Storage; access
     {
       onRequest: admin,
       schema: {
-        summary: 'Revoke an API key; it stops working at once on every instance',
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description: 'It stops working at once, on every instance. Written to the audit log.',
         tags: ['keys'],
-        params: Type.Object({ id: Type.String() }),
-        response: { 204: Type.Null(), ...errorResponses('unauthorized', 'forbidden', 'key_not_found') },
+        params: KeyIdParams,
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('unauthorized', 'forbidden', 'key_not_found') },
       },
     },
     async (request, reply) => {
-      await keys.revokeApiKey(storage, (request.params as { id: string }).id, request.principal);
-      return reply.code(204).send();
+      await keys.revokeApiKey(storage.db, request.params.id, request.principal);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,29 +1,82 @@
-import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
+import type { OpenAPI } from 'openapi-types';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../errors.js';
 import { isDatabaseReachable, type Storage } from '../../storage/database.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, jsonAnswer } from '../schemas.js';
 
 const Status = Type.Object({ status: Type.String() });
+// The type @fastify/swagger gives its document (its declarations import openapi-types).
+const OpenApiDocument = Type.Unsafe<OpenAPI.Document>({ type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' });
 
-export function systemRoutes(app: FastifyInstance, deps: { storage: Storage; metrics: Registry }): void {
+export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage; metrics: Registry }): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   // security: [] marks these as open in the published document (the default is the bearer key).
-  app.get('/healthz', { schema: { summary: 'The process is up', tags: ['operations'], security: [], response: { 200: Status } } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'health',
+        summary: 'The process is up',
+        description: 'Answers as long as the process runs; says nothing of the database (see /readyz).',
+        tags: ['operations'],
+        security: [],
+        response: { 200: jsonAnswer('Up', Status), ...errorResponses() },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
 
   app.get(
     '/readyz',
-    { schema: { summary: 'The database is reachable', tags: ['operations'], security: [], response: { 200: Status, ...errorResponses('service_unavailable') } } },
+    {
+      schema: {
+        operationId: 'ready',
+        summary: 'The database is reachable',
+        description: 'For a load balancer: 503 while the database cannot be reached.',
+        tags: ['operations'],
+        security: [],
+        response: { 200: jsonAnswer('Ready', Status), ...errorResponses('service_unavailable') },
+      },
+    },
     async () => {
       if (await isDatabaseReachable(deps.storage)) return { status: 'ready' };
       throw new AppError('service_unavailable', 'The database is not reachable.');
     },
   );
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics (text format)', tags: ['operations'], security: [] } }, async (_request, reply) => {
-    reply.type(deps.metrics.contentType);
-    return deps.metrics.metrics();
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        description: 'HTTP, task threads, jobs, failures, caches and the database pool, in the Prometheus text format.',
+        tags: ['operations'],
+        security: [],
+        response: { 200: { description: 'The metrics', content: { 'text/plain': { schema: Type.String() } } }, ...errorResponses() },
+      },
+    },
+    async (_request, reply) => {
+      reply.type(deps.metrics.contentType);
+      return deps.metrics.metrics();
+    },
+  );
 
-  app.get('/backend/openapi.json', { schema: { summary: "This service's OpenAPI 3.1 document", tags: ['operations'], security: [] } }, async () => app.swagger());
+  app.get(
+    '/backend/openapi.json',
+    {
+      schema: {
+        operationId: 'getOpenApiDocument',
+        summary: "This service's OpenAPI 3.1 document",
+        description: 'Generated from the same schemas that validate requests and serialise answers.',
+        tags: ['operations'],
+        security: [],
+        response: { 200: jsonAnswer('The document', OpenApiDocument), ...errorResponses() },
+      },
+    },
+    async () => app.swagger(),
+  );
 }

@@ -105,6 +105,12 @@ describe('extractText: character encodings', () => {
     { name: 'HTML header charset wins over <meta>', contentType: 'text/html; charset=utf-8', body: utf8('<meta charset="windows-1252"><p>naïve</p>'), text: 'naïve' },
     { name: 'HTML <meta> naming UTF-16 means UTF-8', contentType: 'text/html', body: utf8('<meta charset="utf-16"><p>naïve</p>'), text: 'naïve' },
     { name: 'sniffed HTML honours <meta charset>', contentType: null, body: latin1Html('<meta charset="windows-1252">'), text: 'Crème brûlée € 5' },
+    // The HTML standard's prescan, not a pattern: a commented-out <meta> is no declaration,
+    // and content=… counts only with http-equiv="Content-Type".
+    { name: 'HTML <meta> inside a comment is ignored', contentType: 'text/html', body: utf8('<!-- <meta charset="windows-1252"> --><p>naïve</p>'), text: 'naïve' },
+    { name: 'HTML content=… without http-equiv is ignored', contentType: 'text/html', body: utf8('<meta name="x" content="text/html; charset=windows-1252"><p>naïve</p>'), text: 'naïve' },
+    { name: 'HTML <meta charset> naming x-user-defined means windows-1252', contentType: 'text/html', body: latin1Html('<meta charset="x-user-defined">'), text: 'Crème brûlée € 5' },
+    { name: 'plain text ignores a <meta charset> in its body', contentType: 'text/plain', body: utf8('<meta charset="windows-1252"> naïve'), text: '<meta charset="windows-1252"> naïve' },
   ];
   it.each(cases)('$name', ({ contentType, body, text }) => {
     expect(extractText(body, contentType).text).toBe(text);

@@ -3,18 +3,16 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ANSWER_LIMIT_CHARS_PER_DOCUMENT_BYTE,
   ANSWER_LIMIT_FLOOR_CHARS,
-  clearValidationCache,
+  createValidationCache,
   jsonLength,
   maxAnswerChars,
   parseDocument,
   renderFresh,
-  renderValidation,
   validateDocument,
-  validationCacheStats,
   type DocumentSource,
 } from '../../../src/domain/validator/index.js';
 import { jsonLengthWithoutEscapes } from '../../../src/domain/validator/answer-size.js';
@@ -142,7 +140,6 @@ describe('jsonLength: JSON.stringify(value).length without the text', () => {
 });
 
 describe('the answer bound', () => {
-  beforeEach(() => clearValidationCache());
   afterEach(() => vi.restoreAllMocks());
 
   it('is max(4 MiB, 10 × the document bytes) characters', () => {
@@ -217,13 +214,14 @@ describe('the answer bound', () => {
   });
 
   it('the refusal is cached like any invalid_swagger_file: the document is not parsed again', async () => {
+    const cache = createValidationCache({ maxBytes: 64 * MiB });
     const src = { bytes: yamlAliasBomb(), fileName: 'bomb.yaml' };
-    const first = await expectAppErrorAsync(renderValidation(src));
+    const first = await expectAppErrorAsync(cache.answer(src, {}, renderFresh));
     const jsYaml = createRequire(import.meta.url)('js-yaml') as { load: (...args: unknown[]) => unknown };
     const load = vi.spyOn(jsYaml, 'load');
-    const second = await expectAppErrorAsync(renderValidation(src, { sha256: createHash('sha256').update(src.bytes).digest('hex') }));
+    const second = await expectAppErrorAsync(cache.answer(src, { sha256: createHash('sha256').update(src.bytes).digest('hex') }, renderFresh));
     expect(load).not.toHaveBeenCalled();
     expect(second.details).toEqual(first.details);
-    expect(validationCacheStats()).toMatchObject({ entries: 1, hits: 1 });
+    expect(cache.stats()).toMatchObject({ entries: 1, hits: 1 });
   });
 });

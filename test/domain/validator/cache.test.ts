@@ -1,15 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  cachedValidation,
-  clearValidationCache,
-  configureValidationCache,
-  renderFresh,
-  renderValidation,
-  validationAnswer,
-  validationCacheStats,
-} from '../../../src/domain/validator/index.js';
+import { createValidationCache, renderFresh, type Renderer, type ValidationCache } from '../../../src/domain/validator/index.js';
+import type { DocumentSource } from '../../../src/domain/validator/index.js';
 import { AppError } from '../../../src/errors.js';
 import { expectAppErrorAsync, fixture, source } from './helpers.js';
 
@@ -17,11 +10,16 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const doc = (title: string) => source(JSON.stringify({ openapi: '3.0.3', info: { title, version: '1' }, paths: { '/a': { get: { summary: title } } } }), 'a.json');
 
 describe('validation cache', () => {
+  let cache: ValidationCache;
   beforeEach(() => {
-    clearValidationCache();
-    configureValidationCache({ maxBytes: 64 * 1024 * 1024 });
+    cache = createValidationCache({ maxBytes: 64 * 1024 * 1024 });
   });
   afterEach(() => vi.restoreAllMocks());
+  const validationAnswer = (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderFresh) => cache.answer(src, opts, render);
+  const renderValidation = async (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderFresh) =>
+    (await validationAnswer(src, opts, render)).toString('utf8');
+  const cachedValidation = (sha256: string) => cache.cached(sha256);
+  const validationCacheStats = () => cache.stats();
 
   it('answers a repeated document without parsing it again (JSON)', async () => {
     const src = fixture('specs/petstore3.json');
@@ -135,8 +133,7 @@ describe('validation cache', () => {
 
   it('is bounded by the total bytes of the cached answers, least recently used out first', async () => {
     const size = (await validationAnswer(doc('a'))).length;
-    clearValidationCache();
-    configureValidationCache({ maxBytes: size * 2 + 1 });
+    cache = createValidationCache({ maxBytes: size * 2 + 1 });
     await renderValidation(doc('a'));
     await renderValidation(doc('b'));
     await renderValidation(doc('a')); // a is now the most recently used
@@ -148,7 +145,7 @@ describe('validation cache', () => {
   });
 
   it('keeps the answer stored last even when it alone is larger than the whole cache: a repeat is a hit, never a render', async () => {
-    configureValidationCache({ maxBytes: 10 });
+    cache = createValidationCache({ maxBytes: 10 });
     const render = vi.fn(renderFresh);
     const first = await validationAnswer(doc('a'), {}, render);
     expect(first.length).toBeGreaterThan(10);
@@ -161,21 +158,45 @@ describe('validation cache', () => {
     expect(cachedValidation(sha(doc('a').bytes))).toBeUndefined();
   });
 
-  it('shrinks when reconfigured, and still keeps the newest answer when the bound goes to 0', async () => {
-    configureValidationCache({ maxBytes: 1_000_000 });
+  it('holds an answer over its bound alone, and drops it for the next answer that fits', async () => {
+    const size = (await validationAnswer(doc('a'))).length;
+    cache = createValidationCache({ maxBytes: size * 2 });
     await renderValidation(doc('a'));
     await renderValidation(doc('b'));
-    expect(validationCacheStats().entries).toBe(2);
-    configureValidationCache({ maxBytes: validationCacheStats().bytes - 1 });
-    expect(validationCacheStats().entries).toBe(1);
-    expect(cachedValidation(sha(doc('b').bytes))).toBeDefined();
-    configureValidationCache({ maxBytes: 0 });
-    expect(validationCacheStats().entries).toBe(1);
+    expect(validationCacheStats()).toMatchObject({ entries: 2, bytes: size * 2 });
+    const big = source(JSON.stringify({ openapi: '3.0.3', info: { title: 'big', version: '1' }, paths: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/p${i}`, { get: {} }])) }), 'big.json');
+    const bigAnswer = await validationAnswer(big);
+    expect(bigAnswer.length).toBeGreaterThan(size * 2);
+    // Its memory is the larger of the bound and that one answer, never their sum.
+    expect(validationCacheStats()).toMatchObject({ entries: 1, bytes: bigAnswer.length });
+    expect(cachedValidation(sha(big.bytes))).toBe(bigAnswer);
+    await renderValidation(doc('c'));
+    expect(validationCacheStats()).toMatchObject({ entries: 1, bytes: size });
+    expect(cachedValidation(sha(big.bytes))).toBeUndefined();
   });
 
-  it('clearValidationCache empties it', async () => {
+  it('with a bound of 0 still keeps the newest answer', async () => {
+    cache = createValidationCache({ maxBytes: 0 });
     await renderValidation(doc('a'));
-    clearValidationCache();
+    await renderValidation(doc('b'));
+    expect(validationCacheStats()).toMatchObject({ entries: 1, maxBytes: 0 });
+    expect(cachedValidation(sha(doc('b').bytes))).toBeDefined();
+  });
+
+  it('is one per instance: two caches share neither answers nor renders under way', async () => {
+    const other = createValidationCache({ maxBytes: 64 * 1024 * 1024 });
+    const render = vi.fn(renderFresh);
+    const known = { sha256: sha(doc('a').bytes) };
+    await Promise.all([validationAnswer(doc('a'), known, render), other.answer(doc('a'), known, render)]);
+    expect(render).toHaveBeenCalledTimes(2);
+    expect(other.stats()).toMatchObject({ entries: 1, misses: 1 });
+    other.clear();
+    expect(cachedValidation(sha(doc('a').bytes))).toBeDefined();
+  });
+
+  it('clear() empties it', async () => {
+    await renderValidation(doc('a'));
+    cache.clear();
     expect(validationCacheStats()).toMatchObject({ entries: 0, bytes: 0, hits: 0, misses: 0 });
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ENDPOINT_FINDING_TEXTS,
+  ENDPOINT_FINDINGS,
   FINDINGS,
   parseDocument,
   validateDocument,
@@ -32,6 +34,14 @@ describe('the registry', () => {
       'endpoints_with_invalid_operation_id',
       'base_url',
     ]);
+  });
+
+  it('names every endpoint finding once, in the registry order, for the CLI and the dashboard (findings/catalog.ts)', () => {
+    expect(ENDPOINT_FINDING_TEXTS.map((t) => t.key)).toEqual(ENDPOINT_FINDINGS.map((f) => f.key));
+    for (const field of ['kind', 'label', 'title', 'why'] as const) {
+      const values = ENDPOINT_FINDING_TEXTS.map((t) => t[field]);
+      expect(new Set(values).size, field).toBe(values.length);
+    }
   });
 
   it('gives [] for an empty map and index → the identical endpoint object otherwise', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { beforeEach, describe, expect, it } from 'vitest';
-import { clearValidationCache, renderFresh, type Endpoint } from '../../../src/domain/validator/index.js';
+import { describe, expect, it } from 'vitest';
+import { renderFresh, type Endpoint } from '../../../src/domain/validator/index.js';
 import { fixture, FIXTURES } from './helpers.js';
 
 /**
@@ -30,8 +30,6 @@ const exampleJson = exampleText.replace(/,(\s*[\]}])/g, '$1');
 const example = JSON.parse(exampleJson) as Response;
 
 describe("the interface's validator example", () => {
-  beforeEach(() => clearValidationCache());
-
   it('is reproduced byte for byte in every part it shows', () => {
     const { body } = response();
     const descriptions = body.validations.endpoints_without_description as Record<string, Endpoint>;

@@ -1,48 +1,22 @@
 /**
  * The validator's answer (GET /backend/api/copilot/:id/validator): the server's own wire
- * types (a type-only import: nothing of the server goes into the bundle). The helpers below
- * still read it defensively, as data from the network.
+ * types (a type-only import: nothing of the server goes into the bundle) and its finding
+ * texts (plain data, bundled). The helpers below still read the answer defensively, as data
+ * from the network.
  */
-import type { Endpoint, FlagMap, Validations } from '../../../src/domain/validator/wire-types.js';
+import type { CopilotValidationResult, Endpoint, FlagMap } from '../../../src/domain/validator/wire-types.js';
+import { ENDPOINT_FINDING_TEXTS } from '../../../src/domain/validator/findings/catalog.js';
 
 export type { Endpoint, FlagMap };
 
-export interface ValidatorResult {
-  chatbot_id: string;
-  all_endpoints: Endpoint[];
-  validations: Validations;
-}
+export type ValidatorResult = CopilotValidationResult;
 
-export type FlagKind = 'no_operation_id' | 'no_description' | 'no_name' | 'duplicate_operation_id' | 'invalid_operation_id';
+export type FlagKind = (typeof ENDPOINT_FINDING_TEXTS)[number]['kind'];
 
-/** Each finding: the validations key it comes from, and how the dashboard names it. */
-export const FLAG_KINDS: ReadonlyArray<{ kind: FlagKind; key: keyof ValidatorResult['validations']; label: string; why: string }> = [
-  {
-    kind: 'no_operation_id',
-    key: 'endpoints_without_operation_id',
-    label: 'Without operationId',
-    why: 'No operationId: an LLM calls each endpoint as a tool named by its operationId.',
-  },
-  {
-    kind: 'no_description',
-    key: 'endpoints_without_description',
-    label: 'Without description',
-    why: 'No description: the LLM cannot tell when this endpoint is the right one to call.',
-  },
-  { kind: 'no_name', key: 'endpoints_without_name', label: 'Without name', why: 'No summary (name): the endpoint has no short human-readable name.' },
-  {
-    kind: 'duplicate_operation_id',
-    key: 'endpoints_with_duplicate_operation_id',
-    label: 'Duplicate operationId',
-    why: 'Duplicate operationId: another endpoint uses the same one, so tool names clash.',
-  },
-  {
-    kind: 'invalid_operation_id',
-    key: 'endpoints_with_invalid_operation_id',
-    label: 'Invalid operationId',
-    why: 'Invalid operationId: not usable as a tool name (only A–Z, a–z, 0–9, _ and -, at most 64 characters).',
-  },
-];
+/** Each finding: the validations key it comes from, and how the dashboard names it (the server's catalog). */
+export const FLAG_KINDS: ReadonlyArray<{ kind: FlagKind; key: keyof ValidatorResult['validations']; label: string; why: string }> = ENDPOINT_FINDING_TEXTS.map(
+  ({ kind, key, title, why }) => ({ kind, key, label: title, why }),
+);
 
 export interface ReportRow {
   index: number;

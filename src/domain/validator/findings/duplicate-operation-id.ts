@@ -8,7 +8,6 @@ import { isBlank, type EndpointFinding } from './finding.js';
 export const duplicateOperationId: EndpointFinding = {
   kind: 'endpoint',
   key: 'endpoints_with_duplicate_operation_id',
-  label: 'duplicate operationId',
   flag(endpoints) {
     const first = new Map<string, number>();
     const out: number[] = [];

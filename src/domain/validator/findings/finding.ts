@@ -1,16 +1,14 @@
-import type { ApiDocument, Endpoint, FlagMap, Validations } from '../types.js';
+import type { ApiDocument, Endpoint, Validations } from '../types.js';
+import type { EndpointFindingKey } from '../wire-types.js';
 
-/** Keys of `validations` whose value is an index → endpoint map. */
-export type EndpointFindingKey = { [K in keyof Validations]: Validations[K] extends FlagMap ? K : never }[keyof Validations];
+export type { EndpointFindingKey } from '../wire-types.js';
 /** Keys of `validations` whose value describes the whole document. */
 export type DocumentFindingKey = Exclude<keyof Validations, EndpointFindingKey>;
 
-/** A check of each endpoint; its result is the map of flagged endpoints. */
+/** A check of each endpoint; its result is the map of flagged endpoints. Its text for people is in catalog.ts. */
 export interface EndpointFinding {
   readonly kind: 'endpoint';
   readonly key: EndpointFindingKey;
-  /** A few words for the CLI's table, e.g. "no operationId". */
-  readonly label: string;
   /** Indexes (ascending) of the endpoints this finding flags. */
   flag(endpoints: readonly Endpoint[], doc: ApiDocument): number[];
 }

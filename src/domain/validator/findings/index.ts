@@ -9,6 +9,7 @@ import { withoutName } from './without-name.js';
 import { withoutOperationId } from './without-operation-id.js';
 
 export type { DocumentFinding, DocumentFindingKey, EndpointFinding, EndpointFindingKey, Finding } from './finding.js';
+export { ENDPOINT_FINDING_TEXTS, type EndpointFindingText } from './catalog.js';
 export { isBlank } from './finding.js';
 export { TOOL_NAME } from './invalid-operation-id.js';
 

@@ -10,7 +10,6 @@ export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const invalidOperationId: EndpointFinding = {
   kind: 'endpoint',
   key: 'endpoints_with_invalid_operation_id',
-  label: 'invalid operationId',
   flag(endpoints) {
     const out: number[] = [];
     for (let i = 0; i < endpoints.length; i++) {

@@ -4,7 +4,6 @@ import { isBlank, type EndpointFinding } from './finding.js';
 export const withoutDescription: EndpointFinding = {
   kind: 'endpoint',
   key: 'endpoints_without_description',
-  label: 'no description',
   flag(endpoints) {
     const out: number[] = [];
     for (let i = 0; i < endpoints.length; i++) if (isBlank(endpoints[i]!.description)) out.push(i);

@@ -4,7 +4,6 @@ import { isBlank, type EndpointFinding } from './finding.js';
 export const withoutName: EndpointFinding = {
   kind: 'endpoint',
   key: 'endpoints_without_name',
-  label: 'no summary',
   flag(endpoints) {
     const out: number[] = [];
     for (let i = 0; i < endpoints.length; i++) if (isBlank(endpoints[i]!.name)) out.push(i);

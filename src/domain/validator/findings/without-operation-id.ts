@@ -4,7 +4,6 @@ import { isBlank, type EndpointFinding } from './finding.js';
 export const withoutOperationId: EndpointFinding = {
   kind: 'endpoint',
   key: 'endpoints_without_operation_id',
-  label: 'no operationId',
   flag(endpoints) {
     const out: number[] = [];
     for (let i = 0; i < endpoints.length; i++) if (isBlank(endpoints[i]!.operationId)) out.push(i);

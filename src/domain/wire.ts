@@ -1,0 +1,256 @@
+/**
+ * The service's wire shapes (interface §2; DESIGN §3–§8), each written once, as a TypeBox
+ * schema. The routes validate and serialise with them, the OpenAPI document names them as
+ * components (by `$id`), the domain's return types are their `Static<>`, and the dashboard
+ * and the tests import the same types. The validator's shapes are in validator/wire-types.ts.
+ * Nothing of Node here: web/ type-checks this file too.
+ */
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from './knowledgebase/links.js';
+
+/**
+ * A `$ref` to a named schema (one with an `$id`) that keeps the schema's static type: the
+ * document shows one component instead of a copy at every use.
+ */
+export function ref<T extends TSchema>(schema: T, options: { description?: string } = {}): TUnsafe<Static<T>> {
+  if (!('$id' in schema) || typeof schema.$id !== 'string') throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id, options));
+}
+
+/** A string that is one of `values` (a JSON Schema `enum`), typed as their union. */
+export function oneOf<const T extends string>(values: readonly T[], options: { description?: string } = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+}
+
+/** A JSON object of any keys (e.g. a document's own objects, as written). */
+export function jsonObject(options: { description?: string } = {}): TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
+}
+
+export const Timestamp = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$',
+  description: 'UTC, microseconds, trailing Z',
+  examples: ['2023-08-20T08:15:21.000000Z'],
+});
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+// ——— Errors (DESIGN §8)
+
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export const ErrorBody = Type.Object(
+  {
+    error: oneOf(ERROR_CODES, { description: 'snake_case error code; each maps to one HTTP status (src/errors.ts)' }),
+    message: Type.String({ description: 'One sentence for a person' }),
+    details: Type.Optional(Type.Unknown({ description: 'What is wrong, where a client can act on it (e.g. the field)' })),
+  },
+  { $id: 'Error', title: 'Error', description: 'Every error answer: {"error", "message"} and optional details' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+// ——— Copilots (interface §2.1; DESIGN §3)
+
+export const COPILOT_STATUSES = ['draft', 'live'] as const;
+export type CopilotStatus = (typeof COPILOT_STATUSES)[number];
+
+const Flag = Type.Unsafe<0 | 1>(Type.Integer({ minimum: 0, maximum: 1 }));
+
+export const Copilot = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    token: Type.String({ description: '20 characters [A-Za-z0-9]; empty for a key without copilots:read' }),
+    website: Type.String(),
+    status: oneOf(COPILOT_STATUSES),
+    prompt_message: Type.String(),
+    enhanced_privacy: Flag,
+    smart_sync: Flag,
+    swagger_url: Type.String({ description: "The stored API description's file name, or an http(s) URL; empty when there is none" }),
+    is_premade_demo_template: Flag,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    deleted_at: nullable(Timestamp),
+  },
+  { $id: 'Copilot', title: 'Copilot', description: 'A copilot, keys in the order of interface §2.1' },
+);
+export type Copilot = Static<typeof Copilot>;
+
+/** Flags are accepted as true/false or 0/1 and always answered as 0/1. */
+const FlagInput = Type.Union([Type.Boolean(), Type.Literal(0), Type.Literal(1)]);
+const copilotFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  website: Type.String({ maxLength: 2048, description: 'An absolute http(s) URL, or empty' }),
+  status: oneOf(COPILOT_STATUSES),
+  prompt_message: Type.String({ maxLength: 100_000 }),
+  enhanced_privacy: FlagInput,
+  smart_sync: FlagInput,
+  swagger_url: Type.String({ maxLength: 2048, description: "An http(s) URL, a stored document's file name, or empty" }),
+  is_premade_demo_template: FlagInput,
+};
+
+export const CopilotCreate = Type.Object(
+  {
+    name: copilotFields.name,
+    website: Type.Optional(copilotFields.website),
+    status: Type.Optional(copilotFields.status),
+    prompt_message: Type.Optional(copilotFields.prompt_message),
+    enhanced_privacy: Type.Optional(copilotFields.enhanced_privacy),
+    smart_sync: Type.Optional(copilotFields.smart_sync),
+    swagger_url: Type.Optional(copilotFields.swagger_url),
+    is_premade_demo_template: Type.Optional(copilotFields.is_premade_demo_template),
+  },
+  { $id: 'CopilotCreate', title: 'CopilotCreate', additionalProperties: false },
+);
+export type CopilotCreate = Static<typeof CopilotCreate>;
+
+export const CopilotPatch = Type.Partial(Type.Object(copilotFields), {
+  $id: 'CopilotPatch',
+  title: 'CopilotPatch',
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'Any subset of the fields; status moves between draft and live',
+});
+export type CopilotPatch = Static<typeof CopilotPatch>;
+
+export const PurgeResult = Type.Object(
+  { id: Type.String({ format: 'uuid' }), documents: Type.Integer(), links: Type.Integer(), passages: Type.Integer() },
+  { $id: 'PurgeResult', title: 'PurgeResult', description: 'What a purge removed' },
+);
+export type PurgeResult = Static<typeof PurgeResult>;
+
+// ——— API keys (DESIGN §7)
+
+export const SCOPES = ['copilots:read', 'copilots:write', 'knowledgebase:read', 'knowledgebase:write', 'knowledgebase:delete', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const KeyBots = nullable(Type.Array(Type.String(), { description: 'The copilot ids the key is limited to; null: every bot' }));
+
+export const ApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(oneOf(SCOPES)),
+    bots: KeyBots,
+    created_at: Timestamp,
+    revoked_at: nullable(Timestamp),
+  },
+  { $id: 'ApiKey', title: 'ApiKey', description: 'An API key, never its secret' },
+);
+export type ApiKey = Static<typeof ApiKey>;
+
+export const ApiKeyCreate = Type.Object(
+  {
+    scopes: Type.Array(Type.String({ maxLength: 50 }), { minItems: 1, maxItems: 10, description: `Among: ${SCOPES.join(', ')}` }),
+    bots: Type.Optional(nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: '1 to 1000 ids of existing copilots; absent or null: every bot' }))),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { $id: 'ApiKeyCreate', title: 'ApiKeyCreate', additionalProperties: false },
+);
+export type ApiKeyCreate = Static<typeof ApiKeyCreate>;
+
+export const ApiKeyCreated = Type.Object(
+  {
+    id: Type.String(),
+    key: Type.String({ description: 'The secret key; shown only in this answer' }),
+    scopes: Type.Array(oneOf(SCOPES)),
+    bots: KeyBots,
+    name: Type.String(),
+    created_at: Timestamp,
+  },
+  { $id: 'ApiKeyCreated', title: 'ApiKeyCreated' },
+);
+export type ApiKeyCreated = Static<typeof ApiKeyCreated>;
+
+// ——— Knowledge base (interface §2.2, §4.1; DESIGN §6)
+
+export const LINK_STATUSES = ['pending', 'indexed', 'failed'] as const;
+export type LinkStatus = (typeof LINK_STATUSES)[number];
+
+export const KnowledgeBaseLink = Type.Object(
+  {
+    url: Type.String({ description: 'The canonical form of the link' }),
+    status: oneOf(LINK_STATUSES),
+    error: nullable(Type.String()),
+    passages: Type.Integer({ description: 'Passages indexed from the page' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'KnowledgeBaseLink', title: 'KnowledgeBaseLink' },
+);
+export type KnowledgeBaseLink = Static<typeof KnowledgeBaseLink>;
+
+export const KnowledgeBaseLinks = Type.Object(
+  { bot_id: Type.String({ format: 'uuid' }), links: Type.Array(ref(KnowledgeBaseLink)) },
+  { $id: 'KnowledgeBaseLinks', title: 'KnowledgeBaseLinks' },
+);
+export type KnowledgeBaseLinks = Static<typeof KnowledgeBaseLinks>;
+
+export const LinksRequest = Type.Object(
+  {
+    links: Type.Array(Type.String({ maxLength: MAX_LINK_LENGTH }), {
+      minItems: 1,
+      maxItems: MAX_LINKS_PER_REQUEST,
+      description: `1 to ${MAX_LINKS_PER_REQUEST} absolute http(s) URLs, each at most ${MAX_LINK_LENGTH} characters`,
+    }),
+  },
+  { $id: 'LinksRequest', title: 'LinksRequest', additionalProperties: false },
+);
+export type LinksRequest = Static<typeof LinksRequest>;
+
+export const LinksDeleted = Type.Object(
+  {
+    message: Type.String({ examples: ['Knowledge base and associated links have been successfully deleted.'] }),
+    deleted_links: Type.Array(Type.String(), { description: 'The links removed, as the request spelled them' }),
+    not_found_links: Type.Array(Type.String(), { description: 'The links the knowledge base did not hold' }),
+  },
+  { $id: 'LinksDeleted', title: 'LinksDeleted' },
+);
+export type LinksDeleted = Static<typeof LinksDeleted>;
+
+export const SearchResult = Type.Object(
+  {
+    url: Type.String(),
+    passage: Type.Integer({ description: 'Position of the passage in its page, from 0' }),
+    content: Type.String(),
+    score: Type.Number({ description: 'Higher is better' }),
+  },
+  { $id: 'SearchResult', title: 'SearchResult' },
+);
+export type SearchResult = Static<typeof SearchResult>;
+
+export const SearchResults = Type.Object(
+  { bot_id: Type.String({ format: 'uuid' }), query: Type.String(), results: Type.Array(ref(SearchResult)) },
+  { $id: 'SearchResults', title: 'SearchResults', description: 'Passages best first' },
+);
+export type SearchResults = Static<typeof SearchResults>;
+
+// ——— Audit log (DESIGN §7)
+
+export const AUDIT_ACTIONS = [
+  'key.create',
+  'key.revoke',
+  'copilot.create',
+  'copilot.update',
+  'copilot.delete',
+  'copilot.purge',
+  'api_description.upload',
+  'knowledgebase.add_links',
+  'knowledgebase.delete_links',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export const AuditEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    at: Timestamp,
+    actor_key_id: nullable(Type.String({ description: "The acting key's id; null for the operator (CLI)" })),
+    // A string, not an enum: a client must keep working when a later version audits more actions.
+    action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}; later versions may add more`, examples: ['knowledgebase.delete_links'] }),
+    bot_id: nullable(Type.String()),
+    details: jsonObject({ description: 'What the action did; its keys depend on the action' }),
+  },
+  { $id: 'AuditEntry', title: 'AuditEntry' },
+);
+export type AuditEntry = Static<typeof AuditEntry>;
