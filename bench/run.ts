@@ -166,7 +166,7 @@ const fmtX = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '–');
 const fmtMb = (mb: number) => (Number.isFinite(mb) ? `${Math.round(mb)}` : '–');
 
 function table(header: string[], rows: string[][]): string {
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
   return lines.join('\n');
 }

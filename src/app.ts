@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Config } from './config.js';
 import { accessHook, publishAccessRules } from './http/auth.js';
 import { clientErrorHandler, documentFrameworkErrors, frameworkErrorHandler, registerErrorHandling, type ErrorHandlingDeps } from './http/errors.js';
 import { refuseUnstorableText } from './http/text-guard.js';
@@ -15,7 +14,6 @@ import { knowledgeBaseRoutes } from './http/routes/knowledge-base.js';
 import { systemRoutes } from './http/routes/system.js';
 import { registerOpenApi } from './http/openapi.js';
 import { COMPONENTS } from './http/schemas.js';
-import type { Storage } from './storage/database.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {

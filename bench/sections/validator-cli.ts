@@ -202,7 +202,7 @@ export async function benchValidatorCli(
 
     const ours = flaggedBy('ours', readIfExists(path.join(outDir, `${spec.id}.ours.stdout`)));
     const tools = {} as Record<ToolId, ToolResult>;
-    let same: boolean | null = ours === null ? false : true;
+    let same: boolean | null = ours !== null;
     for (const tool of TOOLS) {
       const list = samples[tool];
       const ms = list.map((r) => round(r.wallMs, 1));

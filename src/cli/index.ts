@@ -131,7 +131,7 @@ program
   .action(async (target: string, options: { format: 'json' | 'text' }) => {
     const { runValidate } = await import('./validate.js');
     const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
-    let fetchPolicy;
+    let fetchPolicy: import('../net/guarded-fetch.js').FetchPolicy | undefined;
     if (/^https?:\/\//i.test(target)) {
       const { loadConfig } = await import('../config.js');
       const config = loadConfig();

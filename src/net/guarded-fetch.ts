@@ -428,7 +428,12 @@ function rateMeter(policy: FetchPolicy, onTooSlow: () => void): { add: (bytes: n
     }
     received = 0;
   }, minRateWindowMs);
-  return { add: (bytes) => void (received += bytes), stop: () => clearInterval(timer) };
+  return {
+    add: (bytes) => {
+      received += bytes;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 function tooSlow(url: string, policy: FetchPolicy): FetchError {

@@ -87,7 +87,8 @@ async function checkBots(db: Db, bots: readonly string[] | null | undefined): Pr
 /** True when every bot of `bots` (null: every bot) lies within the principal's limit. */
 function withinBots(principal: KeyPrincipal, bots: readonly string[] | null): boolean {
   if (principal.bots === null) return true;
-  return bots !== null && bots.every((b) => principal.bots!.includes(b));
+  if (bots === null) return false;
+  return bots.every((b) => principal.bots!.includes(b));
 }
 
 /**

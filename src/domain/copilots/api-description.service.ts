@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
-import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
+import { FetchError, fetchGuarded, type FetchPolicy , type FetchedResource } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
@@ -185,7 +185,7 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     return answer(await validation.cache.answer(source, { sha256: row.sha256 }, movingBytes(validation)));
   }
 
-  let fetched;
+  let fetched: FetchedResource;
   try {
     fetched = await fetchGuarded(copilot.swagger_url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
   } catch (err) {

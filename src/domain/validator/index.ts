@@ -6,7 +6,7 @@
 import { checkAnswerSize } from './answer-size.js';
 import { extractEndpoints } from './endpoints.js';
 import { runFindings } from './findings/index.js';
-import { detectFormat, parseDocumentWithFormat } from './parse.js';
+import { parseDocumentWithFormat } from './parse.js';
 import { tooLargeToValidate } from './problems.js';
 import { checkRoot } from './root-check.js';
 import type { DocumentSource, ParseOptions, ValidationResult } from './types.js';
