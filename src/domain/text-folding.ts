@@ -62,7 +62,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-// Stemming is most of the cost of indexing a passage (~0.5 µs a word); words repeat, so stems
+// Stemming is most of the cost of indexing a passage; words repeat, so stems
 // are remembered: a pure function's results, bounded, dropped wholesale when full.
 const STEM_MEMO_SIZE = 20_000;
 const stems = new Map<string, string>();

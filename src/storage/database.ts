@@ -65,9 +65,9 @@ function openSqlite(file: string, readonly: boolean): SQLite.Database {
   connection.pragma('foreign_keys = ON');
   if (readonly) connection.pragma('query_only = ON');
   // The writer's commit writes every page its cache still holds dirty to the WAL, on the
-  // event loop: with better-sqlite3's 16 MB default, the commit after deleting 100,000
-  // passages took ~40 ms. With SQLite's own default of 2 MB, a large transaction spills
-  // most of its pages while it runs, between the steps that yield to the event loop.
+  // event loop. With SQLite's own default of 2 MB (better-sqlite3 sets 16 MB), a large
+  // transaction spills most of its pages while it runs, between the steps that yield to the
+  // event loop (bench/README.md has the measurements).
   else connection.pragma('cache_size = -2000');
   return connection;
 }

@@ -46,8 +46,8 @@ parentPort.on('message', (message) => {
 /**
  * Moves SQLite's WAL checkpoints off the event loop. By default the connection that
  * commits copies the WAL back into the database file when the WAL has grown past 1000
- * pages, synchronously: after a large transaction (deleting 100,000 passages) that is
- * ~60 ms of a blocked event loop. SQLite's documentation suggests turning automatic
+ * pages, synchronously: after a large transaction (deleting 100,000 passages) the event
+ * loop is blocked for tens of milliseconds. SQLite's documentation suggests turning automatic
  * checkpoints off and running them from another thread; this is that thread.
  *
  * The caller turns automatic checkpoints off on its writer only once this has started,
