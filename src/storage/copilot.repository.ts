@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { foldText } from '../domain/text-folding.js';
-import type { DialectName } from './database.js';
 import type { CopilotRow, Db } from './schema.js';
 
 export interface CopilotListQuery {
@@ -24,26 +23,9 @@ export async function findCopilot(db: Db, id: string): Promise<CopilotRow | unde
   return db.selectFrom('copilots').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The wire columns of a copilot, in wire order (the answer's keys, built by the database). */
-const WIRE_COLUMNS = [
-  'id',
-  'name',
-  'token',
-  'website',
-  'status',
-  'prompt_message',
-  'enhanced_privacy',
-  'smart_sync',
-  'swagger_url',
-  'is_premade_demo_template',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-] as const;
-
-/** The copilots the query selects, newest first (created_at, then id, both descending), at most `limit`. */
-function selectPage(db: Db, query: CopilotListQuery) {
-  let q = db.selectFrom('copilots').select(WIRE_COLUMNS);
+/** Newest first (created_at, then id, both descending); fetches `limit` rows. */
+export async function listCopilots(db: Db, query: CopilotListQuery): Promise<CopilotRow[]> {
+  let q = db.selectFrom('copilots').selectAll();
   if (!query.includeDeleted) q = q.where('deleted_at', 'is', null);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.nameContains) {
@@ -57,46 +39,7 @@ function selectPage(db: Db, query: CopilotListQuery) {
     const { createdAt, id } = query.after;
     q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
   }
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit);
-}
-
-export interface CopilotPage {
-  /** The page's copilots as the JSON array the list answers, bytes as JSON.stringify writes them. */
-  json: string;
-  /** Copilots the query found, at most `limit` (the page holds the first `pageSize`). */
-  found: number;
-  /** The last copilot of the page, where the next page starts after. */
-  last: { createdAt: string; id: string } | null;
-}
-
-/**
- * A page of the list, its JSON written by the database (row_to_json on PostgreSQL, json_object
- * on SQLite: the same bytes as JSON.stringify of the same objects, the wire keys in order).
- * One text value crosses to the service instead of a row object per copilot that it would
- * parse and serialise again, which is most of what a list request costs (bench section 3).
- * Fetches `query.limit` rows; the JSON holds the first `pageSize`.
- */
-export async function listCopilotsPage(db: Db, dialect: DialectName, query: CopilotListQuery, pageSize: number): Promise<CopilotPage> {
-  const page = selectPage(db, query);
-  const object =
-    dialect === 'postgres'
-      ? sql`row_to_json(p)::text`
-      : sql`json_object(${sql.raw(WIRE_COLUMNS.map((c) => `'${c}', p.${c}`).join(', '))})`;
-  const aggregate = dialect === 'postgres' ? sql`string_agg(n.j, ',' order by n.n)` : sql`group_concat(n.j, ',' order by n.n)`;
-  const { rows } = await sql<{ items: string | null; found: number | string; last_created_at: string | null; last_id: string | null }>`
-    with p as ${page},
-    n as (select ${object} as j, p.created_at, p.id, row_number() over (order by p.created_at desc, p.id desc) as n from p)
-    select ${aggregate} filter (where n.n <= ${pageSize}) as items,
-      count(*) as found,
-      max(case when n.n = ${pageSize} then n.created_at end) as last_created_at,
-      max(case when n.n = ${pageSize} then n.id end) as last_id
-    from n`.execute(db);
-  const row = rows[0]!;
-  return {
-    json: `[${row.items ?? ''}]`,
-    found: Number(row.found),
-    last: row.last_created_at !== null && row.last_id !== null ? { createdAt: row.last_created_at, id: row.last_id } : null,
-  };
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 
 export async function updateCopilot(db: Db, id: string, changes: Partial<CopilotRow>): Promise<CopilotRow | undefined> {

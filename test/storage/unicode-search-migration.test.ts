@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryTerms } from '../../src/domain/knowledgebase/search-query.js';
-import { listCopilotsPage } from '../../src/storage/copilot.repository.js';
+import { listCopilots } from '../../src/storage/copilot.repository.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { insertPassages, searchPassages } from '../../src/storage/knowledge-base.repository.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -118,8 +118,8 @@ for (const dialect of DIALECTS) {
 
     it('folds the names of existing copilots', async () => {
       for (const q of ['éclair', 'ECLAIR', 'uber']) {
-        const page = await listCopilotsPage(storage.db, dialect, { limit: 10, includeDeleted: false, nameContains: q }, 10);
-        expect((JSON.parse(page.json) as Array<{ id: string }>).map((r) => r.id), q).toEqual([copilot]);
+        const rows = await listCopilots(storage.db, { limit: 10, includeDeleted: false, nameContains: q });
+        expect(rows.map((r) => r.id), q).toEqual([copilot]);
       }
     });
 

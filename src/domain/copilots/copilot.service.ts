@@ -124,24 +124,20 @@ export interface ListCopilotsInput {
   onlyIds?: readonly string[];
 }
 
-/** A page of the list, as the JSON array the route answers, and the cursor of the next page (null: the last page). */
-export async function listCopilots(db: Db, dialect: DialectName, input: ListCopilotsInput): Promise<{ json: string; nextCursor: string | null }> {
+export async function listCopilots(db: Db, input: ListCopilotsInput): Promise<{ items: Copilot[]; nextCursor: string | null }> {
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
-  const page = await copilots.listCopilotsPage(
-    db,
-    dialect,
-    {
-      limit: input.limit + 1,
-      after: after && { createdAt: after.createdAt, id: after.id },
-      status: input.status,
-      nameContains: input.q,
-      includeDeleted: input.includeDeleted ?? false,
-      ids: input.onlyIds,
-    },
-    input.limit,
-  );
-  const more = page.found > input.limit;
-  return { json: page.json, nextCursor: more && page.last ? encodeCursor(page.last) : null };
+  const rows = await copilots.listCopilots(db, {
+    limit: input.limit + 1,
+    after: after && { createdAt: after.createdAt, id: after.id },
+    status: input.status,
+    nameContains: input.q,
+    includeDeleted: input.includeDeleted ?? false,
+    ids: input.onlyIds,
+  });
+  const more = rows.length > input.limit;
+  const page = more ? rows.slice(0, input.limit) : rows;
+  const last = page[page.length - 1];
+  return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
 }
 
 export async function updateCopilot(db: Db, id: string, input: CopilotPatch, actor?: Principal): Promise<Copilot> {

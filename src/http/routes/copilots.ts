@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
 import { Copilot, CopilotCreate, CopilotPatch, PurgeResult } from '../../domain/wire.js';
@@ -24,11 +24,14 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { storage, access } = deps;
 
-  // The answer is the JSON text the database wrote (see copilot.service listCopilots).
-  app.get<{ Querystring: Static<typeof ListCopilotsQuery>; Reply: string }>(
+  app.get(
     '/backend/api/copilots',
     {
       onRequest: access({ scope: 'copilots:read', anonymousReadable: true }),
+      // The list's copilots are built key by key in the wire order (copilot.service toCopilot),
+      // so JSON.stringify writes the schema serialiser's bytes, and on these many escaped
+      // strings (the prompt messages) it is the faster of the two (bench section 3).
+      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
         operationId: 'listCopilots',
         summary: 'List copilots, newest first',
@@ -44,7 +47,7 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
     },
     async (request, reply) => {
       const query = request.query;
-      const page = await copilots.listCopilots(storage.readDb, storage.dialect, {
+      const page = await copilots.listCopilots(storage.readDb, {
         limit: query.limit,
         cursor: query.cursor,
         status: query.status,
@@ -53,8 +56,7 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
         onlyIds: botLimit(request.principal),
       });
       if (page.nextCursor) reply.header('link', nextPage(query, page.nextCursor));
-      // The page's JSON comes written by the database (copilot.repository listCopilotsPage).
-      return reply.type('application/json; charset=utf-8').send(page.json);
+      return page.items;
     },
   );
 
