@@ -1,7 +1,8 @@
 /**
- * The copilot list's JSON is written by the database (row_to_json / json_object, issue 15 §2):
- * its bytes must be exactly what JSON.stringify writes for the same copilots, keys in wire
- * order, on both databases, whatever text the copilots hold.
+ * The copilot list's JSON is written with JSON.stringify rather than the schema serialiser
+ * (issue 15 §2, bench section 3): its bytes must be exactly what JSON.stringify writes for the
+ * copilots as one GET answers them, keys in wire order, on both databases, whatever text the
+ * copilots hold.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
