@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { foldText } from '../domain/text-folding.js';
+import { foldText } from '../text/folding.js';
 import type { CopilotRow, Db } from './schema.js';
 
 export interface CopilotListQuery {

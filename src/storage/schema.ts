@@ -19,7 +19,7 @@ export interface CopilotRow {
 
 /** The stored row: the copilot and what its list filter matches. */
 export interface CopilotTable extends CopilotRow {
-  /** `foldText(name)` (src/domain/text-folding.ts), kept by the repository; `q` matches it. */
+  /** `foldText(name)` (src/text/folding.ts), kept by the repository; `q` matches it. */
   name_folded: string;
 }
 

@@ -1,14 +1,12 @@
 /**
  * Issue 14 §4: the copilot list's `q` (name contains) folds case and diacritics the same way
- * on SQLite and PostgreSQL (src/domain/text-folding.ts), for every script, and keeps treating
+ * on SQLite and PostgreSQL (src/text/folding.ts), for every script, and keeps treating
  * `%`, `_` and `\` literally.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call } from '../support/http.js';
-
-const LIST = '/backend/api/copilots';
+import { call, COPILOTS_PATH, copilotPath, createCopilot } from '../support/http.js';
 
 for (const dialect of DIALECTS) {
   describe(`copilot list q: Unicode folding (${dialect})`, () => {
@@ -16,17 +14,12 @@ for (const dialect of DIALECTS) {
     const ids = new Map<string, string>();
     const names = ['Éclair équipe ÜBER', 'Straße Helper', 'ΟΔΟΣ bot', 'ПРИВЕТ bot', 'ﬁle ＡＰＩ', 'İstanbul desk', 'Plain eclair', '50% _off\\'];
 
-    const create = async (name: string) => {
-      const res = await call(t, 'POST', LIST, { payload: { name } });
-      expect(res.statusCode, res.body).toBe(201);
-      return (res.json() as { id: string }).id;
-    };
     const found = async (q: string) =>
-      ((await call(t, 'GET', `${LIST}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
+      ((await call(t, 'GET', `${COPILOTS_PATH}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
 
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      for (const name of names) ids.set(name, await create(name));
+      for (const name of names) ids.set(name, (await createCopilot(t, { name })).id);
     });
     afterAll(async () => t?.close());
 
@@ -57,12 +50,12 @@ for (const dialect of DIALECTS) {
 
     it('a renamed copilot is found by its new name only', async () => {
       const id = ids.get('Plain eclair')!;
-      const res = await call(t, 'PATCH', `/backend/api/copilot/${id}`, { payload: { name: 'Crème brûlée' } });
+      const res = await call(t, 'PATCH', copilotPath(id), { payload: { name: 'Crème brûlée' } });
       expect(res.statusCode, res.body).toBe(200);
       expect(await found('creme brulee')).toEqual(['Crème brûlée']);
       expect(await found('eclair')).toEqual(['Éclair équipe ÜBER']);
       // Updating another field keeps the name findable.
-      expect((await call(t, 'PATCH', `/backend/api/copilot/${id}`, { payload: { status: 'live' } })).statusCode).toBe(200);
+      expect((await call(t, 'PATCH', copilotPath(id), { payload: { status: 'live' } })).statusCode).toBe(200);
       expect(await found('CRÈME')).toEqual(['Crème brûlée']);
     });
   });

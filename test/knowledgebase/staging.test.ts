@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryTerms } from '../../src/domain/knowledgebase/search-query.js';
+import { queryTerms } from '../../src/text/search-terms.js';
 import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryTerms } from '../../src/domain/knowledgebase/search-query.js';
+import { queryTerms } from '../../src/text/search-terms.js';
 import { listCopilots } from '../../src/storage/copilot.repository.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { insertPassages, searchPassages } from '../../src/storage/knowledge-base.repository.js';

@@ -9,7 +9,7 @@ import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
 import { canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
-import { queryTerms } from './search-query.js';
+import { queryTerms } from '../../text/search-terms.js';
 import { LINK_STATUSES, type KnowledgeBaseLink, type KnowledgeBaseLinks, type LinksDeleted, type SearchResults } from '../wire.js';
 
 export const DELETE_MESSAGE = 'Knowledge base and associated links have been successfully deleted.';

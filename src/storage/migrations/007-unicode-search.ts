@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import { passageTerms } from '../../domain/knowledgebase/search-query.js';
-import { foldText } from '../../domain/text-folding.js';
+import { passageTerms } from '../../text/search-terms.js';
+import { foldText } from '../../text/folding.js';
 import type { DialectName } from '../database.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.

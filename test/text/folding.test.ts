@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { foldText, searchTokens, STOP_WORDS } from '../../src/domain/text-folding.js';
+import { foldText, searchTokens, STOP_WORDS } from '../../src/text/folding.js';
 
 describe('foldText', () => {
   const cases: Array<[string, string, string]> = [

@@ -1,6 +1,6 @@
 /**
  * The terms a knowledge-base search matches: those of a query, and those a passage is
- * indexed under. Both come from `searchTokens` (src/domain/text-folding.ts), so the databases
+ * indexed under. Both come from `searchTokens` (src/text/folding.ts), so the databases
  * only store and look up words, never interpret text. The user's punctuation never reaches a
  * database either: any text is a safe query.
  *
@@ -9,7 +9,7 @@
  * (bm25, src/storage/knowledge-base.repository.ts) puts passages holding more, and rarer,
  * terms first.
  */
-import { searchTokens } from '../text-folding.js';
+import { searchTokens } from './folding.js';
 
 /** More terms than this add nothing to ranking and only slow the query down. */
 export const MAX_QUERY_TERMS = 32;

@@ -6,8 +6,8 @@ import {
   MAX_TERM_REPEATS,
   passageTerms,
   queryTerms,
-} from '../../../src/domain/knowledgebase/search-query.js';
-import { MAX_TOKEN_LENGTH } from '../../../src/domain/text-folding.js';
+} from '../../src/text/search-terms.js';
+import { MAX_TOKEN_LENGTH } from '../../src/text/folding.js';
 
 // A term is what both databases store and look up as it is: letters, digits and combining
 // marks only, so neither FTS5 nor tsquery syntax can ever be formed from user text.
