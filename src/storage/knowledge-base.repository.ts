@@ -14,6 +14,8 @@ const PASSAGE_DELETE_BATCH = 2000;
 // Passages per INSERT while storing a page on SQLite: the FTS5 trigger indexes every passage,
 // so each statement is real work on the event loop, which gets a turn between them.
 const PASSAGE_INSERT_BATCH = 200;
+// Pages written per merge step of the SQLite full-text index (see mergeSearchIndexStep).
+const MERGE_PAGES = 128;
 // Names the PostgreSQL advisory locks that serialise storing pages per bot (the first of two keys).
 const STORE_LOCK_CLASS = 74_203;
 
@@ -461,10 +463,15 @@ export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: numb
   });
 }
 
-/** One bounded step (about 64 pages of work) of merging the SQLite full-text index's segments. */
+/**
+ * One bounded step (about MERGE_PAGES pages written) of merging the SQLite full-text index's
+ * segments. A smaller budget does not make steps shorter: on an index that has seen many
+ * deletions, steps of 8 or 64 pages fell behind while a large page was stored until one step
+ * had to write a very long list of passages at once (bench/README.md, issue 13 §10).
+ */
 export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promise<void> {
   if (dialect !== 'sqlite') return;
-  await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('merge', 64)`.execute(db);
+  await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('merge', ${MERGE_PAGES})`.execute(db);
 }
 
 export interface PassageHit {
