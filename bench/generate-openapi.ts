@@ -24,15 +24,78 @@ export interface GeneratorOptions {
 }
 
 const AREAS = [
-  'billing', 'catalog', 'crm', 'inventory', 'shipping', 'identity', 'analytics', 'support', 'payments', 'content',
-  'marketing', 'hr', 'projects', 'storage', 'messaging', 'compliance', 'devices', 'search', 'scheduling', 'partners',
+  'billing',
+  'catalog',
+  'crm',
+  'inventory',
+  'shipping',
+  'identity',
+  'analytics',
+  'support',
+  'payments',
+  'content',
+  'marketing',
+  'hr',
+  'projects',
+  'storage',
+  'messaging',
+  'compliance',
+  'devices',
+  'search',
+  'scheduling',
+  'partners',
 ];
 const NOUNS = [
-  'account', 'invoice', 'customer', 'order', 'product', 'shipment', 'payment', 'refund', 'subscription', 'plan',
-  'coupon', 'warehouse', 'supplier', 'employee', 'team', 'project', 'task', 'comment', 'attachment', 'document',
-  'folder', 'webhook', 'event', 'report', 'dashboard', 'metric', 'alert', 'device', 'session', 'token',
-  'role', 'permission', 'policy', 'audit', 'ticket', 'campaign', 'segment', 'contact', 'lead', 'deal',
-  'note', 'message', 'channel', 'calendar', 'booking', 'location', 'price', 'tax', 'discount', 'return',
+  'account',
+  'invoice',
+  'customer',
+  'order',
+  'product',
+  'shipment',
+  'payment',
+  'refund',
+  'subscription',
+  'plan',
+  'coupon',
+  'warehouse',
+  'supplier',
+  'employee',
+  'team',
+  'project',
+  'task',
+  'comment',
+  'attachment',
+  'document',
+  'folder',
+  'webhook',
+  'event',
+  'report',
+  'dashboard',
+  'metric',
+  'alert',
+  'device',
+  'session',
+  'token',
+  'role',
+  'permission',
+  'policy',
+  'audit',
+  'ticket',
+  'campaign',
+  'segment',
+  'contact',
+  'lead',
+  'deal',
+  'note',
+  'message',
+  'channel',
+  'calendar',
+  'booking',
+  'location',
+  'price',
+  'tax',
+  'discount',
+  'return',
 ];
 const FIELD_TYPES: Array<[string, () => Record<string, unknown>]> = [
   ['name', () => ({ type: 'string', maxLength: 200, description: 'Display name shown to users.' })],
@@ -67,7 +130,8 @@ function prng(seed: number): () => number {
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const camel = (parts: string[]) => parts.map((p, i) => (i === 0 ? p : cap(p))).join('');
 const pascal = (parts: string[]) => parts.map(cap).join('');
-const plural = (noun: string) => (noun.endsWith('y') && !noun.endsWith('ay') ? `${noun.slice(0, -1)}ies` : noun.endsWith('s') || noun.endsWith('x') ? `${noun}es` : `${noun}s`);
+const plural = (noun: string) =>
+  noun.endsWith('y') && !noun.endsWith('ay') ? `${noun.slice(0, -1)}ies` : noun.endsWith('s') || noun.endsWith('x') ? `${noun}es` : `${noun}s`;
 
 interface Resource {
   area: string;
@@ -158,7 +222,9 @@ export function generateOpenApi(options: GeneratorOptions): Record<string, unkno
         const nouns = isItem ? res.noun : plural(res.noun);
         const verb = { get: isItem ? 'get' : 'list', post: 'create', put: 'replace', patch: 'update', delete: 'delete' }[method];
         const op: Record<string, unknown> = {};
-        if (rand() >= missingOperationId) op.operationId = camel([verb, res.area, ...nouns.split('-')]) + (r >= AREAS.length * NOUNS.length ? String(Math.floor(r / (AREAS.length * NOUNS.length)) + 1) : '');
+        if (rand() >= missingOperationId)
+          op.operationId =
+            camel([verb, res.area, ...nouns.split('-')]) + (r >= AREAS.length * NOUNS.length ? String(Math.floor(r / (AREAS.length * NOUNS.length)) + 1) : '');
         if (rand() >= missingSummary) op.summary = `${cap(verb)} ${isItem ? 'a' : 'the'} ${nouns.replace(/-/g, ' ')} in ${res.area}`;
         if (rand() >= missingDescription) {
           op.description =
@@ -168,7 +234,8 @@ export function generateOpenApi(options: GeneratorOptions): Record<string, unkno
         }
         op.tags = [res.area];
         const parameters: unknown[] = [];
-        if (isItem) parameters.push({ name: res.idParam, in: 'path', required: true, description: `The ${res.noun} id.`, schema: { type: 'string', format: 'uuid' } });
+        if (isItem)
+          parameters.push({ name: res.idParam, in: 'path', required: true, description: `The ${res.noun} id.`, schema: { type: 'string', format: 'uuid' } });
         if (!isItem && method === 'get') {
           parameters.push({ $ref: '#/components/parameters/Limit' }, { $ref: '#/components/parameters/Cursor' });
           parameters.push({ name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['active', 'pending', 'archived'] } });

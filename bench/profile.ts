@@ -42,8 +42,12 @@ async function main(argv: string[]): Promise<void> {
     const dir = path.join(DIR, stamp);
     const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     const cli = path.join(REPO_ROOT, pkg.bin['copilot-service']!); // the installed (bundled) command
-    spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100', cli, 'validate', arg], { stdio: ['ignore', 'ignore', 'inherit'] });
-    const [file] = readdirSync(dir).map((f) => path.join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size);
+    spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100', cli, 'validate', arg], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const [file] = readdirSync(dir)
+      .map((f) => path.join(dir, f))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
     report(file!);
     return;
   }
@@ -52,7 +56,8 @@ async function main(argv: string[]): Promise<void> {
   await withHost(dialect, env, async (host, service) => {
     const headers = { authorization: `Bearer ${service.key}` };
     if (scenario === 'list') {
-      for (let i = 0; i < 120; i++) await json('POST', `${service.url}/backend/api/copilots`, service.key, { name: `Copilot ${i}`, website: `https://example${i}.com` });
+      for (let i = 0; i < 120; i++)
+        await json('POST', `${service.url}/backend/api/copilots`, service.key, { name: `Copilot ${i}`, website: `https://example${i}.com` });
       const url = `${service.url}/backend/api/copilots?limit=100`;
       await autocannon({ url, headers, connections: 10, duration: 2 });
       await host.call('profileStart', {});

@@ -86,7 +86,10 @@ export function installedCli(): string {
 
 function gitState(): string {
   const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
-  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src', 'package.json', 'rolldown.config.mjs'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src', 'package.json', 'rolldown.config.mjs'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  }).stdout.trim();
   return `${head || 'unknown'}${dirty ? ` + uncommitted changes in ${dirty.split('\n').length} file(s) under src/` : ''}`;
 }
 
@@ -137,7 +140,9 @@ function generateSpecs(quick: boolean, log: (l: string) => void): { all: SpecFil
       make('gen-10000', 10000, 'yaml', { peerRuns: 1 }),
     ];
   }
-  log(`Generated ${all.length - 1} descriptions in ${((performance.now() - started) / 1000).toFixed(1)} s: ${all.map((s) => `${s.id} ${(readFileSync(s.file).length / MiB).toFixed(2)} MiB`).join(', ')}`);
+  log(
+    `Generated ${all.length - 1} descriptions in ${((performance.now() - started) / 1000).toFixed(1)} s: ${all.map((s) => `${s.id} ${(readFileSync(s.file).length / MiB).toFixed(2)} MiB`).join(', ')}`,
+  );
   return { all, byId: new Map(all.map((s) => [s.id, s])) };
 }
 
@@ -197,7 +202,14 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
     for (const format of ['json', 'yaml']) {
       const a = cli.find((f) => f.id === `${small}.${format}`);
       const b = cli.find((f) => f.id === `${big}.${format}`);
-      if (a && b) add(`growth-${format}`, `Growth ${format.toUpperCase()}: ${big} / ${small} operations (ours)`, ratio(b.tools.ours.median_ms, a.tools.ours.median_ms), 12, '≤');
+      if (a && b)
+        add(
+          `growth-${format}`,
+          `Growth ${format.toUpperCase()}: ${big} / ${small} operations (ours)`,
+          ratio(b.tools.ours.median_ms, a.tools.ours.median_ms),
+          12,
+          '≤',
+        );
     }
   }
   const http = r.validator_http;
@@ -209,7 +221,14 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
     }
   }
   for (const l of r.list_copilots ?? []) {
-    add(`list-p99-${l.dialect}`, `List 100 of ${l.copilots} copilots on ${l.dialect} at ${l.rate_per_s} requests/s, open loop: p99 (median of runs)`, l.median_p99_ms, 20, '≤', ' ms');
+    add(
+      `list-p99-${l.dialect}`,
+      `List 100 of ${l.copilots} copilots on ${l.dialect} at ${l.rate_per_s} requests/s, open loop: p99 (median of runs)`,
+      l.median_p99_ms,
+      20,
+      '≤',
+      ' ms',
+    );
   }
   for (const d of r.knowledge_base?.deletion ?? []) {
     add(`kb-delete-${d.dialect}`, `Delete ${d.links} links / ${d.passages} passages on ${d.dialect} (median, alone)`, d.median_alone_ms / 1000, 1, '≤', ' s');
@@ -227,7 +246,14 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
     );
   }
   for (const l of r.knowledge_base?.large_page ?? []) {
-    add(`kb-large-${l.dialect}`, `No list request waits while a ${Math.round(l.bytes / MiB)} MiB Markdown page is ingested on ${l.dialect} (max)`, l.lists_during.max_ms, 100, '<', ' ms');
+    add(
+      `kb-large-${l.dialect}`,
+      `No list request waits while a ${Math.round(l.bytes / MiB)} MiB Markdown page is ingested on ${l.dialect} (max)`,
+      l.lists_during.max_ms,
+      100,
+      '<',
+      ' ms',
+    );
   }
   return targets;
 }
@@ -235,14 +261,28 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
 export function renderReport(r: BenchResults): string {
   const out: string[] = [];
   const m = r.meta;
-  out.push(`Machine: ${m.cpu_model} × ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}; Node ${m.node}. Load average at start ${m.loadavg_start}, at end ${m.loadavg_end}.`);
-  out.push(`Command: ${m.command}${m.quick ? ' (quick: small sizes, few runs — not for comparison)' : ''}. Source: ${m.source}; CLI measured: ${m.cli}. Started ${m.started_at}, took ${m.minutes} min.`);
+  out.push(
+    `Machine: ${m.cpu_model} × ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}; Node ${m.node}. Load average at start ${m.loadavg_start}, at end ${m.loadavg_end}.`,
+  );
+  out.push(
+    `Command: ${m.command}${m.quick ? ' (quick: small sizes, few runs — not for comparison)' : ''}. Source: ${m.source}; CLI measured: ${m.cli}. Started ${m.started_at}, took ${m.minutes} min.`,
+  );
   if (r.validator_cli) {
     out.push('', `### 1. Validator, whole process (median wall time of ${m.runs} interleaved runs after a warm-up; peak RSS in MiB)`, '');
-    out.push(`YAML floor parser: ${r.yaml_floor.chosen} (in-process on ${r.yaml_floor.file}: ${Object.entries(r.yaml_floor.median_ms).map(([k, v]) => `${k} ${v} ms`).join(', ')}).`, '');
+    out.push(
+      `YAML floor parser: ${r.yaml_floor.chosen} (in-process on ${r.yaml_floor.file}: ${Object.entries(r.yaml_floor.median_ms)
+        .map(([k, v]) => `${k} ${v} ms`)
+        .join(', ')}).`,
+      '',
+    );
     const rows = r.validator_cli.map((f) => {
       const t = f.tools;
-      const peer = (id: 'redocly' | 'spectral') => (t[id].runs === 0 ? (t[id].available ? 'skipped' : 'not available') : `${fmtMs(t[id].median_ms)}${t[id].runs < t.ours.runs ? ` (${t[id].runs} run)` : ''}`);
+      const peer = (id: 'redocly' | 'spectral') =>
+        t[id].runs === 0
+          ? t[id].available
+            ? 'skipped'
+            : 'not available'
+          : `${fmtMs(t[id].median_ms)}${t[id].runs < t.ours.runs ? ` (${t[id].runs} run)` : ''}`;
       const peerX = (id: 'redocly' | 'spectral') => (t[id].runs === 0 ? '–' : fmtX(ratio(t[id].median_ms, t.ours.median_ms)));
       const flags = f.same_flags === null ? '–' : `${f.same_flags ? 'yes' : 'NO'} (${t.ours.flagged ?? '?'})`;
       return [
@@ -260,7 +300,25 @@ export function renderReport(r: BenchResults): string {
         flags,
       ];
     });
-    out.push(table(['file', 'ops', 'size', 'ours', 'floor', 'Redocly', 'Spectral', 'ours/floor', 'Redocly/ours', 'Spectral/ours', 'RSS ours/floor/Redocly/Spectral', 'same flags (n)'], rows));
+    out.push(
+      table(
+        [
+          'file',
+          'ops',
+          'size',
+          'ours',
+          'floor',
+          'Redocly',
+          'Spectral',
+          'ours/floor',
+          'Redocly/ours',
+          'Spectral/ours',
+          'RSS ours/floor/Redocly/Spectral',
+          'same flags (n)',
+        ],
+        rows,
+      ),
+    );
   }
   if (r.validator_http) {
     out.push('', '### 2. Validator over HTTP (GET …/validator; service warm, document stored)', '');
@@ -273,7 +331,9 @@ export function renderReport(r: BenchResults): string {
       fmtX(ratio(h.first.p50_ms, h.floor.p50_ms)),
       fmtX(ratio(h.repeated.p50_ms, h.first.p50_ms)),
     ]);
-    out.push(table(['document', 'size', 'first p50 / p99 ms', 'repeated p50 / p99 ms', 'in-process floor p50 / p99 ms', 'first/floor', 'repeated/first'], rows));
+    out.push(
+      table(['document', 'size', 'first p50 / p99 ms', 'repeated p50 / p99 ms', 'in-process floor p50 / p99 ms', 'first/floor', 'repeated/first'], rows),
+    );
   }
   if (r.hostile_documents) {
     const { documents, lists_during_dense: lists } = r.hostile_documents;
@@ -291,7 +351,7 @@ export function renderReport(r: BenchResults): string {
     );
   }
   if (r.list_copilots) {
-    out.push('', '### 3. List copilots (GET /backend/api/copilots?limit=100, open loop; latency from each request\'s due time)', '');
+    out.push('', "### 3. List copilots (GET /backend/api/copilots?limit=100, open loop; latency from each request's due time)", '');
     const rows = r.list_copilots.map((l) => [
       l.dialect,
       `${l.copilots}`,
@@ -306,7 +366,12 @@ export function renderReport(r: BenchResults): string {
   }
   if (r.knowledge_base) {
     out.push('', '### 4. Knowledge base', '');
-    const ing = r.knowledge_base.ingestion.map((i) => [i.dialect, `${i.pages_per_run} pages × ${i.runs.length} runs, KB_WORKERS=${i.workers}`, String(i.median_pages_per_s), i.runs.map((x) => x.pages_per_s).join(', ')]);
+    const ing = r.knowledge_base.ingestion.map((i) => [
+      i.dialect,
+      `${i.pages_per_run} pages × ${i.runs.length} runs, KB_WORKERS=${i.workers}`,
+      String(i.median_pages_per_s),
+      i.runs.map((x) => x.pages_per_s).join(', '),
+    ]);
     out.push(table(['database', 'ingestion', 'median pages/s', 'runs (pages/s)'], ing), '');
     const del = r.knowledge_base.deletion.map((d) => [
       d.dialect,
@@ -316,14 +381,27 @@ export function renderReport(r: BenchResults): string {
       `${d.lists_during_delete.p50_ms} / ${d.lists_during_delete.p99_ms} / ${d.lists_during_delete.max_ms} (n=${d.lists_during_delete.n}, ${d.list_rate_per_s}/s)`,
       `${d.lists_idle.p50_ms} / ${d.lists_idle.p99_ms}`,
     ]);
-    out.push(table(['database', 'deletion', 'delete alone: median (runs)', 'delete with lists: median', 'lists during delete p50 / p99 / max ms', 'lists idle p50 / p99 ms'], del));
+    out.push(
+      table(
+        [
+          'database',
+          'deletion',
+          'delete alone: median (runs)',
+          'delete with lists: median',
+          'lists during delete p50 / p99 / max ms',
+          'lists idle p50 / p99 ms',
+        ],
+        del,
+      ),
+    );
     const fair = (r.knowledge_base.fairness ?? []).map((f) => [
       f.dialect,
       `${f.slow_links_per_round} links of bot A sending a byte every 200 ms, never ending; KB_WORKERS=${f.workers}, FETCH_TIMEOUT_MS=${f.fetch_timeout_ms}`,
       f.wait_ms.map((w, i) => `${Math.round(w)} (${Math.round(f.own_fetch_ms[i]!)})`).join(', '),
       f.alone_ms.map((x) => Math.round(x)).join(', '),
     ]);
-    if (fair.length > 0) out.push('', table(['database', 'fairness', "bot B's new link: POST → indexed ms (its own fetch), rounds", 'a link alone: POST → indexed ms'], fair));
+    if (fair.length > 0)
+      out.push('', table(['database', 'fairness', "bot B's new link: POST → indexed ms (its own fetch), rounds", 'a link alone: POST → indexed ms'], fair));
     const large = (r.knowledge_base.large_page ?? []).map((l) => [
       l.dialect,
       `${(l.bytes / MiB).toFixed(0)} MiB Markdown, ${l.passages} passages`,
@@ -331,10 +409,16 @@ export function renderReport(r: BenchResults): string {
       `${l.lists_during.p50_ms} / ${l.lists_during.p99_ms} / ${l.lists_during.max_ms} (n=${l.lists_during.n}, ${l.list_rate_per_s}/s${l.lists_during.errors ? `, ${l.lists_during.errors} failed` : ''})`,
       `${l.lists_idle.p50_ms} / ${l.lists_idle.p99_ms}`,
     ]);
-    if (large.length > 0) out.push('', table(['database', 'large page', 'POST → indexed (rounds)', 'lists during ingestion p50 / p99 / max ms', 'lists idle p50 / p99 ms'], large));
+    if (large.length > 0)
+      out.push('', table(['database', 'large page', 'POST → indexed (rounds)', 'lists during ingestion p50 / p99 / max ms', 'lists idle p50 / p99 ms'], large));
   }
   out.push('', '### Targets (ratios from the same run; evaluated, never asserted)', '');
-  out.push(table(['target', 'measured', ''], r.targets.map((t) => [t.target, t.measured, t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'MISS'])));
+  out.push(
+    table(
+      ['target', 'measured', ''],
+      r.targets.map((t) => [t.target, t.measured, t.pass === null ? 'n/a' : t.pass ? 'PASS' : 'MISS']),
+    ),
+  );
   return out.join('\n');
 }
 
@@ -363,7 +447,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       cpu_model: os.cpus()[0]?.model ?? 'unknown',
       cores: os.cpus().length,
       memory_gib: round(os.totalmem() / 1024 ** 3, 1),
-      loadavg_start: os.loadavg().map((x) => round(x, 2)).join(' '),
+      loadavg_start: os
+        .loadavg()
+        .map((x) => round(x, 2))
+        .join(' '),
       cli: path.relative(REPO_ROOT, opts.cli),
       source: gitState(),
       dialects,
@@ -381,12 +468,17 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     const ids = opts.quick ? ['gen-50.json', 'gen-50.yaml'] : ['slack.json', 'gen-1000.json', 'gen-1000.yaml', 'gen-4MiB.json'];
     const maxBytes = opts.quick ? MiB : 25 * MiB;
     await withHost('sqlite', { KB_WORKERS: '0', MAX_DOCUMENT_BYTES: String(maxBytes) }, async (host, service) => {
-      results.validator_http = await benchValidatorHttp(host, service, ids.map((id) => byId.get(id)!), {
-        rounds: opts.quick ? 2 : 10,
-        repeatsPerRound: opts.quick ? 3 : 10,
-        floorParser: yamlFloor.chosen,
-        log: opts.log,
-      });
+      results.validator_http = await benchValidatorHttp(
+        host,
+        service,
+        ids.map((id) => byId.get(id)!),
+        {
+          rounds: opts.quick ? 2 : 10,
+          repeatsPerRound: opts.quick ? 3 : 10,
+          floorParser: yamlFloor.chosen,
+          log: opts.log,
+        },
+      );
       opts.log('  hostile documents (PUT …/swagger)');
       results.hostile_documents = await benchHostileDocuments(host, service, {
         fixtures: path.join(REPO_ROOT, 'test', 'fixtures', 'validator', 'hostile'),
@@ -419,7 +511,13 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     results.knowledge_base = { ingestion: [], deletion: [], fairness: [], large_page: [] };
     for (const dialect of dialects) {
       // The large page is stored whole (limits raised), to measure storing ~86,000 passages.
-      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', KB_MAX_PASSAGES_PER_LINK: '1000000', KB_MAX_PASSAGES_PER_BOT: '1000000' };
+      const env = {
+        KB_WORKERS: '2',
+        FETCH_ALLOW_NETWORKS: '127.0.0.0/8',
+        KB_POLL_INTERVAL_MS: '50',
+        KB_MAX_PASSAGES_PER_LINK: '1000000',
+        KB_MAX_PASSAGES_PER_BOT: '1000000',
+      };
       await withHost(dialect, env, async (host, service) => {
         results.knowledge_base!.ingestion.push(
           await benchIngestion(service, { pages: opts.quick ? 20 : 200, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
@@ -434,7 +532,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             log: opts.log,
           }),
         );
-        results.knowledge_base!.large_page!.push(await benchLargePage(service, { bytes: (opts.quick ? 5 : 25) * MiB, rounds: opts.quick ? 1 : 3, listRate: 50, log: opts.log }));
+        results.knowledge_base!.large_page!.push(
+          await benchLargePage(service, { bytes: (opts.quick ? 5 : 25) * MiB, rounds: opts.quick ? 1 : 3, listRate: 50, log: opts.log }),
+        );
       });
       // Issue 13's reproduction: 2 workers, a 2 s fetch deadline, 1,000 never-ending pages for one bot.
       const fairEnv = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', FETCH_TIMEOUT_MS: '2000' };
@@ -446,7 +546,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     }
   }
 
-  results.meta.loadavg_end = os.loadavg().map((x) => round(x, 2)).join(' ');
+  results.meta.loadavg_end = os
+    .loadavg()
+    .map((x) => round(x, 2))
+    .join(' ');
   results.meta.minutes = round((performance.now() - t0) / 60_000, 1);
   results.targets = evaluateTargets(results, opts.quick);
   mkdirSync(path.dirname(opts.out), { recursive: true });

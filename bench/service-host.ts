@@ -98,7 +98,11 @@ const handlers: Record<string, (args: any) => unknown> = {
           updated_at: now,
         });
       }
-      for (let i = 0; i < linkRows.length; i += 200) await trx.insertInto('kb_links').values(linkRows.slice(i, i + 200)).execute();
+      for (let i = 0; i < linkRows.length; i += 200)
+        await trx
+          .insertInto('kb_links')
+          .values(linkRows.slice(i, i + 200))
+          .execute();
       let batch: Array<{ link_id: string; bot_id: string; seq: number; content: string }> = [];
       let n = 0;
       for (const link of linkRows) {

@@ -71,9 +71,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     validators.body.addSchema(schema);
     validators.text.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema)));
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -92,7 +90,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   systemRoutes(app, { storage, metrics });
   copilotRoutes(app, routeDeps);
-  apiDescriptionRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation: { cache: services.validationCache, renderer: services.taskThreads } });
+  apiDescriptionRoutes(app, {
+    ...routeDeps,
+    fetchPolicy: services.fetchPolicy,
+    validation: { cache: services.validationCache, renderer: services.taskThreads },
+  });
   keyRoutes(app, routeDeps);
   knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued });
   await dashboardRoutes(app, { root: DASHBOARD_ROOT });

@@ -144,7 +144,9 @@ export function reportStartupError(err: unknown): never {
   if (err instanceof ConfigError || err instanceof DataDirError) {
     process.stderr.write(`${(err as Error).message}\n`);
   } else if (e.code === 'EADDRINUSE') {
-    process.stderr.write(`Could not start: ${e.address ?? 'the address'}:${e.port ?? '?'} is already in use by another process; choose another PORT (or HOST).\n`);
+    process.stderr.write(
+      `Could not start: ${e.address ?? 'the address'}:${e.port ?? '?'} is already in use by another process; choose another PORT (or HOST).\n`,
+    );
   } else if (e.code === 'EACCES' && e.port !== undefined) {
     process.stderr.write(`Could not start: this user may not listen on ${e.address ?? ''}:${e.port}; choose a PORT above 1023.\n`);
   } else {

@@ -74,13 +74,32 @@ describe('configuration', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', ALLOW_ANONYMOUS_READ: 'maybe', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KB_WORKERS: '-1', TASK_THREADS: '0', REQUEST_TIMEOUT_MS: '10', PURGE_DELETED_AFTER_DAYS: 'soon' });
+      loadConfig({
+        PORT: 'eighty',
+        ALLOW_ANONYMOUS_READ: 'maybe',
+        DATABASE_URL: 'mysql://x',
+        LOG_LEVEL: 'loud',
+        KB_WORKERS: '-1',
+        TASK_THREADS: '0',
+        REQUEST_TIMEOUT_MS: '10',
+        PURGE_DELETED_AFTER_DAYS: 'soon',
+      });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const key of ['PORT', 'ALLOW_ANONYMOUS_READ', 'DATABASE_URL', 'LOG_LEVEL', 'KB_WORKERS', 'TASK_THREADS', 'REQUEST_TIMEOUT_MS', 'PURGE_DELETED_AFTER_DAYS']) expect(problems).toContain(key);
+    for (const key of [
+      'PORT',
+      'ALLOW_ANONYMOUS_READ',
+      'DATABASE_URL',
+      'LOG_LEVEL',
+      'KB_WORKERS',
+      'TASK_THREADS',
+      'REQUEST_TIMEOUT_MS',
+      'PURGE_DELETED_AFTER_DAYS',
+    ])
+      expect(problems).toContain(key);
   });
 
   // Issue 13 §3, §10: the knowledge-base queue's bounds and the fetcher's minimum rate.
@@ -101,10 +120,22 @@ describe('configuration', () => {
         KB_MAX_PASSAGES_PER_BOT: '30',
       }),
     ).toMatchObject({ fetchMinBytesPerSecond: 0, fetchMinRateWindowMs: 250, kbMaxPendingLinksPerBot: 10, kbMaxPassagesPerLink: 20, kbMaxPassagesPerBot: 30 });
-    const keys = ['FETCH_MIN_BYTES_PER_SECOND', 'FETCH_MIN_RATE_WINDOW_MS', 'KB_MAX_PENDING_LINKS_PER_BOT', 'KB_MAX_PASSAGES_PER_LINK', 'KB_MAX_PASSAGES_PER_BOT'];
+    const keys = [
+      'FETCH_MIN_BYTES_PER_SECOND',
+      'FETCH_MIN_RATE_WINDOW_MS',
+      'KB_MAX_PENDING_LINKS_PER_BOT',
+      'KB_MAX_PASSAGES_PER_LINK',
+      'KB_MAX_PASSAGES_PER_BOT',
+    ];
     let error: unknown;
     try {
-      loadConfig({ FETCH_MIN_BYTES_PER_SECOND: '-5', FETCH_MIN_RATE_WINDOW_MS: '0', KB_MAX_PENDING_LINKS_PER_BOT: '0', KB_MAX_PASSAGES_PER_LINK: 'many', KB_MAX_PASSAGES_PER_BOT: '0' });
+      loadConfig({
+        FETCH_MIN_BYTES_PER_SECOND: '-5',
+        FETCH_MIN_RATE_WINDOW_MS: '0',
+        KB_MAX_PENDING_LINKS_PER_BOT: '0',
+        KB_MAX_PASSAGES_PER_LINK: 'many',
+        KB_MAX_PASSAGES_PER_BOT: '0',
+      });
     } catch (err) {
       error = err;
     }

@@ -11,7 +11,7 @@ import type { RunningService } from '../src/server.js';
 import { buildCli } from './support/build.js';
 import { builtModule } from './support/built-sources.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './support/databases.js';
-import { API_KEY } from './support/http.js';
+import { API_KEY, freePort } from './support/http.js';
 
 // In process, the service runs the build of these sources (global-setup.ts): its task threads need JavaScript.
 const { startService } = (await import(builtModule('server.js').href)) as typeof import('../src/server.js');
@@ -143,17 +143,6 @@ for (const dialect of DIALECTS) {
 // ---------------------------------------------------------------------------
 // The built program, as `npm start` runs it.
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 class Output {
   text = '';
   private waiters: Array<() => void> = [];
@@ -280,7 +269,11 @@ describe('the built service process', () => {
 /** Runs the built CLI to its end (30 s at most) and returns what it printed. */
 function runToExit(cli: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -403,10 +396,12 @@ describe('SIGTERM with keep-alive clients', () => {
     try {
       // An idle keep-alive connection…
       const idle = await new Promise<number>((resolve, reject) =>
-        http.get({ host: '127.0.0.1', port: s.port, path: '/healthz', agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode!));
-        }).on('error', reject),
+        http
+          .get({ host: '127.0.0.1', port: s.port, path: '/healthz', agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode!));
+          })
+          .on('error', reject),
       );
       expect(idle).toBe(200);
       // …and one whose body is still on its way when SIGTERM arrives.
@@ -447,7 +442,9 @@ describe('SIGTERM with keep-alive clients', () => {
     const s = await startServe({ SHUTDOWN_TIMEOUT_MS: '1000' });
     const socket = net.connect(s.port, '127.0.0.1');
     try {
-      socket.write(`POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Request-Id: stuck-1\r\n\r\n{`);
+      socket.write(
+        `POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nX-Request-Id: stuck-1\r\n\r\n{`,
+      );
       await s.stdout.waitFor((l) => parsed(l)?.reqId === 'stuck-1', 'the request was logged', s.child);
       s.child.kill('SIGTERM');
       expect(await s.exited).toBe(1);

@@ -25,7 +25,10 @@ export class ServiceHost {
   }
 
   static spawn(): ServiceHost {
-    const child = fork(path.join(BENCH_DIST, 'service-host.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = fork(path.join(BENCH_DIST, 'service-host.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     return new ServiceHost(child);
   }
 

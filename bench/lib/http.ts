@@ -7,7 +7,11 @@ export interface Response {
   body: Buffer;
 }
 
-export async function send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, opts: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Response> {
+export async function send(
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  opts: { headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Response> {
   const res = await request(url, { method, headers: opts.headers, body: opts.body });
   const body = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers, body };

@@ -1,7 +1,28 @@
 /** Deterministic English-like text for knowledge-base pages and passages. */
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'si', 'pe', 'da', 'gri', 'sto', 'bel', 'for', 'man', 'tis', 'qu', 'ex', 'ion', 'ar'];
-const COMMON = ['the', 'a', 'to', 'of', 'and', 'in', 'is', 'for', 'with', 'your', 'api', 'key', 'request', 'account', 'when', 'you', 'can', 'this', 'that', 'page'];
+const COMMON = [
+  'the',
+  'a',
+  'to',
+  'of',
+  'and',
+  'in',
+  'is',
+  'for',
+  'with',
+  'your',
+  'api',
+  'key',
+  'request',
+  'account',
+  'when',
+  'you',
+  'can',
+  'this',
+  'that',
+  'page',
+];
 
 /** A vocabulary of 4,000 made-up words plus common ones, the same every run. */
 const VOCABULARY: string[] = (() => {

@@ -64,7 +64,11 @@ function documents(fixtures: string, maxBytes: number): { hostile: Doc[]; dense:
     },
   );
   const arrays = Math.floor((room - OPENAPI.length) / 3);
-  const dense = { id: 'container-dense (JSON, [[],[],…], accepted)', bytes: Buffer.from(`${OPENAPI}[${'[],'.repeat(arrays - 1)}[]]}`), type: 'application/json' };
+  const dense = {
+    id: 'container-dense (JSON, [[],[],…], accepted)',
+    bytes: Buffer.from(`${OPENAPI}[${'[],'.repeat(arrays - 1)}[]]}`),
+    type: 'application/json',
+  };
   return { hostile, dense };
 }
 

@@ -93,12 +93,20 @@ export async function benchIngestion(
       const indexed = list.links.filter((l) => l.status === 'indexed').length;
       const failed = list.links.length - indexed;
       if (r >= 0) runs.push({ seconds: round(seconds, 3), pages_per_s: round(opts.pages / seconds, 1), indexed, failed });
-      opts.log(`    ${service.dialect} ingestion ${r < 0 ? 'warm-up' : `run ${r + 1}/${opts.runs}`}: ${opts.pages} pages in ${seconds.toFixed(2)} s (${indexed} indexed, ${failed} failed)`);
+      opts.log(
+        `    ${service.dialect} ingestion ${r < 0 ? 'warm-up' : `run ${r + 1}/${opts.runs}`}: ${opts.pages} pages in ${seconds.toFixed(2)} s (${indexed} indexed, ${failed} failed)`,
+      );
     }
   } finally {
     await site.close();
   }
-  return { dialect: service.dialect, pages_per_run: opts.pages, workers: opts.workers, runs, median_pages_per_s: round(median(runs.map((r) => r.pages_per_s)), 1) };
+  return {
+    dialect: service.dialect,
+    pages_per_run: opts.pages,
+    workers: opts.workers,
+    runs,
+    median_pages_per_s: round(median(runs.map((r) => r.pages_per_s)), 1),
+  };
 }
 
 export async function benchDeletion(
@@ -122,7 +130,12 @@ export async function benchDeletion(
   const deleteOnce = async (withLoad: boolean, counted: boolean): Promise<number> => {
     const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `kb delete ${seq}` });
     const seedStart = performance.now();
-    const { urls } = await host.call<{ urls: string[] }>('seedKnowledgeBase', { botId: bot.id, links: opts.links, passagesPerLink: opts.passagesPerLink, prefix: `d${seq++}` });
+    const { urls } = await host.call<{ urls: string[] }>('seedKnowledgeBase', {
+      botId: bot.id,
+      links: opts.links,
+      passagesPerLink: opts.passagesPerLink,
+      prefix: `d${seq++}`,
+    });
     if (counted) seedSeconds.push(round((performance.now() - seedStart) / 1000, 2));
     await sleep(200); // let the seeding's aftermath (WAL checkpoint, autovacuum kick-off) settle a little
     let loop = null;
@@ -154,7 +167,9 @@ export async function benchDeletion(
     alone.push(round(a, 1));
     const b = await deleteOnce(true, true);
     withLists.push(round(b, 1));
-    opts.log(`    ${service.dialect} deletion round ${r + 1}/${opts.rounds}: alone ${a.toFixed(0)} ms, with lists ${b.toFixed(0)} ms (seeding ${seedSeconds.slice(-2).join(' s, ')} s)`);
+    opts.log(
+      `    ${service.dialect} deletion round ${r + 1}/${opts.rounds}: alone ${a.toFixed(0)} ms, with lists ${b.toFixed(0)} ms (seeding ${seedSeconds.slice(-2).join(' s, ')} s)`,
+    );
   }
   const duringMs = during.map((s) => s.ms);
   return {
@@ -194,7 +209,9 @@ export interface FairnessResult {
 }
 
 /** A web site of ordinary pages (/page/<n>) and drips (/drip/<n>: a byte every `dripMs`, never ending). */
-async function startDripServer(dripMs: number): Promise<{ origin: string; dripping: () => number; arrivedAt: (path: string) => number | undefined; close: () => Promise<void> }> {
+async function startDripServer(
+  dripMs: number,
+): Promise<{ origin: string; dripping: () => number; arrivedAt: (path: string) => number | undefined; close: () => Promise<void> }> {
   let dripping = 0;
   const arrivals = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -232,7 +249,11 @@ async function timeToIndexed(service: { url: string; key: string }, bot: string,
   const started = performance.now();
   await json('POST', `${service.url}/backend/knowledgebase/b/${bot}`, service.key, { links: [url] });
   for (;;) {
-    const list = await json<{ links: Array<{ url: string; status: string; error: string | null }> }>('GET', `${service.url}/backend/knowledgebase/b/${bot}?limit=10`, service.key);
+    const list = await json<{ links: Array<{ url: string; status: string; error: string | null }> }>(
+      'GET',
+      `${service.url}/backend/knowledgebase/b/${bot}?limit=10`,
+      service.key,
+    );
     const link = list.links.find((l) => l.url === url);
     if (link && link.status !== 'pending') {
       if (link.status !== 'indexed') throw new Error(`${url} ended ${link.status}: ${link.error}`);
@@ -262,7 +283,8 @@ export async function benchFairness(
       const a = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `fairness: slow tenant ${r}` });
       const b = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `fairness: quiet tenant ${r}` });
       const slow = Array.from({ length: opts.slowLinks }, (_, i) => `${site.origin}/drip/${r}/${i}`);
-      for (let i = 0; i < slow.length; i += 1000) await json('POST', `${service.url}/backend/knowledgebase/b/${a.id}`, service.key, { links: slow.slice(i, i + 1000) });
+      for (let i = 0; i < slow.length; i += 1000)
+        await json('POST', `${service.url}/backend/knowledgebase/b/${a.id}`, service.key, { links: slow.slice(i, i + 1000) });
       // Every worker on a never-ending page (the latest for 0.1 s): B's link waits for the first to give up.
       const deadline = performance.now() + 30_000;
       while (site.dripping() < opts.workers) {
@@ -362,7 +384,11 @@ export async function benchLargePage(
       await json('POST', `${service.url}/backend/knowledgebase/b/${bot.id}`, service.key, { links: [url] });
       let link: { status: string; error: string | null; passages: number };
       for (;;) {
-        const list = await json<{ links: Array<{ status: string; error: string | null; passages: number }> }>('GET', `${service.url}/backend/knowledgebase/b/${bot.id}`, service.key);
+        const list = await json<{ links: Array<{ status: string; error: string | null; passages: number }> }>(
+          'GET',
+          `${service.url}/backend/knowledgebase/b/${bot.id}`,
+          service.key,
+        );
         link = list.links[0]!;
         if (link.status !== 'pending') break;
         if (performance.now() - started > 600_000) throw new Error('the large page was not ingested in 10 minutes');
@@ -375,7 +401,9 @@ export async function benchLargePage(
       ingest.push(round(ended - started, 1));
       during.push(...samples.filter((s) => s.sentAt >= started && s.sentAt <= ended).map((s) => ({ ms: s.ms, status: s.status })));
       const slowest = Math.max(...samples.filter((s) => s.sentAt >= started && s.sentAt <= ended).map((s) => s.ms));
-      opts.log(`    ${service.dialect} large page round ${r + 1}/${opts.rounds}: ${(opts.bytes / 1024 / 1024).toFixed(0)} MiB, ${passages} passages in ${((ended - started) / 1000).toFixed(1)} s; slowest list ${slowest.toFixed(1)} ms`);
+      opts.log(
+        `    ${service.dialect} large page round ${r + 1}/${opts.rounds}: ${(opts.bytes / 1024 / 1024).toFixed(0)} MiB, ${passages} passages in ${((ended - started) / 1000).toFixed(1)} s; slowest list ${slowest.toFixed(1)} ms`,
+      );
     }
   } finally {
     server.closeAllConnections();

@@ -44,7 +44,13 @@ async function run(url: string, headers: Record<string, string>, rate: number, s
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   const samples = await loop.stop();
   const summary = latencySummary(samples.map((s) => s.ms));
-  return { sent: samples.length, p50_ms: summary.p50_ms, p99_ms: summary.p99_ms, max_ms: summary.max_ms, failed: samples.filter((s) => s.status !== 200).length };
+  return {
+    sent: samples.length,
+    p50_ms: summary.p50_ms,
+    p99_ms: summary.p99_ms,
+    max_ms: summary.max_ms,
+    failed: samples.filter((s) => s.status !== 200).length,
+  };
 }
 
 export async function benchListCopilots(
@@ -63,7 +69,9 @@ export async function benchListCopilots(
   for (let r = 0; r < opts.runs; r++) {
     const result = await run(url, headers, opts.rate, opts.seconds);
     runs.push(result);
-    opts.log(`    ${service.dialect} run ${r + 1}/${opts.runs}: ${result.sent} requests at ${opts.rate}/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, max ${result.max_ms} ms, failed ${result.failed}`);
+    opts.log(
+      `    ${service.dialect} run ${r + 1}/${opts.runs}: ${result.sent} requests at ${opts.rate}/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, max ${result.max_ms} ms, failed ${result.failed}`,
+    );
   }
   return {
     dialect: service.dialect,

@@ -197,7 +197,11 @@ export async function benchValidatorCli(
         const r = await run(tool);
         samples[tool].push(r);
       }
-      opts.log(`    round ${round + 1}/${opts.runs}: ${TOOLS.filter((t) => samples[t][round]).map((t) => `${t} ${Math.round(samples[t][round]!.wallMs)} ms`).join(', ')}`);
+      opts.log(
+        `    round ${round + 1}/${opts.runs}: ${TOOLS.filter((t) => samples[t][round])
+          .map((t) => `${t} ${Math.round(samples[t][round]!.wallMs)} ms`)
+          .join(', ')}`,
+      );
     }
 
     const ours = flaggedBy('ours', readIfExists(path.join(outDir, `${spec.id}.ours.stdout`)));

@@ -58,7 +58,11 @@ const keys = program.command('keys').description('Manage API keys');
 keys
   .command('create')
   .description('Create an API key and print it alone on stdout (it is shown only once)')
-  .requiredOption('--scopes <list>', 'comma-separated scopes: copilots:read, copilots:write, knowledgebase:read, knowledgebase:write, knowledgebase:delete, admin', list)
+  .requiredOption(
+    '--scopes <list>',
+    'comma-separated scopes: copilots:read, copilots:write, knowledgebase:read, knowledgebase:write, knowledgebase:delete, admin',
+    list,
+  )
   .option('--bots <ids>', 'comma-separated copilot ids the key is limited to', list)
   .option('--name <label>', 'a label to recognise the key by', '')
   .action(async (options: { scopes: string[]; bots?: string[]; name: string }) => {
@@ -81,7 +85,13 @@ keys
     const rows = all.map((k) => [k.id, k.revoked_at ? 'revoked' : 'active', k.scopes.join(','), k.bots ? k.bots.join(',') : '*', k.name, k.created_at]);
     const header = ['ID', 'STATE', 'SCOPES', 'BOTS', 'NAME', 'CREATED'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    for (const row of [header, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+    for (const row of [header, ...rows])
+      process.stdout.write(
+        `${row
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
   });
 
 keys
@@ -124,10 +134,15 @@ program
   .command('validate')
   .description('Validate an API description (file or http(s) URL) as the validator endpoint does')
   .argument('<file-or-url>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
-  .option('--format <format>', 'json (the endpoint\'s answer) or text (a readable summary)', (value: string) => {
-    if (value !== 'json' && value !== 'text') throw new InvalidArgumentError('use json or text');
-    return value;
-  }, 'json')
+  .option(
+    '--format <format>',
+    "json (the endpoint's answer) or text (a readable summary)",
+    (value: string) => {
+      if (value !== 'json' && value !== 'text') throw new InvalidArgumentError('use json or text');
+      return value;
+    },
+    'json',
+  )
   .action(async (target: string, options: { format: 'json' | 'text' }) => {
     const { runValidate } = await import('./validate.js');
     const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };

@@ -44,9 +44,7 @@ export async function runValidate(target: string, opts: ValidateOptions, io: Cli
   let result: ValidationResult;
   try {
     const remote = /^https?:\/\//i.test(target);
-    const source = remote
-      ? await fetchSource(target, opts.fetchPolicy)
-      : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
+    const source = remote ? await fetchSource(target, opts.fetchPolicy) : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
     // A file the user chose, in a process of its own: no nesting scan before JSON.parse
     // (a too-deep document is still refused, after parsing, at the same place). What a
     // server sends is scanned first, as the service scans what its clients send.

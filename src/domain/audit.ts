@@ -12,7 +12,13 @@ import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
 export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
 
-export async function recordAudit(db: Db, actor: Principal | undefined, action: AuditAction, botId: string | null, details: Record<string, unknown>): Promise<void> {
+export async function recordAudit(
+  db: Db,
+  actor: Principal | undefined,
+  action: AuditAction,
+  botId: string | null,
+  details: Record<string, unknown>,
+): Promise<void> {
   await audit.insertAuditEntry(db, {
     at: nowTimestamp(),
     actor_key_id: actor?.kind === 'key' ? actor.keyId : null,

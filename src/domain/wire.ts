@@ -143,7 +143,9 @@ export type ApiKey = Static<typeof ApiKey>;
 export const ApiKeyCreate = Type.Object(
   {
     scopes: Type.Array(Type.String({ maxLength: 50 }), { minItems: 1, maxItems: 10, description: `Among: ${SCOPES.join(', ')}` }),
-    bots: Type.Optional(nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: '1 to 1000 ids of existing copilots; absent or null: every bot' }))),
+    bots: Type.Optional(
+      nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: '1 to 1000 ids of existing copilots; absent or null: every bot' })),
+    ),
     name: Type.Optional(Type.String({ maxLength: 200 })),
   },
   { $id: 'ApiKeyCreate', title: 'ApiKeyCreate', additionalProperties: false },

@@ -35,7 +35,8 @@ function fromFastifyError(err: FastifyError): AppError | null {
         ...(v.params && Object.keys(v.params).length > 0 && { params: v.params }),
       }));
       const first = details[0];
-      const where = err.validationContext === 'body' ? 'request body' : err.validationContext === 'querystring' ? 'query string' : (err.validationContext ?? 'request');
+      const where =
+        err.validationContext === 'body' ? 'request body' : err.validationContext === 'querystring' ? 'query string' : (err.validationContext ?? 'request');
       return new AppError('invalid_request', `The ${where} is invalid: ${first ? `${first.path} ${first.message}` : 'see details'}.`, details);
     }
   }
@@ -80,7 +81,8 @@ export const RETRY_AFTER_SECONDS = 5;
 // Error codes of the drivers that mean "the database cannot be reached or is busy right now"
 // rather than "this request is wrong": node's socket errors, PostgreSQL's connection and
 // operator classes (08, 57P0x, 53300), SQLite's lock, open and I/O failures.
-const UNAVAILABLE_CODES = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
+const UNAVAILABLE_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
 /** True for a failure to reach the database (503, try again) rather than a bug (500). */
@@ -95,7 +97,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 function send(reply: FastifyReply, error: AppError) {
   if (error.code === 'service_unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-  return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(toErrorBody(error)));
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(toErrorBody(error)));
 }
 
 /** Registered routes by method, to answer 405 with `Allow` for a known path. */

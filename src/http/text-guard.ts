@@ -44,10 +44,18 @@ export function checkText(value: unknown, location: string): void {
 }
 
 function unstorable(location: string, path: string, why: string): AppError {
-  const field = path.split('/').filter((p) => p !== '' && !/^\d+$/.test(p)).at(-1) ?? location;
-  return new AppError('invalid_request', `The ${location === 'body' ? 'request body' : location === 'query' ? 'query string' : 'path'} field ${field} ${why}.`, {
-    location,
-    path: path || '/',
-    field,
-  });
+  const field =
+    path
+      .split('/')
+      .filter((p) => p !== '' && !/^\d+$/.test(p))
+      .at(-1) ?? location;
+  return new AppError(
+    'invalid_request',
+    `The ${location === 'body' ? 'request body' : location === 'query' ? 'query string' : 'path'} field ${field} ${why}.`,
+    {
+      location,
+      path: path || '/',
+      field,
+    },
+  );
 }

@@ -174,7 +174,8 @@ export class IngestionWorker {
         return;
       }
       const outcome = await this.store(job, ref, passages, lease);
-      if (outcome?.status === 'indexed') this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
+      if (outcome?.status === 'indexed')
+        this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
       else if (outcome) this.failed(job, outcome.error);
     } catch (err) {
       if (this.abort.signal.aborted) {
@@ -191,9 +192,11 @@ export class IngestionWorker {
         ...(retry && { runAfter: inMicros(this.backoffMs * 2 ** (attempts - 1)) }),
         now: nowTimestamp(),
       });
-      if (!(err instanceof FetchError || err instanceof ExtractError)) this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
+      if (!(err instanceof FetchError || err instanceof ExtractError))
+        this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
       else if (written && !retry) this.failed(job, error);
-      else if (written) this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
+      else if (written)
+        this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
     } finally {
       await lease.stop();
     }
@@ -215,7 +218,8 @@ export class IngestionWorker {
       if (total <= this.maxPassagesPerBot) return null;
       return `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
     };
-    const failed = async (error: string) => ((await kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null);
+    const failed = async (error: string) =>
+      (await kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
     // Checked before storing too, so a page over the limit is not written for nothing.
     const early = await overLimit(db);
     if (early) return failed(early);
@@ -259,16 +263,19 @@ export class IngestionWorker {
     const renew = async () => {
       try {
         const ours = await kb.extendLease(this.storage.db, ref, inMicros(this.leaseMs));
-        if (!ours && !stopped) lost.abort(new Error('The job is no longer this worker\'s.'));
+        if (!ours && !stopped) lost.abort(new Error("The job is no longer this worker's."));
       } catch (err) {
         this.options.logger?.warn({ err }, 'knowledge-base lease renewal failed');
       } finally {
         renewing = null;
       }
     };
-    const timer = setInterval(() => {
-      if (renewing === null && !stopped) renewing = renew();
-    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    const timer = setInterval(
+      () => {
+        if (renewing === null && !stopped) renewing = renew();
+      },
+      Math.max(1, Math.floor(this.leaseMs / 3)),
+    );
     return {
       signal: signal.signal,
       get lost() {

@@ -10,7 +10,10 @@ const HOUR_MS = 60 * 60 * 1000;
  * every hour. Several instances may run it at once: each purge is one transaction, and a
  * copilot another instance purged first is skipped.
  */
-export function startRetention(storage: Storage, options: { purgeDeletedAfterDays: number; logger: Pick<FastifyBaseLogger, 'info' | 'error'>; intervalMs?: number }): { stop(): Promise<void> } {
+export function startRetention(
+  storage: Storage,
+  options: { purgeDeletedAfterDays: number; logger: Pick<FastifyBaseLogger, 'info' | 'error'>; intervalMs?: number },
+): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const run = () => {
     running = purgeDeletedBefore(storage, daysAgo(options.purgeDeletedAfterDays)).then(

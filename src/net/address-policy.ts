@@ -106,9 +106,7 @@ function inNetworks(address: Address, allowNetworks: readonly string[]): boolean
 export function addressRange(address: string): string | null {
   const parsed = parseAddress(address);
   if (parsed === null) return null;
-  const effective = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (parsed as ipaddr.IPv6).toIPv4Address()
-    : parsed;
+  const effective = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
   if (CLOUD_METADATA.some((network) => network[0].kind() === effective.kind() && effective.match(network))) {
     return 'cloudMetadata';
   }

@@ -107,10 +107,7 @@ export const USER_AGENT = 'copilot-management-service/0.1';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-type ConnectorReturningSocket = (
-  options: buildConnector.Options,
-  callback: buildConnector.Callback,
-) => net.Socket | undefined;
+type ConnectorReturningSocket = (options: buildConnector.Options, callback: buildConnector.Callback) => net.Socket | undefined;
 
 /** Per-call state shared between the request loop, the socket lookup and the timer. */
 interface CallState {
@@ -142,11 +139,7 @@ export async function fetchGuarded(
   };
   const timer = setTimeout(() => {
     fail(
-      new FetchError(
-        'timeout',
-        state.currentUrl,
-        `${describeHost(state.currentUrl)} did not answer completely within ${formatDuration(policy.timeoutMs)}.`,
-      ),
+      new FetchError('timeout', state.currentUrl, `${describeHost(state.currentUrl)} did not answer completely within ${formatDuration(policy.timeoutMs)}.`),
     );
   }, policy.timeoutMs);
   const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
@@ -191,12 +184,7 @@ export async function fetchGuarded(
 
       if (status < 200 || status > 299) {
         await discardBody(response.body);
-        throw new FetchError(
-          'http_status',
-          target.href,
-          `${describeHost(target.href)} answered with HTTP status ${status}.`,
-          status,
-        );
+        throw new FetchError('http_status', target.href, `${describeHost(target.href)} answered with HTTP status ${status}.`, status);
       }
 
       const declared = response.headers.get('content-length');
@@ -259,11 +247,7 @@ function checkUrl(raw: string, allowNetworks: string[], base: URL | null): URL {
   try {
     parsed = base === null ? new URL(raw) : new URL(raw, base);
   } catch {
-    throw new FetchError(
-      'bad_url',
-      raw,
-      base === null ? 'The URL is not a valid absolute URL.' : `${via}an address that is not a valid URL.`,
-    );
+    throw new FetchError('bad_url', raw, base === null ? 'The URL is not a valid absolute URL.' : `${via}an address that is not a valid URL.`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new FetchError(
@@ -306,11 +290,7 @@ function ipLiteral(hostname: string): string | null {
  */
 function refused(url: string, address: string, hostname: string | null): FetchError {
   if (hostname !== null) {
-    return new FetchError(
-      'refused',
-      url,
-      `The host name ${hostname} resolves to an address that is not public; only public addresses can be fetched.`,
-    );
+    return new FetchError('refused', url, `The host name ${hostname} resolves to an address that is not public; only public addresses can be fetched.`);
   }
   const range = addressRange(address);
   const why = range === null || range === 'unicast' ? '' : ` (${RANGE_WORDS[range] ?? 'a reserved or special-purpose range'})`;
@@ -351,7 +331,10 @@ function createAgent(policy: FetchPolicy, state: CallState, hooks: GuardedFetchH
         if (wanted.length === 0) {
           callback(Object.assign(new Error(`No IPv${options.family} address for ${hostname}.`), { code: 'ENOTFOUND' }), '');
         } else if (options.all) {
-          callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+          callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
         } else {
           callback(null, wanted[0].address, wanted[0].family);
         }
@@ -386,8 +369,7 @@ async function checkedAddresses(
   state: CallState,
 ): Promise<ResolvedAddress[]> {
   const literal = ipLiteral(hostname);
-  const addresses: ResolvedAddress[] =
-    literal !== null ? [{ address: literal, family: net.isIP(literal) === 6 ? 6 : 4 }] : await resolve(hostname);
+  const addresses: ResolvedAddress[] = literal !== null ? [{ address: literal, family: net.isIP(literal) === 6 ? 6 : 4 }] : await resolve(hostname);
   if (addresses.length === 0) {
     throw Object.assign(new Error(`${hostname} has no address.`), { code: 'ENOTFOUND' });
   }
@@ -446,7 +428,13 @@ function tooSlow(url: string, policy: FetchPolicy): FetchError {
 }
 
 // The codings undici's fetch decodes (it passes any other through still encoded).
-const DECODABLE_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', ...(typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function' ? ['zstd'] : [])]);
+const DECODABLE_CODINGS = new Set([
+  'gzip',
+  'x-gzip',
+  'deflate',
+  'br',
+  ...(typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === 'function' ? ['zstd'] : []),
+]);
 
 /** The first content coding of a Content-Encoding header that the body cannot be decoded from, or null. */
 function undecodableCoding(header: string | null): string | null {
@@ -520,7 +508,10 @@ function networkError(error: unknown, url: string, timeoutMs: number): FetchErro
   const host = hostOf(url);
   const has = (...wanted: string[]): boolean => codes.some((c) => wanted.includes(c));
   // Malformed answers: the same server answers the same way on a retry, so these are final.
-  if (codes.some((c) => c.startsWith('Z_') || c.startsWith('ERR_BROTLI') || c.startsWith('ERR__ERROR') || c.startsWith('ERR__ZLIB')) || messages.includes('Decompression failed')) {
+  if (
+    codes.some((c) => c.startsWith('Z_') || c.startsWith('ERR_BROTLI') || c.startsWith('ERR__ERROR') || c.startsWith('ERR__ZLIB')) ||
+    messages.includes('Decompression failed')
+  ) {
     return new FetchError('bad_response', url, `The response from ${host} could not be decompressed.`);
   }
   if (messages.some((m) => m.startsWith('too many content-encodings'))) {

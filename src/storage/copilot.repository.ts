@@ -16,7 +16,10 @@ export interface CopilotListQuery {
 // here, so that no caller can forget it.
 
 export async function insertCopilot(db: Db, row: CopilotRow): Promise<void> {
-  await db.insertInto('copilots').values({ ...row, name_folded: foldText(row.name) }).execute();
+  await db
+    .insertInto('copilots')
+    .values({ ...row, name_folded: foldText(row.name) })
+    .execute();
 }
 
 export async function findCopilot(db: Db, id: string): Promise<CopilotRow | undefined> {
@@ -44,10 +47,13 @@ export async function listCopilots(db: Db, query: CopilotListQuery): Promise<Cop
 
 export async function updateCopilot(db: Db, id: string, changes: Partial<CopilotRow>): Promise<CopilotRow | undefined> {
   const folded = changes.name === undefined ? {} : { name_folded: foldText(changes.name) };
-  await db.updateTable('copilots').set({ ...changes, ...folded }).where('id', '=', id).execute();
+  await db
+    .updateTable('copilots')
+    .set({ ...changes, ...folded })
+    .where('id', '=', id)
+    .execute();
   return findCopilot(db, id);
 }
-
 
 /** Removes the row for good (purge). */
 export async function deleteCopilotRow(db: Db, id: string): Promise<void> {
@@ -56,6 +62,13 @@ export async function deleteCopilotRow(db: Db, id: string): Promise<void> {
 
 /** Ids of copilots soft-deleted before `before`, oldest first. */
 export async function findDeletedBefore(db: Db, before: string, limit = 1000): Promise<string[]> {
-  const rows = await db.selectFrom('copilots').select('id').where('deleted_at', 'is not', null).where('deleted_at', '<', before).orderBy('deleted_at').limit(limit).execute();
+  const rows = await db
+    .selectFrom('copilots')
+    .select('id')
+    .where('deleted_at', 'is not', null)
+    .where('deleted_at', '<', before)
+    .orderBy('deleted_at')
+    .limit(limit)
+    .execute();
   return rows.map((r) => r.id);
 }

@@ -95,7 +95,14 @@ export async function upsertPendingLinks(db: Db, botId: string, urls: readonly s
 export async function findLinksByUrls(db: Db, botId: string, urls: readonly string[]): Promise<KbLinkRow[]> {
   const out: KbLinkRow[] = [];
   for (let i = 0; i < urls.length; i += INSERT_BATCH) {
-    out.push(...(await db.selectFrom('kb_links').selectAll().where('bot_id', '=', botId).where('url', 'in', urls.slice(i, i + INSERT_BATCH)).execute()));
+    out.push(
+      ...(await db
+        .selectFrom('kb_links')
+        .selectAll()
+        .where('bot_id', '=', botId)
+        .where('url', 'in', urls.slice(i, i + INSERT_BATCH))
+        .execute()),
+    );
   }
   return out;
 }
@@ -122,7 +129,11 @@ export async function countPendingLinks(db: Db, botId: string): Promise<number> 
 }
 
 export async function countLinks(db: Db, botId: string): Promise<number> {
-  const row = await db.selectFrom('kb_links').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('kb_links')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('bot_id', '=', botId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -142,8 +153,14 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   if (linkIds.length === 0) return;
   if (dialect === 'postgres') {
     const ids = [...linkIds];
-    await db.deleteFrom('kb_links').where('id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
-    await db.deleteFrom('kb_passages').where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)])).execute();
+    await db
+      .deleteFrom('kb_links')
+      .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
+      .execute();
+    await db
+      .deleteFrom('kb_passages')
+      .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
+      .execute();
     await retireHiddenSets(db, ids);
     return;
   }
@@ -160,7 +177,11 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
  * may write a last batch after this deletion, which stays hidden and is deleted with the set.
  */
 async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<void> {
-  await db.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', 'in', [...linkIds]).execute();
+  await db
+    .updateTable('kb_hidden_passages')
+    .set({ state: 'retired' })
+    .where('link_id', 'in', [...linkIds])
+    .execute();
 }
 
 /** SQLite: deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, yielding after each batch. */
@@ -202,12 +223,23 @@ async function writePassages(db: Db, rows: readonly NewPassage[], version: numbe
 export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
   const linkIds = [...new Set(rows.map((r) => r.link_id))];
   const versions = new Map(
-    linkIds.length === 0 ? [] : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
+    linkIds.length === 0
+      ? []
+      : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
   );
   for (const linkId of linkIds) {
-    const perLink = await writePassages(db, rows.filter((r) => r.link_id === linkId), versions.get(linkId) ?? 0);
+    const perLink = await writePassages(
+      db,
+      rows.filter((r) => r.link_id === linkId),
+      versions.get(linkId) ?? 0,
+    );
     const count = perLink.get(linkId) ?? 0;
-    if (count > 0) await db.updateTable('kb_links').set((eb) => ({ term_count: eb('term_count', '+', count) })).where('id', '=', linkId).execute();
+    if (count > 0)
+      await db
+        .updateTable('kb_links')
+        .set((eb) => ({ term_count: eb('term_count', '+', count) }))
+        .where('id', '=', linkId)
+        .execute();
   }
 }
 
@@ -312,9 +344,20 @@ function ownLink(db: Db, job: JobRef) {
  * Ends a claimed job without passages: back to the queue (a retry, with `runAfter`) or failed.
  * False when the link was deleted or re-queued meanwhile (nothing written).
  */
-export async function finishJob(db: Db, job: JobRef, outcome: { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string }): Promise<boolean> {
+export async function finishJob(
+  db: Db,
+  job: JobRef,
+  outcome: { status: 'pending' | 'failed'; error: string; runAfter?: string; now: string },
+): Promise<boolean> {
   const result = await ownLink(db, job)
-    .set({ lease_owner: null, lease_expires_at: null, updated_at: outcome.now, status: outcome.status, error: outcome.error, ...(outcome.runAfter && { run_after: outcome.runAfter }) })
+    .set({
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: outcome.now,
+      status: outcome.status,
+      error: outcome.error,
+      ...(outcome.runAfter && { run_after: outcome.runAfter }),
+    })
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
@@ -338,7 +381,11 @@ export async function beginStaging(db: Db, job: JobRef, botId: string, now: stri
       .where('status', '=', 'pending')
       .executeTakeFirst();
     if (!link) return null;
-    const hidden = await trx.selectFrom('kb_hidden_passages').select((eb) => eb.fn.max('version').as('v')).where('link_id', '=', job.id).executeTakeFirst();
+    const hidden = await trx
+      .selectFrom('kb_hidden_passages')
+      .select((eb) => eb.fn.max('version').as('v'))
+      .where('link_id', '=', job.id)
+      .executeTakeFirst();
     const version = Math.max(Number(link.version), Number(hidden?.v ?? 0)) + 1;
     // Sets an earlier attempt of this job left half stored (its process stopped) go.
     await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
@@ -571,8 +618,16 @@ export async function cancelPendingLinks(db: Db, botId: string, reason: string, 
 /** Removes a bot's knowledge base with every link and passage; returns what it removed. */
 export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: string): Promise<{ links: number; passages: number }> {
   const links = await db.selectFrom('kb_links').select('id').where('bot_id', '=', botId).execute();
-  const passages = await db.selectFrom('kb_passages').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow();
-  await deleteLinksAndPassages(db, dialect, links.map((l) => l.id));
+  const passages = await db
+    .selectFrom('kb_passages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('bot_id', '=', botId)
+    .executeTakeFirstOrThrow();
+  await deleteLinksAndPassages(
+    db,
+    dialect,
+    links.map((l) => l.id),
+  );
   await deleteKnowledgeBase(db, botId);
   return { links: links.length, passages: Number(passages.n) };
 }

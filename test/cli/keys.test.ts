@@ -92,7 +92,10 @@ for (const dialect of DIALECTS) {
     });
 
     it.sequential('revoke of an unknown id and create with a bad scope fail clearly, printing nothing on stdout', async () => {
-      const [unknown, badScope] = await Promise.all([cli('keys', 'revoke', 'nosuchkey0000000'), cli('keys', 'create', '--scopes', 'copilots:read,copilots:delete')]);
+      const [unknown, badScope] = await Promise.all([
+        cli('keys', 'revoke', 'nosuchkey0000000'),
+        cli('keys', 'create', '--scopes', 'copilots:read,copilots:delete'),
+      ]);
       expect(unknown.code).not.toBe(0);
       expect(unknown.stdout).toBe('');
       expect(unknown.stderr).toMatch(/no api key has this id/i);

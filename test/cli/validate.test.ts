@@ -19,8 +19,7 @@ async function run(target: string, format: 'json' | 'text' = 'json', extra: Part
   return { code, stdout, stderr };
 }
 
-const expectedJson = (path: string) =>
-  `${renderResult(validateDocument(parseDocument({ bytes: readFileSync(path), fileName: path })))}\n`;
+const expectedJson = (path: string) => `${renderResult(validateDocument(parseDocument({ bytes: readFileSync(path), fileName: path })))}\n`;
 
 describe('copilot-service validate FILE', () => {
   it('json (default): the endpoint’s {all_endpoints, validations} text and exit 0 when there is nothing to fix', async () => {

@@ -14,10 +14,10 @@ import { pathToFileURL } from 'node:url';
 import openapiTS from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument, validateDocument } from '../../src/domain/validator/index.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { REPO_ROOT } from '../support/build.js';
 import { DIALECTS } from '../support/databases.js';
 import { COPILOT_KEYS } from '../support/http.js';
-import { buildKbTestApp, type KbTestApp } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 import { servedDocument, writeToTemp, type Json } from './served-document.js';
 
@@ -51,7 +51,15 @@ describe('a client generated from the OpenAPI document', () => {
     writeFileSync(
       path.join(workspace, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
         files: ['workflow.ts'],
       }),
     );
@@ -78,13 +86,15 @@ describe('a client generated from the OpenAPI document', () => {
 
   for (const dialect of DIALECTS) {
     describe(`runs the whole workflow against a live app (${dialect})`, () => {
-      let t: KbTestApp;
+      let t: TestApp;
       let pages: PageServer;
       let baseUrl: string;
       beforeAll(async () => {
-        t = await buildKbTestApp(dialect);
+        t = await buildTestApp(dialect, { worker: true });
         pages = await PageServer.start();
-        pages.set('/guide', { body: '<html><head><title>Guide</title></head><body><main><p>The zebrafinch sings at dawn, every day of the year.</p></main></body></html>' });
+        pages.set('/guide', {
+          body: '<html><head><title>Guide</title></head><body><main><p>The zebrafinch sings at dawn, every day of the year.</p></main></body></html>',
+        });
         const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
         baseUrl = address;
       });

@@ -41,7 +41,18 @@ describe('the OpenAPI document', () => {
 
   it('names the wire shapes as components, every key typed', () => {
     const schemas = doc.components.schemas as Json;
-    for (const name of ['Copilot', 'ApiKey', 'Endpoint', 'ValidationResult', 'Validations', 'FlagMap', 'KnowledgeBaseLink', 'SearchResult', 'AuditEntry', 'Error']) {
+    for (const name of [
+      'Copilot',
+      'ApiKey',
+      'Endpoint',
+      'ValidationResult',
+      'Validations',
+      'FlagMap',
+      'KnowledgeBaseLink',
+      'SearchResult',
+      'AuditEntry',
+      'Error',
+    ]) {
       expect(schemas[name], name).toBeDefined();
     }
     // The copilot keeps the interface's key order (§2.1), all of them required.
@@ -55,7 +66,16 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(result.properties)).toEqual(['chatbot_id', 'all_endpoints', 'validations']);
     expect(result.properties.all_endpoints.items.$ref).toBe('#/components/schemas/Endpoint');
     expect(result.properties.validations.$ref).toBe('#/components/schemas/Validations');
-    expect(Object.keys(schemas.Endpoint.properties)).toEqual(['operationId', 'type', 'name', 'description', 'requestBody', 'requestParameters', 'responseBody', 'path']);
+    expect(Object.keys(schemas.Endpoint.properties)).toEqual([
+      'operationId',
+      'type',
+      'name',
+      'description',
+      'requestBody',
+      'requestParameters',
+      'responseBody',
+      'path',
+    ]);
     expect(Object.keys(schemas.Validations.properties).slice(0, 4)).toEqual([
       'endpoints_without_operation_id',
       'endpoints_without_description',

@@ -34,7 +34,10 @@ describe('the served OpenAPI document passes the linters', () => {
 
   it('Redocly CLI lint, recommended ruleset: no error', async () => {
     const result = await run(bin('redocly'), ['lint', file, '--extends', 'recommended', '--format', 'json'], dir);
-    const report = JSON.parse(result.stdout) as { totals: { errors: number }; problems: Array<{ ruleId: string; severity: string; message: string; location: unknown }> };
+    const report = JSON.parse(result.stdout) as {
+      totals: { errors: number };
+      problems: Array<{ ruleId: string; severity: string; message: string; location: unknown }>;
+    };
     const errors = report.problems.filter((p) => p.severity === 'error');
     expect(errors, JSON.stringify(errors, null, 2)).toEqual([]);
     expect(report.totals.errors).toBe(0);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_FINDINGS } from '../../src/domain/validator/index.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call } from '../support/http.js';
+import { call, createCopilot, swaggerPath, validatorPath } from '../support/http.js';
 import { operations } from './served-document.js';
 
 for (const dialect of DIALECTS) {
@@ -19,13 +19,13 @@ for (const dialect of DIALECTS) {
 
     it('flags no endpoint, names the auth type and finds the base URL', async () => {
       const served = await call(t, 'GET', '/backend/openapi.json', { key: null });
-      const copilot = (await call(t, 'POST', '/backend/api/copilots', { payload: { name: 'Itself' } })).json();
-      const uploaded = await call(t, 'PUT', `/backend/api/copilot/${copilot.id}/swagger`, {
+      const copilot = await createCopilot(t, { name: 'Itself' });
+      const uploaded = await call(t, 'PUT', swaggerPath(copilot.id), {
         payload: served.body,
         headers: { 'content-type': 'application/json' },
       });
       expect(uploaded.statusCode, uploaded.body).toBe(200);
-      const res = await call(t, 'GET', `/backend/api/copilot/${copilot.id}/validator`);
+      const res = await call(t, 'GET', validatorPath(copilot.id));
       expect(res.statusCode, res.body).toBe(200);
       const result = res.json();
       expect(result.chatbot_id).toBe(copilot.id);

@@ -160,7 +160,15 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1, locale: 'en-GB' });
     page = await context.newPage();
@@ -267,10 +275,15 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved.').waitFor();
     const saved = await api('GET', `/backend/api/copilot/${copilotId}`);
-    expect(saved.json).toMatchObject({ name: 'Petstore assistant', website: 'https://petstore.example.com', status: 'live', smart_sync: 1, enhanced_privacy: 0 });
+    expect(saved.json).toMatchObject({
+      name: 'Petstore assistant',
+      website: 'https://petstore.example.com',
+      status: 'live',
+      smart_sync: 1,
+      enhanced_privacy: 0,
+    });
     expect(saved.json.prompt_message).toBe('You help people adopt pets. Answer briefly.');
     await expect.poll(() => page.locator('.page-head .badge').textContent()).toBe('live');
-
   });
 
   it('uploads an API description by drag-and-drop and by the file picker, and shows an upload error as the API’s message', async () => {
@@ -379,7 +392,12 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     const paths: Record<string, unknown> = {};
     for (let i = 0; i < 3000; i++) {
       paths[`/items/${i}`] = {
-        get: { operationId: `getItem${i}`, summary: `Get item ${i}`, ...(i % 3 !== 0 && { description: 'Reads one item.' }), responses: { 200: { description: 'OK' } } },
+        get: {
+          operationId: `getItem${i}`,
+          summary: `Get item ${i}`,
+          ...(i % 3 !== 0 && { description: 'Reads one item.' }),
+          responses: { 200: { description: 'OK' } },
+        },
         post: { operationId: `postItem${i}`, summary: `Update item ${i}`, description: 'Writes one item.', responses: { 204: { description: 'Done' } } },
       };
     }

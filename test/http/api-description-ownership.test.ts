@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { createCopilot, setSwaggerUrl, swaggerPath, uploadSpec, validatorPath } from '../support/documents.js';
+import { setSwaggerUrl, uploadSpec } from '../support/documents.js';
+import { createCopilot, swaggerPath, validatorPath } from '../support/http.js';
 
 for (const dialect of DIALECTS) {
   describe(`stored API descriptions belong to their copilot (${dialect})`, () => {
@@ -13,11 +14,11 @@ for (const dialect of DIALECTS) {
     beforeEach(() => t.validationCache.clear());
 
     it("a copilot whose swagger_url names another copilot's stored file reads nothing (422 swagger_missing)", async () => {
-      const owner = await createCopilot(t, 'owner');
+      const owner = await createCopilot(t, { name: 'owner' });
       const uploaded = await uploadSpec(t, owner.id, 'petstore3.json');
-      const intruder = await createCopilot(t, 'intruder');
+      const intruder = await createCopilot(t, { name: 'intruder' });
       await setSwaggerUrl(t, intruder.id, uploaded.swagger_url);
-      const limited = await t.bearer(['copilots:read'], [intruder.id]);
+      const limited = await t.key(['copilots:read'], [intruder.id]);
       for (const path of [validatorPath(intruder.id), swaggerPath(intruder.id)]) {
         const res = await t.app.inject({ method: 'GET', url: path, headers: { authorization: limited } });
         expect(res.statusCode, path).toBe(422);
@@ -28,7 +29,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the upload parses the document once: its first validation is answered from the cache', async () => {
-      const copilot = await createCopilot(t, 'cached');
+      const copilot = await createCopilot(t, { name: 'cached' });
       await uploadSpec(t, copilot.id, 'slack.json');
       const before = t.validationCache.stats();
       const res = await t.app.inject({ method: 'GET', url: validatorPath(copilot.id), headers: { authorization: t.admin } });

@@ -7,28 +7,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findSwaggerDocument } from '../../src/storage/swagger-document.repository.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import {
-  copilotPath,
-  createCopilot,
-  HOSTILE_FILES,
-  hostile,
-  mediaTypeOf,
-  multipart,
-  putMultipart,
-  putRaw,
-  spec,
-  STORED_NAME,
-  swaggerPath,
-  uploadSpec,
-  validatorPath,
-} from '../support/documents.js';
-import { call, expectCanonicalJson, expectCopilot, expectError } from '../support/http.js';
+import { HOSTILE_FILES, hostile, mediaTypeOf, multipart, putMultipart, putRaw, spec, STORED_NAME, uploadSpec } from '../support/documents.js';
+import { call, copilotPath, createCopilot, expectCanonicalJson, expectCopilot, expectError, swaggerPath, validatorPath } from '../support/http.js';
 
 const CREATE = '/backend/api/copilot/swagger';
 const UNKNOWN_ID = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
 
-const MINIMAL_JSON = '{"openapi":"3.0.3","info":{"title":"Mini","version":"1"},"paths":{"/ping":{"get":{"operationId":"ping","summary":"Ping","description":"Answers pong","responses":{"200":{"description":"pong"}}}}}}';
-const MINIMAL_YAML = 'openapi: 3.0.3\ninfo: {title: Mini, version: "1"}\npaths:\n  /ping:\n    get: {operationId: ping, summary: Ping, description: Answers pong}\n';
+const MINIMAL_JSON =
+  '{"openapi":"3.0.3","info":{"title":"Mini","version":"1"},"paths":{"/ping":{"get":{"operationId":"ping","summary":"Ping","description":"Answers pong","responses":{"200":{"description":"pong"}}}}}}';
+const MINIMAL_YAML =
+  'openapi: 3.0.3\ninfo: {title: Mini, version: "1"}\npaths:\n  /ping:\n    get: {operationId: ping, summary: Ping, description: Answers pong}\n';
 
 for (const dialect of DIALECTS) {
   describe(`API descriptions (${dialect})`, () => {
@@ -47,7 +35,7 @@ for (const dialect of DIALECTS) {
         ['application/x-yaml', 'petstore31.yaml', 'yaml'],
         ['text/yaml', 'openfaas-gateway.swagger2.yaml', 'yaml'],
       ])('raw %s: 200 with a generated .%s name; GET returns the exact bytes', async (type, file, ext) => {
-        const before = await createCopilot(t, `Raw ${type}`);
+        const before = await createCopilot(t, { name: `Raw ${type}` });
         const bytes = spec(file);
         const res = await putRaw(t, before.id, bytes, type);
         expect(res.statusCode, res.body).toBe(200);
@@ -77,7 +65,7 @@ for (const dialect of DIALECTS) {
         ['file', 'trello.json', 'application/octet-stream', 'json'], // format from the file name
         ['swagger_file', 'openfaas-gateway.swagger2.yaml', 'text/plain', 'yaml'],
       ])('multipart with the document in %s (%s sent as %s)', async (field, file, type, ext) => {
-        const before = await createCopilot(t, `Multipart ${field}`);
+        const before = await createCopilot(t, { name: `Multipart ${field}` });
         const bytes = spec(file);
         const res = await putMultipart(t, before.id, [{ name: field, filename: file, type, content: bytes }]);
         expect(res.statusCode, res.body).toBe(200);
@@ -144,8 +132,8 @@ for (const dialect of DIALECTS) {
       });
 
       it('uploading to one copilot leaves another copilot’s document alone', async () => {
-        const a = await createCopilot(t, 'A');
-        const b = await createCopilot(t, 'B');
+        const a = await createCopilot(t, { name: 'A' });
+        const b = await createCopilot(t, { name: 'B' });
         const aName = (await uploadSpec(t, a.id, 'trello.json')).swagger_url;
         await uploadSpec(t, b.id, 'trello.json');
         await uploadSpec(t, b.id, 'petstore3.yaml');
@@ -158,7 +146,7 @@ for (const dialect of DIALECTS) {
       let target: Record<string, any>;
       let storedName: string;
       beforeAll(async () => {
-        target = await createCopilot(t, 'Hostile target');
+        target = await createCopilot(t, { name: 'Hostile target' });
         storedName = (await putRaw(t, target.id, MINIMAL_JSON, 'application/json')).json().swagger_url;
       });
 
@@ -302,8 +290,22 @@ for (const dialect of DIALECTS) {
       it('multipart with two files → 400 (not 413)', async () => {
         const c = await createCopilot(t);
         const doc = { filename: 'a.json', type: 'application/json', content: MINIMAL_JSON };
-        expectError(await putMultipart(t, c.id, [{ name: 'file', ...doc }, { name: 'swagger_file', ...doc }]), 400, 'invalid_request');
-        expectError(await putMultipart(t, c.id, [{ name: 'attachment', filename: 'a.txt', type: 'text/plain', content: 'hi' }, { name: 'file', ...doc }]), 400, 'invalid_request');
+        expectError(
+          await putMultipart(t, c.id, [
+            { name: 'file', ...doc },
+            { name: 'swagger_file', ...doc },
+          ]),
+          400,
+          'invalid_request',
+        );
+        expectError(
+          await putMultipart(t, c.id, [
+            { name: 'attachment', filename: 'a.txt', type: 'text/plain', content: 'hi' },
+            { name: 'file', ...doc },
+          ]),
+          400,
+          'invalid_request',
+        );
         expect((await call(t, 'GET', copilotPath(c.id))).json().swagger_url).toBe('');
       });
 
@@ -327,7 +329,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('unknown, malformed or deleted copilot → 404 copilot_not_found (PUT and GET)', async () => {
-        const deleted = await createCopilot(t, 'Deleted');
+        const deleted = await createCopilot(t, { name: 'Deleted' });
         await uploadSpec(t, deleted.id, 'trello.json');
         expect((await call(t, 'DELETE', copilotPath(deleted.id))).statusCode).toBe(200);
         for (const id of [UNKNOWN_ID, 'not-a-uuid', '1', `${UNKNOWN_ID}x`, deleted.id]) {
@@ -354,11 +356,11 @@ for (const dialect of DIALECTS) {
       let otherBot: string;
       let kbOnly: string;
       beforeAll(async () => {
-        c = await createCopilot(t, 'Guarded');
-        other = await createCopilot(t, 'Other');
-        readOnly = await t.bearer(['copilots:read']);
-        otherBot = await t.bearer(['copilots:write', 'copilots:read'], [other.id]);
-        kbOnly = await t.bearer(['knowledgebase:read', 'knowledgebase:write']);
+        c = await createCopilot(t, { name: 'Guarded' });
+        other = await createCopilot(t, { name: 'Other' });
+        readOnly = await t.key(['copilots:read']);
+        otherBot = await t.key(['copilots:write', 'copilots:read'], [other.id]);
+        kbOnly = await t.key(['knowledgebase:read', 'knowledgebase:write']);
       });
 
       const bodies: Array<[string, () => { payload: Buffer | string; type: string }]> = [
@@ -366,10 +368,13 @@ for (const dialect of DIALECTS) {
         ['a hostile document', () => ({ payload: hostile('billion-laughs.yaml'), type: 'application/yaml' })],
         ['truncated JSON', () => ({ payload: spec('kubernetes.json'), type: 'application/json' })],
         ['an unsupported type', () => ({ payload: MINIMAL_JSON, type: 'text/plain' })],
-        ['multipart without a file', () => {
-          const m = multipart([{ name: 'name', value: 'x' }]);
-          return { payload: m.payload, type: m.contentType };
-        }],
+        [
+          'multipart without a file',
+          () => {
+            const m = multipart([{ name: 'name', value: 'x' }]);
+            return { payload: m.payload, type: m.contentType };
+          },
+        ],
       ];
 
       it.each(bodies)('no key, bad key → 401 with %s', async (_what, body) => {
@@ -399,7 +404,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a write key limited to this bot may upload', async () => {
-        const mine = await t.bearer(['copilots:write'], [c.id]);
+        const mine = await t.key(['copilots:write'], [c.id]);
         const res = await putRaw(t, c.id, MINIMAL_JSON, 'application/json', mine);
         expect(res.statusCode, res.body).toBe(200);
         expect(res.json().swagger_url).toMatch(STORED_NAME);
@@ -467,9 +472,16 @@ for (const dialect of DIALECTS) {
         const { payload, contentType } = multipart([{ name: 'name', value: 'No file' }]);
         expectError(await call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType } }), 400, 'invalid_request');
         const doc = { filename: 'a.json', type: 'application/json', content: MINIMAL_JSON };
-        const two = multipart([{ name: 'name', value: 'Two files' }, { name: 'swagger_file', ...doc }, { name: 'file', ...doc }]);
+        const two = multipart([
+          { name: 'name', value: 'Two files' },
+          { name: 'swagger_file', ...doc },
+          { name: 'file', ...doc },
+        ]);
         expectError(await call(p, 'POST', CREATE, { payload: two.payload, headers: { 'content-type': two.contentType } }), 400, 'invalid_request');
-        const cut = multipart([{ name: 'name', value: 'Cut' }, { name: 'swagger_file', ...doc }]);
+        const cut = multipart([
+          { name: 'name', value: 'Cut' },
+          { name: 'swagger_file', ...doc },
+        ]);
         expectError(
           await call(p, 'POST', CREATE, { payload: cut.payload.subarray(0, cut.payload.length - 30), headers: { 'content-type': cut.contentType } }),
           400,
@@ -487,11 +499,11 @@ for (const dialect of DIALECTS) {
         ]);
         const send = (key: string | null) => call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType }, key });
         expectError(await send(null), 401, 'unauthorized');
-        expectError(await send(await p.bearer(['copilots:read'])), 403, 'forbidden');
+        expectError(await send(await p.key(['copilots:read'])), 403, 'forbidden');
         // A key limited to a bot (deleted again, so the list stays empty) may not create copilots.
-        const bot = (await call(p, 'POST', '/backend/api/copilots', { payload: { name: 'limit' } })).json().id as string;
-        const limited = await p.bearer(['copilots:write'], [bot]);
-        expect((await call(p, 'DELETE', `/backend/api/copilot/${bot}`)).statusCode).toBe(200);
+        const bot = (await createCopilot(p, { name: 'limit' })).id;
+        const limited = await p.key(['copilots:write'], [bot]);
+        expect((await call(p, 'DELETE', copilotPath(bot))).statusCode).toBe(200);
         expectError(await send(limited), 403, 'forbidden');
         expect(await list()).toEqual([]);
       });
@@ -509,7 +521,13 @@ for (const dialect of DIALECTS) {
         expectCanonicalJson(res);
         const c = expectCopilot(res.json());
         expect(res.headers.location).toBe(copilotPath(c.id as string));
-        expect(c).toMatchObject({ name: 'Pet shop', website: 'https://petstore3.swagger.io', prompt_message: 'You sell pets.\nBe kind.', status: 'draft', deleted_at: null });
+        expect(c).toMatchObject({
+          name: 'Pet shop',
+          website: 'https://petstore3.swagger.io',
+          prompt_message: 'You sell pets.\nBe kind.',
+          status: 'draft',
+          deleted_at: null,
+        });
         expect(c.swagger_url).toMatch(/^[A-Za-z0-9]{20}\.yaml$/);
 
         const got = await call(p, 'GET', swaggerPath(c.id as string));
@@ -545,8 +563,8 @@ for (const dialect of DIALECTS) {
       const big = Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 'big', version: '1', description: 'x'.repeat(3000) }, paths: {} }));
       const huge = Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 'huge', version: '1', description: 'x'.repeat(200_000) }, paths: {} }));
       beforeAll(async () => {
-        s = await buildTestApp(dialect, { MAX_DOCUMENT_BYTES: '2048' });
-        c = await createCopilot(s, 'Small documents only');
+        s = await buildTestApp(dialect, { env: { MAX_DOCUMENT_BYTES: '2048' } });
+        c = await createCopilot(s, { name: 'Small documents only' });
       });
       afterAll(async () => s?.close());
 

@@ -4,15 +4,10 @@
  * (key id), what, which bot and when; filters by bot, action and time, paged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { spec, swaggerPath } from '../support/documents.js';
-import { call, expectError, nextLink, TIMESTAMP } from '../support/http.js';
-
-const LIST = '/backend/api/copilots';
-const one = (id: string) => `/backend/api/copilot/${id}`;
-const KEYS = '/backend/api/keys';
-const AUDIT = '/backend/api/audit';
+import { spec } from '../support/documents.js';
+import { AUDIT_PATH, call, COPILOTS_PATH, copilotPath, expectError, KEYS_PATH, nextLink, swaggerPath, TIMESTAMP } from '../support/http.js';
 
 interface Entry {
   id: number;
@@ -23,8 +18,6 @@ interface Entry {
   details: Record<string, unknown>;
 }
 
-const keyIdOf = (authorization: string) => authorization.split('_')[1]!;
-
 for (const dialect of DIALECTS) {
   describe(`audit log (${dialect})`, () => {
     let t: TestApp;
@@ -34,19 +27,24 @@ for (const dialect of DIALECTS) {
     let mintedId: string;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      actor = await t.bearer(['admin']);
-      bot = (await call(t, 'POST', LIST, { key: actor, payload: { name: 'Audited' } })).json().id;
-      expect((await call(t, 'PATCH', one(bot), { key: actor, payload: { name: 'Audited again', status: 'live' } })).statusCode).toBe(200);
-      const up = await t.app.inject({ method: 'PUT', url: swaggerPath(bot), headers: { authorization: actor, 'content-type': 'application/json' }, payload: spec('petstore3.json') });
+      actor = await t.key(['admin']);
+      bot = (await call(t, 'POST', COPILOTS_PATH, { key: actor, payload: { name: 'Audited' } })).json().id;
+      expect((await call(t, 'PATCH', copilotPath(bot), { key: actor, payload: { name: 'Audited again', status: 'live' } })).statusCode).toBe(200);
+      const up = await t.app.inject({
+        method: 'PUT',
+        url: swaggerPath(bot),
+        headers: { authorization: actor, 'content-type': 'application/json' },
+        payload: spec('petstore3.json'),
+      });
       expect(up.statusCode, up.body).toBe(200);
       expect((await call(t, 'POST', `/backend/knowledgebase/b/${bot}`, { key: actor, payload: { links: ['https://docs.example/a'] } })).statusCode).toBe(202);
       expect((await call(t, 'DELETE', `/backend/knowledgebase/b/${bot}`, { key: actor, payload: { links: ['https://docs.example/a'] } })).statusCode).toBe(200);
-      const minted = await call(t, 'POST', KEYS, { key: actor, payload: { scopes: ['copilots:read'], bots: [bot], name: 'reader' } });
+      const minted = await call(t, 'POST', KEYS_PATH, { key: actor, payload: { scopes: ['copilots:read'], bots: [bot], name: 'reader' } });
       mintedId = minted.json().id;
-      expect((await call(t, 'DELETE', `${KEYS}/${mintedId}`, { key: actor })).statusCode).toBe(204);
-      expect((await call(t, 'DELETE', one(bot), { key: actor })).statusCode).toBe(200);
-      expect((await call(t, 'POST', `${one(bot)}/purge`, { key: actor })).statusCode).toBe(200);
-      const res = await call(t, 'GET', `${AUDIT}?limit=1000`);
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${mintedId}`, { key: actor })).statusCode).toBe(204);
+      expect((await call(t, 'DELETE', copilotPath(bot), { key: actor })).statusCode).toBe(200);
+      expect((await call(t, 'POST', `${copilotPath(bot)}/purge`, { key: actor })).statusCode).toBe(200);
+      const res = await call(t, 'GET', `${AUDIT_PATH}?limit=1000`);
       expect(res.statusCode, res.body).toBe(200);
       entries = (res.json() as Entry[]).filter((e) => e.actor_key_id === keyIdOf(actor));
     });
@@ -78,19 +76,19 @@ for (const dialect of DIALECTS) {
     });
 
     it('filters by bot, action and time, and pages with a Link header', async () => {
-      const byAction = await call(t, 'GET', `${AUDIT}?action=copilot.update`);
+      const byAction = await call(t, 'GET', `${AUDIT_PATH}?action=copilot.update`);
       expect((byAction.json() as Entry[]).map((e) => e.action)).toEqual(['copilot.update']);
-      const byBot = (await call(t, 'GET', `${AUDIT}?bot_id=${bot}`)).json() as Entry[];
+      const byBot = (await call(t, 'GET', `${AUDIT_PATH}?bot_id=${bot}`)).json() as Entry[];
       expect(byBot.length).toBe(entries.filter((e) => e.bot_id === bot).length);
       const upload = entries.find((e) => e.action === 'api_description.upload')!;
-      const since = (await call(t, 'GET', `${AUDIT}?since=${upload.at}&bot_id=${bot}`)).json() as Entry[];
+      const since = (await call(t, 'GET', `${AUDIT_PATH}?since=${upload.at}&bot_id=${bot}`)).json() as Entry[];
       expect(since.map((e) => e.action).at(-1)).toBe('api_description.upload');
-      const until = (await call(t, 'GET', `${AUDIT}?until=${upload.at}&bot_id=${bot}`)).json() as Entry[];
+      const until = (await call(t, 'GET', `${AUDIT_PATH}?until=${upload.at}&bot_id=${bot}`)).json() as Entry[];
       expect(until.map((e) => e.action).reverse()).toEqual(['copilot.create', 'copilot.update']);
-      expectError(await call(t, 'GET', `${AUDIT}?since=yesterday`), 400, 'invalid_request');
-      expectError(await call(t, 'GET', `${AUDIT}?action=copilot.explode`), 400, 'invalid_request');
+      expectError(await call(t, 'GET', `${AUDIT_PATH}?since=yesterday`), 400, 'invalid_request');
+      expectError(await call(t, 'GET', `${AUDIT_PATH}?action=copilot.explode`), 400, 'invalid_request');
 
-      const first = await call(t, 'GET', `${AUDIT}?bot_id=${bot}&limit=2`);
+      const first = await call(t, 'GET', `${AUDIT_PATH}?bot_id=${bot}&limit=2`);
       expect((first.json() as Entry[]).length).toBe(2);
       const next = nextLink(first);
       expect(next).toContain(`bot_id=${bot}`);

@@ -6,17 +6,13 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
 import { loadConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { multipart } from '../support/documents.js';
-import { call, expectError } from '../support/http.js';
+import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError } from '../support/http.js';
 
-const LIST = '/backend/api/copilots';
-const one = (id: string) => `/backend/api/copilot/${id}`;
 const kb = (id: string) => `/backend/knowledgebase/b/${id}`;
 
 /** Sends raw bytes on one connection and collects everything until the server closes it (or `settleMs` of silence). */
@@ -67,7 +63,7 @@ for (const dialect of DIALECTS) {
     let port: number;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      id = (await call(t, 'POST', LIST, { payload: { name: 'Edges' } })).json().id;
+      id = (await createCopilot(t, { name: 'Edges' })).id;
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       port = (t.app.server.address() as AddressInfo).port;
     });
@@ -76,7 +72,7 @@ for (const dialect of DIALECTS) {
     describe('§1 no 5xx from client input', () => {
       it('PUT …/swagger with no body and no Content-Type answers 400 invalid_swagger_file', async () => {
         for (const headers of [{}, { 'content-length': '0' }]) {
-          const res = await t.app.inject({ method: 'PUT', url: `${one(id)}/swagger`, headers: { authorization: t.admin, ...headers } });
+          const res = await t.app.inject({ method: 'PUT', url: `${copilotPath(id)}/swagger`, headers: { authorization: t.admin, ...headers } });
           const body = expectError(res, 400, 'invalid_swagger_file');
           expect(body.message).toMatch(/empty/i);
         }
@@ -85,13 +81,13 @@ for (const dialect of DIALECTS) {
       it('refuses NUL in every string and parameter with 400 naming the field, identically on both databases', async () => {
         const nul = 'a\u0000b';
         const cases: Array<[string, () => Promise<import('fastify').LightMyRequestResponse>, string]> = [
-          ['create name', () => call(t, 'POST', LIST, { payload: { name: nul } }), 'name'],
-          ['create prompt_message', () => call(t, 'POST', LIST, { payload: { name: 'x', prompt_message: nul } }), 'prompt_message'],
-          ['patch name', () => call(t, 'PATCH', one(id), { payload: { name: nul } }), 'name'],
+          ['create name', () => call(t, 'POST', COPILOTS_PATH, { payload: { name: nul } }), 'name'],
+          ['create prompt_message', () => call(t, 'POST', COPILOTS_PATH, { payload: { name: 'x', prompt_message: nul } }), 'prompt_message'],
+          ['patch name', () => call(t, 'PATCH', copilotPath(id), { payload: { name: nul } }), 'name'],
           ['key name', () => call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'], name: nul } }), 'name'],
           ['key bots', () => call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'], bots: [nul] } }), 'bots'],
-          ['list q', () => call(t, 'GET', `${LIST}?q=a%00b`), 'q'],
-          ['list cursor', () => call(t, 'GET', `${LIST}?cursor=a%00b`), 'cursor'],
+          ['list q', () => call(t, 'GET', `${COPILOTS_PATH}?q=a%00b`), 'q'],
+          ['list cursor', () => call(t, 'GET', `${COPILOTS_PATH}?cursor=a%00b`), 'cursor'],
           ['links cursor', () => call(t, 'GET', `${kb(id)}?cursor=a%00b`), 'cursor'],
           ['audit bot_id', () => call(t, 'GET', '/backend/api/audit?bot_id=a%00b'), 'bot_id'],
           ['key id', () => call(t, 'DELETE', '/backend/api/keys/a%00b'), 'id'],
@@ -102,7 +98,12 @@ for (const dialect of DIALECTS) {
           expect(JSON.stringify(body.details), label).toContain(field);
         }
         const { payload, contentType } = multipart([
-          { name: 'swagger_file', filename: 'a.json', type: 'application/json', content: Buffer.from('{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{}}') },
+          {
+            name: 'swagger_file',
+            filename: 'a.json',
+            type: 'application/json',
+            content: Buffer.from('{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{}}'),
+          },
           { name: 'name', value: nul },
         ]);
         const res = await call(t, 'POST', '/backend/api/copilot/swagger', { payload, headers: { 'content-type': contentType } });
@@ -111,12 +112,12 @@ for (const dialect of DIALECTS) {
 
       it('refuses text that is not well-formed Unicode (lone surrogates) with 400', async () => {
         for (const text of ['{"name":"x\\ud800y"}', '{"name":"x\\udfffy"}', '{"name":"ok","prompt_message":"\\ud83d"}']) {
-          expectError(await call(t, 'POST', LIST, { payload: text, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+          expectError(await call(t, 'POST', COPILOTS_PATH, { payload: text, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
         }
         // A well-formed pair is fine and stored as sent.
-        const res = await call(t, 'POST', LIST, { payload: '{"name":"x\\ud83d\\ude00y"}', headers: { 'content-type': 'application/json' } });
+        const res = await call(t, 'POST', COPILOTS_PATH, { payload: '{"name":"x\\ud83d\\ude00y"}', headers: { 'content-type': 'application/json' } });
         expect(res.statusCode).toBe(201);
-        expect((await call(t, 'GET', one(res.json().id))).json().name).toBe('x\u{1F600}y');
+        expect((await call(t, 'GET', copilotPath(res.json().id))).json().name).toBe('x\u{1F600}y');
       });
     });
 
@@ -129,8 +130,8 @@ for (const dialect of DIALECTS) {
 
       it('a path parameter over the router limit answers 414 in the contract shape (401 first without a key)', async () => {
         const long = 'a'.repeat(5000);
-        expectError(await call(t, 'GET', one(long)), 414, 'uri_too_long');
-        expectError(await call(t, 'GET', one(long), { key: null }), 401, 'unauthorized');
+        expectError(await call(t, 'GET', copilotPath(long)), 414, 'uri_too_long');
+        expectError(await call(t, 'GET', copilotPath(long), { key: null }), 401, 'unauthorized');
       });
 
       it('headers too large: 431 in the contract shape with Connection: close', async () => {
@@ -146,7 +147,10 @@ for (const dialect of DIALECTS) {
         ['a bad request line', 'GARBAGE\r\n\r\n'],
         ['a control character in a header', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n'],
         ['a bad Content-Length', 'POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'],
-        ['Content-Length with Transfer-Encoding', 'POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+        [
+          'Content-Length with Transfer-Encoding',
+          'POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        ],
       ])('%s: 400 in the contract shape with Connection: close', async (_label, request) => {
         const { response, closed } = await raw(port, request);
         const parsed = parseRaw(response);
@@ -173,13 +177,13 @@ for (const dialect of DIALECTS) {
 
     describe('§3 methods, routes and headers', () => {
       it('a wrong method on an existing path answers 405 with Allow', async () => {
-        const res = await call(t, 'PUT', LIST, { payload: { name: 'x' } });
+        const res = await call(t, 'PUT', COPILOTS_PATH, { payload: { name: 'x' } });
         expectError(res, 405, 'method_not_allowed');
         expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST']);
-        const onOne = await call(t, 'POST', one(id));
+        const onOne = await call(t, 'POST', copilotPath(id));
         expectError(onOne, 405, 'method_not_allowed');
         expect(String(onOne.headers.allow)).toContain('PATCH');
-        expectError(await call(t, 'PUT', LIST, { key: null }), 401, 'unauthorized');
+        expectError(await call(t, 'PUT', COPILOTS_PATH, { key: null }), 401, 'unauthorized');
       });
 
       it('an unknown route answers 404 whatever its body', async () => {
@@ -188,7 +192,10 @@ for (const dialect of DIALECTS) {
       });
 
       it('two Authorization headers answer 400', async () => {
-        const { response } = await raw(port, `GET ${LIST} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`);
+        const { response } = await raw(
+          port,
+          `GET ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`,
+        );
         const parsed = parseRaw(response);
         expect(parsed.status).toBe(400);
         expectContractBody(parsed.body, 'invalid_request');
@@ -215,10 +222,9 @@ for (const dialect of DIALECTS) {
         });
         if (dialect === 'postgres') {
           const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
-          const app = await buildApp(createServices(config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
-          await app.ready();
+          const app = await t.anotherApp({ config, storage });
           try {
-            const res = await app.inject({ method: 'GET', url: LIST, headers: { authorization: admin } });
+            const res = await app.inject({ method: 'GET', url: COPILOTS_PATH, headers: { authorization: admin } });
             expectError(res, 503, 'service_unavailable');
             expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
           } finally {
@@ -231,7 +237,7 @@ for (const dialect of DIALECTS) {
           const connection = await blocker.db.connection().execute(async (c) => {
             await (await import('kysely')).sql`begin exclusive`.execute(c);
             try {
-              const res = await call(t, 'POST', LIST, { payload: { name: 'locked out' } });
+              const res = await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'locked out' } });
               expectError(res, 503, 'service_unavailable');
               expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
             } finally {
@@ -241,7 +247,7 @@ for (const dialect of DIALECTS) {
           });
           expect(connection).toBe(true);
           await blocker.close();
-          expect((await call(t, 'POST', LIST, { payload: { name: 'back' } })).statusCode).toBe(201);
+          expect((await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'back' } })).statusCode).toBe(201);
         }
       } finally {
         await t.close();

@@ -10,17 +10,15 @@ import { CANCELLED_BY_DELETION, purgeDeletedBefore } from '../../src/domain/copi
 import { daysAgo } from '../../src/domain/ids.js';
 import { startRetention } from '../../src/jobs/retention.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError } from '../support/http.js';
-import { createBot, linkRows, postLinks, useKbAppWithPages, waitForLinks, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
-import { spec, swaggerPath } from '../support/documents.js';
+import { useTestAppWithPages, type TestApp } from '../support/app.js';
+import { call, copilotPath, createCopilot, expectError, purgePath, swaggerPath } from '../support/http.js';
+import { linkRows, postLinks, waitForLinks, waitUntil } from '../support/knowledge-base.js';
+import type { PageServer } from '../support/pages.js';
+import { spec } from '../support/documents.js';
 
-const one = (id: string) => `/backend/api/copilot/${id}`;
-const purge = (id: string) => `/backend/api/copilot/${id}/purge`;
-
-async function counts(t: KbTestApp, bot: string) {
+async function counts(t: TestApp, bot: string) {
   const n = async (table: 'copilots' | 'swagger_documents' | 'knowledge_bases' | 'kb_links' | 'kb_passages', column: string) => {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where ${sql.ref(column)} = ${bot}`.execute(t.rawStorage.db);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where ${sql.ref(column)} = ${bot}`.execute(t.storage.db);
     return Number(rows[0]!.n);
   };
   return {
@@ -34,30 +32,35 @@ async function counts(t: KbTestApp, bot: string) {
 
 for (const dialect of DIALECTS) {
   describe(`deleting and purging a copilot (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let site!: PageServer;
-    useKbAppWithPages(dialect, { worker: false }, (made) => {
+    useTestAppWithPages(dialect, {}, (made) => {
       ({ t, pages: site } = made);
       site.set('/doc', { body: '<html><body><main><p>Rotating an API key takes one request to the keys endpoint.</p></main></body></html>' });
     });
 
     it("soft deletion cancels the copilot's queued jobs: none of them is fetched afterwards", async () => {
-      const bot = await createBot(t, 'Deleted with queued links');
+      const bot = (await createCopilot(t, { name: 'Deleted with queued links' })).id;
       const urls = Array.from({ length: 8 }, (_, i) => `${site.origin}/doc?n=${i}`);
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
-      expect((await call(t, 'DELETE', one(bot))).statusCode).toBe(200);
+      expect((await call(t, 'DELETE', copilotPath(bot))).statusCode).toBe(200);
       const worker = t.newWorker();
       expect(await worker.runOne()).toBe(false);
       expect(site.requests.get('/doc') ?? 0).toBe(0);
-      for (const row of await linkRows(t.rawStorage, bot)) {
+      for (const row of await linkRows(t.storage, bot)) {
         expect(row.status).toBe('failed');
         expect(row.error).toBe(CANCELLED_BY_DELETION);
       }
     });
 
     it('purges a deleted copilot with its documents, knowledge base and passages (API)', async () => {
-      const bot = await createBot(t, 'To be purged');
-      const up = await t.app.inject({ method: 'PUT', url: swaggerPath(bot), headers: { authorization: t.admin, 'content-type': 'application/json' }, payload: spec('petstore3.json') });
+      const bot = (await createCopilot(t, { name: 'To be purged' })).id;
+      const up = await t.app.inject({
+        method: 'PUT',
+        url: swaggerPath(bot),
+        headers: { authorization: t.admin, 'content-type': 'application/json' },
+        payload: spec('petstore3.json'),
+      });
       expect(up.statusCode, up.body).toBe(200);
       expect((await postLinks(t, bot, [`${site.origin}/doc`])).statusCode).toBe(202);
       await t.newWorker().runOne();
@@ -66,37 +69,41 @@ for (const dialect of DIALECTS) {
       expect(before).toMatchObject({ copilots: 1, documents: 1, knowledgeBases: 1, links: 1 });
       expect(before.passages).toBeGreaterThan(0);
 
-      expectError(await call(t, 'POST', purge(bot)), 409, 'conflict');
-      expect((await call(t, 'DELETE', one(bot))).statusCode).toBe(200);
-      const res = await call(t, 'POST', purge(bot));
+      expectError(await call(t, 'POST', purgePath(bot)), 409, 'conflict');
+      expect((await call(t, 'DELETE', copilotPath(bot))).statusCode).toBe(200);
+      const res = await call(t, 'POST', purgePath(bot));
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ id: bot, documents: 1, links: 1, passages: before.passages });
       expect(await counts(t, bot)).toEqual({ copilots: 0, documents: 0, knowledgeBases: 0, links: 0, passages: 0 });
-      expectError(await call(t, 'POST', purge(bot)), 404, 'copilot_not_found');
-      expectError(await call(t, 'GET', one(bot)), 404, 'copilot_not_found');
+      expectError(await call(t, 'POST', purgePath(bot)), 404, 'copilot_not_found');
+      expectError(await call(t, 'GET', copilotPath(bot)), 404, 'copilot_not_found');
     });
 
-    it('purge needs admin, within the key\'s bots', async () => {
-      const bot = await createBot(t, 'Guarded purge');
-      const other = await createBot(t, 'Other');
-      const writer = await t.bearer(['copilots:write']);
-      const otherAdmin = await t.bearer(['admin'], [other]);
-      const botAdmin = await t.bearer(['admin'], [bot]);
-      expect((await call(t, 'DELETE', one(bot))).statusCode).toBe(200);
-      expectError(await call(t, 'POST', purge(bot), { key: writer }), 403, 'forbidden');
-      expectError(await call(t, 'POST', purge(bot), { key: otherAdmin }), 403, 'forbidden');
-      expectError(await call(t, 'POST', purge(bot), { key: null }), 401, 'unauthorized');
-      expect((await call(t, 'POST', purge(bot), { key: botAdmin })).statusCode).toBe(200);
+    it("purge needs admin, within the key's bots", async () => {
+      const bot = (await createCopilot(t, { name: 'Guarded purge' })).id;
+      const other = (await createCopilot(t, { name: 'Other' })).id;
+      const writer = await t.key(['copilots:write']);
+      const otherAdmin = await t.key(['admin'], [other]);
+      const botAdmin = await t.key(['admin'], [bot]);
+      expect((await call(t, 'DELETE', copilotPath(bot))).statusCode).toBe(200);
+      expectError(await call(t, 'POST', purgePath(bot), { key: writer }), 403, 'forbidden');
+      expectError(await call(t, 'POST', purgePath(bot), { key: otherAdmin }), 403, 'forbidden');
+      expectError(await call(t, 'POST', purgePath(bot), { key: null }), 401, 'unauthorized');
+      expect((await call(t, 'POST', purgePath(bot), { key: botAdmin })).statusCode).toBe(200);
     });
 
     it('purges the copilots deleted before a time, and only those (the retention rule)', async () => {
-      const old = await createBot(t, 'Deleted long ago');
-      const recent = await createBot(t, 'Deleted just now');
-      const live = await createBot(t, 'Still live');
-      expect((await call(t, 'DELETE', one(old))).statusCode).toBe(200);
-      await t.rawStorage.db.updateTable('copilots').set({ deleted_at: daysAgo(40) }).where('id', '=', old).execute();
-      expect((await call(t, 'DELETE', one(recent))).statusCode).toBe(200);
-      const purged = await purgeDeletedBefore(t.rawStorage, daysAgo(30));
+      const old = (await createCopilot(t, { name: 'Deleted long ago' })).id;
+      const recent = (await createCopilot(t, { name: 'Deleted just now' })).id;
+      const live = (await createCopilot(t, { name: 'Still live' })).id;
+      expect((await call(t, 'DELETE', copilotPath(old))).statusCode).toBe(200);
+      await t.storage.db
+        .updateTable('copilots')
+        .set({ deleted_at: daysAgo(40) })
+        .where('id', '=', old)
+        .execute();
+      expect((await call(t, 'DELETE', copilotPath(recent))).statusCode).toBe(200);
+      const purged = await purgeDeletedBefore(t.storage, daysAgo(30));
       expect(purged).toEqual([old]);
       expect((await counts(t, old)).copilots).toBe(0);
       expect((await counts(t, recent)).copilots).toBe(1);
@@ -104,11 +111,18 @@ for (const dialect of DIALECTS) {
     });
 
     it('the retention job purges at start when PURGE_DELETED_AFTER_DAYS is set', async () => {
-      const old = await createBot(t, 'Retention');
-      expect((await call(t, 'DELETE', one(old))).statusCode).toBe(200);
-      await t.rawStorage.db.updateTable('copilots').set({ deleted_at: daysAgo(10) }).where('id', '=', old).execute();
+      const old = (await createCopilot(t, { name: 'Retention' })).id;
+      expect((await call(t, 'DELETE', copilotPath(old))).statusCode).toBe(200);
+      await t.storage.db
+        .updateTable('copilots')
+        .set({ deleted_at: daysAgo(10) })
+        .where('id', '=', old)
+        .execute();
       const logs: unknown[] = [];
-      const retention = startRetention(t.rawStorage, { purgeDeletedAfterDays: 7, logger: { info: (o: unknown) => logs.push(o), error: (o: unknown) => logs.push(o) } as never });
+      const retention = startRetention(t.storage, {
+        purgeDeletedAfterDays: 7,
+        logger: { info: (o: unknown) => logs.push(o), error: (o: unknown) => logs.push(o) } as never,
+      });
       await waitUntil(async () => (await counts(t, old)).copilots === 0, 'the retention purge');
       await retention.stop();
       expect(logs).toEqual([{ purged: [old] }]);

@@ -5,16 +5,7 @@ import { insertCopilot } from '../../src/storage/copilot.repository.js';
 import type { CopilotRow } from '../../src/storage/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectCanonicalJson, expectCopilot, expectError, nextLink, TIMESTAMP } from '../support/http.js';
-
-const LIST = '/backend/api/copilots';
-const one = (id: string) => `/backend/api/copilot/${id}`;
-
-async function create(t: TestApp, payload: Record<string, unknown> = {}): Promise<Record<string, any>> {
-  const res = await call(t, 'POST', LIST, { payload: { name: 'Copilot', ...payload } });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json();
-}
+import { call, COPILOTS_PATH, copilotPath, createCopilot, expectCanonicalJson, expectCopilot, expectError, nextLink, TIMESTAMP } from '../support/http.js';
 
 const b64url = (text: string) => Buffer.from(text).toString('base64url');
 
@@ -28,7 +19,7 @@ for (const dialect of DIALECTS) {
 
     describe('create', () => {
       it('answers 201 with every field in the wire format, flags given as booleans', async () => {
-        const res = await call(t, 'POST', LIST, {
+        const res = await call(t, 'POST', COPILOTS_PATH, {
           payload: {
             name: 'Shop helper',
             website: 'https://shop.example.com',
@@ -43,7 +34,7 @@ for (const dialect of DIALECTS) {
         expect(res.headers['content-type']).toMatch(/^application\/json/);
         expectCanonicalJson(res);
         const c = expectCopilot(res.json());
-        expect(res.headers.location).toBe(one(c.id as string));
+        expect(res.headers.location).toBe(copilotPath(c.id as string));
         expect(c).toMatchObject({
           name: 'Shop helper',
           website: 'https://shop.example.com',
@@ -63,12 +54,12 @@ for (const dialect of DIALECTS) {
       });
 
       it('accepts 0/1 for the flags', async () => {
-        const c = await create(t, { enhanced_privacy: 0, smart_sync: 1, is_premade_demo_template: 0 });
+        const c = await createCopilot(t, { enhanced_privacy: 0, smart_sync: 1, is_premade_demo_template: 0 });
         expect(c).toMatchObject({ enhanced_privacy: 0, smart_sync: 1, is_premade_demo_template: 0 });
       });
 
       it('fills in defaults: draft, a default prompt, empty website and swagger_url, flags 0', async () => {
-        const c = expectCopilot(await create(t, { name: 'Defaults' }));
+        const c = expectCopilot(await createCopilot(t, { name: 'Defaults' }));
         expect(c.status).toBe('draft');
         expect(typeof c.prompt_message).toBe('string');
         expect((c.prompt_message as string).trim().length).toBeGreaterThan(20);
@@ -76,14 +67,14 @@ for (const dialect of DIALECTS) {
       });
 
       it('gives every copilot its own id and token', async () => {
-        const a = await create(t);
-        const b = await create(t);
+        const a = await createCopilot(t);
+        const b = await createCopilot(t);
         expect(a.id).not.toBe(b.id);
         expect(a.token).not.toBe(b.token);
       });
 
       it('accepts an http(s) URL as swagger_url', async () => {
-        const c = await create(t, { swagger_url: 'https://api.example.com/openapi.yaml' });
+        const c = await createCopilot(t, { swagger_url: 'https://api.example.com/openapi.yaml' });
         expect(c.swagger_url).toBe('https://api.example.com/openapi.yaml');
       });
 
@@ -98,14 +89,14 @@ for (const dialect of DIALECTS) {
         ['swagger_url', 'https://api.exa\tmple/openapi.json', 'U+0009'],
         ['website', 'https://e.example/a\nb', 'U+000A'],
       ])('refuses a %s holding a control or invisible formatting character (%j → %s)', async (field, value, codePoint) => {
-        const res = await call(t, 'POST', LIST, { payload: { name: 'x', [field]: value } });
+        const res = await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'x', [field]: value } });
         const error = expectError(res, 400, 'invalid_request');
         expect(error.message).toBe(`The field ${field} must not contain control or invisible formatting characters (${codePoint}).`);
         expect(error.details).toEqual({ field });
-        const c = await create(t);
-        const patched = await call(t, 'PATCH', one(c.id), { payload: { [field]: value } });
+        const c = await createCopilot(t);
+        const patched = await call(t, 'PATCH', copilotPath(c.id), { payload: { [field]: value } });
         expectError(patched, 400, 'invalid_request');
-        expect((await call(t, 'GET', one(c.id))).json()).toEqual(c);
+        expect((await call(t, 'GET', copilotPath(c.id))).json()).toEqual(c);
       });
 
       it.each([
@@ -126,34 +117,37 @@ for (const dialect of DIALECTS) {
         ['swagger_url a bare name', { name: 'x', swagger_url: 'openapi.json' }],
         ['body is an array', [{ name: 'x' }]],
       ])('rejects %s with 400 invalid_request', async (_label, payload) => {
-        const res = await call(t, 'POST', LIST, { payload });
+        const res = await call(t, 'POST', COPILOTS_PATH, { payload });
         expectError(res, 400, 'invalid_request');
       });
     });
 
     describe('get', () => {
       it('returns the copilot in the wire format', async () => {
-        const created = await create(t, { name: 'Getter' });
-        const res = await call(t, 'GET', one(created.id));
+        const created = await createCopilot(t, { name: 'Getter' });
+        const res = await call(t, 'GET', copilotPath(created.id));
         expect(res.statusCode).toBe(200);
         expectCanonicalJson(res);
         expect(expectCopilot(res.json())).toEqual(created);
       });
 
       it('finds the copilot by its id written in upper case', async () => {
-        const created = await create(t);
-        const res = await call(t, 'GET', one(created.id.toUpperCase()));
+        const created = await createCopilot(t);
+        const res = await call(t, 'GET', copilotPath(created.id.toUpperCase()));
         expect(res.statusCode).toBe(200);
         expect(res.json().id).toBe(created.id);
       });
 
-      it.each(['not-a-uuid', '123', 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', "1' or '1'='1", '%00'])('answers 404 copilot_not_found for the malformed id %s', async (id) => {
-        const res = await call(t, 'GET', one(encodeURIComponent(id)));
-        expectError(res, 404, 'copilot_not_found');
-      });
+      it.each(['not-a-uuid', '123', 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', "1' or '1'='1", '%00'])(
+        'answers 404 copilot_not_found for the malformed id %s',
+        async (id) => {
+          const res = await call(t, 'GET', copilotPath(encodeURIComponent(id)));
+          expectError(res, 404, 'copilot_not_found');
+        },
+      );
 
       it('answers 404 copilot_not_found for an unknown id', async () => {
-        expectError(await call(t, 'GET', one(randomUUID())), 404, 'copilot_not_found');
+        expectError(await call(t, 'GET', copilotPath(randomUUID())), 404, 'copilot_not_found');
       });
     });
 
@@ -174,8 +168,8 @@ for (const dialect of DIALECTS) {
       ];
 
       it.each(changes)('PATCH %s = %j changes only that field and moves updated_at forward', async (field, value, expected) => {
-        const before = await create(t, { name: 'Before' });
-        const res = await call(t, 'PATCH', one(before.id), { payload: { [field]: value } });
+        const before = await createCopilot(t, { name: 'Before' });
+        const res = await call(t, 'PATCH', copilotPath(before.id), { payload: { [field]: value } });
         expect(res.statusCode, res.body).toBe(200);
         expectCanonicalJson(res);
         const after = expectCopilot(res.json());
@@ -185,22 +179,22 @@ for (const dialect of DIALECTS) {
         const untouched = Object.fromEntries(Object.entries(before).filter(([k]) => k !== field && k !== 'updated_at'));
         expect(after).toMatchObject(untouched);
         // Stored, not just echoed.
-        expect((await call(t, 'GET', one(before.id))).json()).toEqual(after);
+        expect((await call(t, 'GET', copilotPath(before.id))).json()).toEqual(after);
       });
 
       it('updates several fields at once', async () => {
-        const before = await create(t);
-        const res = await call(t, 'PATCH', one(before.id), { payload: { name: 'Both', smart_sync: true, status: 'live' } });
+        const before = await createCopilot(t);
+        const res = await call(t, 'PATCH', copilotPath(before.id), { payload: { name: 'Both', smart_sync: true, status: 'live' } });
         expect(res.statusCode).toBe(200);
         expect(res.json()).toMatchObject({ name: 'Both', smart_sync: 1, status: 'live', id: before.id, token: before.token, created_at: before.created_at });
       });
 
       it('moves status draft → live → draft, updated_at growing each time', async () => {
-        const c = await create(t);
+        const c = await createCopilot(t);
         expect(c.status).toBe('draft');
-        const live = (await call(t, 'PATCH', one(c.id), { payload: { status: 'live' } })).json();
+        const live = (await call(t, 'PATCH', copilotPath(c.id), { payload: { status: 'live' } })).json();
         expect(live.status).toBe('live');
-        const draft = (await call(t, 'PATCH', one(c.id), { payload: { status: 'draft' } })).json();
+        const draft = (await call(t, 'PATCH', copilotPath(c.id), { payload: { status: 'draft' } })).json();
         expect(draft.status).toBe('draft');
         expect(c.updated_at < live.updated_at && live.updated_at < draft.updated_at).toBe(true);
         for (const x of [live, draft]) expect(x.updated_at).toMatch(TIMESTAMP);
@@ -227,22 +221,22 @@ for (const dialect of DIALECTS) {
         ['a JSON array', [{ name: 'x' }]],
         ['a JSON string', 'name'],
       ])('rejects %s with 400 invalid_request and changes nothing', async (_label, payload) => {
-        const c = await create(t);
-        const res = await call(t, 'PATCH', one(c.id), { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
+        const c = await createCopilot(t);
+        const res = await call(t, 'PATCH', copilotPath(c.id), { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
         expectError(res, 400, 'invalid_request');
-        expect((await call(t, 'GET', one(c.id))).json()).toEqual(c);
+        expect((await call(t, 'GET', copilotPath(c.id))).json()).toEqual(c);
       });
 
       it('answers 404 for an unknown or malformed id', async () => {
-        expectError(await call(t, 'PATCH', one(randomUUID()), { payload: { name: 'x' } }), 404, 'copilot_not_found');
-        expectError(await call(t, 'PATCH', one('nope'), { payload: { name: 'x' } }), 404, 'copilot_not_found');
+        expectError(await call(t, 'PATCH', copilotPath(randomUUID()), { payload: { name: 'x' } }), 404, 'copilot_not_found');
+        expectError(await call(t, 'PATCH', copilotPath('nope'), { payload: { name: 'x' } }), 404, 'copilot_not_found');
       });
     });
 
     describe('soft delete', () => {
       it('sets deleted_at; then GET/PATCH/DELETE answer 404; hidden from the list unless include_deleted=true', async () => {
-        const c = await create(t, { name: 'Doomed copilot' });
-        const res = await call(t, 'DELETE', one(c.id));
+        const c = await createCopilot(t, { name: 'Doomed copilot' });
+        const res = await call(t, 'DELETE', copilotPath(c.id));
         expect(res.statusCode).toBe(200);
         expectCanonicalJson(res);
         const deleted = expectCopilot(res.json());
@@ -250,14 +244,14 @@ for (const dialect of DIALECTS) {
         expect(deleted.id).toBe(c.id);
         expect((deleted.deleted_at as string) >= (c.updated_at as string)).toBe(true);
 
-        expectError(await call(t, 'GET', one(c.id)), 404, 'copilot_not_found');
-        expectError(await call(t, 'PATCH', one(c.id), { payload: { name: 'back' } }), 404, 'copilot_not_found');
-        expectError(await call(t, 'DELETE', one(c.id)), 404, 'copilot_not_found');
+        expectError(await call(t, 'GET', copilotPath(c.id)), 404, 'copilot_not_found');
+        expectError(await call(t, 'PATCH', copilotPath(c.id), { payload: { name: 'back' } }), 404, 'copilot_not_found');
+        expectError(await call(t, 'DELETE', copilotPath(c.id)), 404, 'copilot_not_found');
 
-        const listed = (await call(t, 'GET', `${LIST}?q=Doomed&limit=1000`)).json() as Array<{ id: string }>;
+        const listed = (await call(t, 'GET', `${COPILOTS_PATH}?q=Doomed&limit=1000`)).json() as Array<{ id: string }>;
         expect(listed.map((x) => x.id)).not.toContain(c.id);
 
-        const withDeleted = await call(t, 'GET', `${LIST}?q=Doomed&include_deleted=true`);
+        const withDeleted = await call(t, 'GET', `${COPILOTS_PATH}?q=Doomed&include_deleted=true`);
         expect(withDeleted.statusCode).toBe(200);
         const found = (withDeleted.json() as Array<Record<string, unknown>>).find((x) => x.id === c.id);
         expect(found).toBeDefined();
@@ -266,15 +260,15 @@ for (const dialect of DIALECTS) {
       });
 
       it('answers 404 for an unknown or malformed id', async () => {
-        expectError(await call(t, 'DELETE', one(randomUUID())), 404, 'copilot_not_found');
-        expectError(await call(t, 'DELETE', one('x')), 404, 'copilot_not_found');
+        expectError(await call(t, 'DELETE', copilotPath(randomUUID())), 404, 'copilot_not_found');
+        expectError(await call(t, 'DELETE', copilotPath('x')), 404, 'copilot_not_found');
       });
     });
 
     describe('list parameters', () => {
       it('returns a plain JSON array of copilots in the wire format', async () => {
-        await create(t, { enhanced_privacy: true });
-        const res = await call(t, 'GET', LIST);
+        await createCopilot(t, { enhanced_privacy: true });
+        const res = await call(t, 'GET', COPILOTS_PATH);
         expect(res.statusCode).toBe(200);
         expect(res.headers['content-type']).toMatch(/^application\/json/);
         expectCanonicalJson(res);
@@ -285,16 +279,16 @@ for (const dialect of DIALECTS) {
       });
 
       it.each(['0', '1001', 'abc', '-1', '1.5', '', '10abc'])('rejects limit=%j with 400 invalid_request', async (limit) => {
-        expectError(await call(t, 'GET', `${LIST}?limit=${limit}`), 400, 'invalid_request');
+        expectError(await call(t, 'GET', `${COPILOTS_PATH}?limit=${limit}`), 400, 'invalid_request');
       });
 
       it('accepts limit 1 and 1000', async () => {
-        await create(t);
-        const first = await call(t, 'GET', `${LIST}?limit=1`);
+        await createCopilot(t);
+        const first = await call(t, 'GET', `${COPILOTS_PATH}?limit=1`);
         expect(first.statusCode).toBe(200);
         expect(first.json()).toHaveLength(1);
         expect(nextLink(first)).not.toBeNull();
-        const all = await call(t, 'GET', `${LIST}?limit=1000`);
+        const all = await call(t, 'GET', `${COPILOTS_PATH}?limit=1000`);
         expect(all.statusCode).toBe(200);
         expect(all.headers.link).toBeUndefined();
       });
@@ -309,21 +303,17 @@ for (const dialect of DIALECTS) {
         ['base64 of an empty id', b64url('["2024-01-01T00:00:00.000000Z",""]')],
         ['padding characters', `${b64url('["2024-01-01T00:00:00.000000Z","a"]')}==`],
       ])('rejects a cursor that is %s with 400 invalid_cursor', async (_label, cursor) => {
-        expectError(await call(t, 'GET', `${LIST}?cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_cursor');
+        expectError(await call(t, 'GET', `${COPILOTS_PATH}?cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_cursor');
       });
 
       it('rejects an over-long cursor with 400', async () => {
-        const res = await call(t, 'GET', `${LIST}?cursor=${'A'.repeat(2000)}`);
+        const res = await call(t, 'GET', `${COPILOTS_PATH}?cursor=${'A'.repeat(2000)}`);
         expect(res.statusCode).toBe(400);
         expect(['invalid_cursor', 'invalid_request']).toContain(res.json().error);
       });
 
-      it.each([
-        ['status=archived'],
-        ['unknown=1'],
-        ['include_deleted=maybe'],
-      ])('rejects %s with 400 invalid_request', async (query) => {
-        expectError(await call(t, 'GET', `${LIST}?${query}`), 400, 'invalid_request');
+      it.each([['status=archived'], ['unknown=1'], ['include_deleted=maybe']])('rejects %s with 400 invalid_request', async (query) => {
+        expectError(await call(t, 'GET', `${COPILOTS_PATH}?${query}`), 400, 'invalid_request');
       });
     });
   });
@@ -366,13 +356,13 @@ for (const dialect of DIALECTS) {
         .map((r) => r.id);
 
       // The whole list at once.
-      const whole = await call(t, 'GET', `${LIST}?limit=1000`);
+      const whole = await call(t, 'GET', `${COPILOTS_PATH}?limit=1000`);
       expect((whole.json() as Array<{ id: string }>).map((c) => c.id)).toEqual(expected);
 
       // Page sizes that split tie groups at different places.
       for (const limit of [1, 3, 7, 10, 39]) {
         const seen: string[] = [];
-        let url: string | null = `${LIST}?limit=${limit}`;
+        let url: string | null = `${COPILOTS_PATH}?limit=${limit}`;
         let pages = 0;
         while (url) {
           const res = await call(t, 'GET', url);
@@ -384,7 +374,7 @@ for (const dialect of DIALECTS) {
           url = nextLink(res);
           if (url) {
             expect(page).toHaveLength(limit);
-            expect(url.startsWith(`${LIST}?`)).toBe(true);
+            expect(url.startsWith(`${COPILOTS_PATH}?`)).toBe(true);
             expect(new URL(url, 'http://x').searchParams.get('limit')).toBe(String(limit));
           }
           expect(++pages).toBeLessThanOrEqual(41);
@@ -395,18 +385,18 @@ for (const dialect of DIALECTS) {
     });
 
     it('a page boundary falling exactly on the last row has no next link', async () => {
-      const res = await call(t, 'GET', `${LIST}?limit=40`);
+      const res = await call(t, 'GET', `${COPILOTS_PATH}?limit=40`);
       expect(res.json()).toHaveLength(40);
       expect(res.headers.link).toBeUndefined();
     });
 
     it('filters by status across pages, and the Link header keeps the filter', async () => {
-      const live = (await call(t, 'GET', `${LIST}?status=live&limit=1000`)).json() as Array<{ id: string; status: string }>;
+      const live = (await call(t, 'GET', `${COPILOTS_PATH}?status=live&limit=1000`)).json() as Array<{ id: string; status: string }>;
       expect(live.length).toBeGreaterThan(3);
       expect(live.every((c) => c.status === 'live')).toBe(true);
 
       const seen: string[] = [];
-      let url: string | null = `${LIST}?status=live&limit=2`;
+      let url: string | null = `${COPILOTS_PATH}?status=live&limit=2`;
       while (url) {
         const res = await call(t, 'GET', url);
         expect(res.statusCode).toBe(200);
@@ -418,7 +408,7 @@ for (const dialect of DIALECTS) {
       }
       expect(seen).toEqual(live.map((c) => c.id));
 
-      const drafts = (await call(t, 'GET', `${LIST}?status=draft&limit=1000`)).json() as Array<{ status: string }>;
+      const drafts = (await call(t, 'GET', `${COPILOTS_PATH}?status=draft&limit=1000`)).json() as Array<{ status: string }>;
       expect(drafts.every((c) => c.status === 'draft')).toBe(true);
       expect(drafts.length + live.length).toBe(40);
     });
@@ -426,9 +416,9 @@ for (const dialect of DIALECTS) {
     it('q matches names case-insensitively, containing the text anywhere', async () => {
       const names = ['Alpha Shop', 'the ALPHABET', 'Beta alp', 'Gamma'];
       const ids = new Map<string, string>();
-      for (const name of names) ids.set(name, (await create(t, { name })).id);
+      for (const name of names) ids.set(name, (await createCopilot(t, { name })).id);
       const found = async (q: string) =>
-        ((await call(t, 'GET', `${LIST}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
+        ((await call(t, 'GET', `${COPILOTS_PATH}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
       expect(await found('alpha')).toEqual(['Alpha Shop', 'the ALPHABET']);
       expect(await found('ALPHA')).toEqual(['Alpha Shop', 'the ALPHABET']);
       expect(await found('aLp')).toEqual(['Alpha Shop', 'Beta alp', 'the ALPHABET']);
@@ -437,9 +427,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('q treats %, _ and \\ literally', async () => {
-      for (const name of ['100% sure', '100 percent', 'snake_case', 'snakeXcase', 'back\\slash', 'backslash']) await create(t, { name });
+      for (const name of ['100% sure', '100 percent', 'snake_case', 'snakeXcase', 'back\\slash', 'backslash']) await createCopilot(t, { name });
       const found = async (q: string) =>
-        ((await call(t, 'GET', `${LIST}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
+        ((await call(t, 'GET', `${COPILOTS_PATH}?q=${encodeURIComponent(q)}&limit=1000`)).json() as Array<{ name: string }>).map((c) => c.name).sort();
       expect(await found('%')).toEqual(['100% sure']);
       expect(await found('100%')).toEqual(['100% sure']);
       expect(await found('_')).toEqual(['snake_case']);
@@ -449,10 +439,10 @@ for (const dialect of DIALECTS) {
     });
 
     it('q and status combine, and both survive in the Link header', async () => {
-      for (let i = 0; i < 5; i++) await create(t, { name: `Combo ${i}`, status: 'live' });
-      await create(t, { name: 'Combo draft' });
+      for (let i = 0; i < 5; i++) await createCopilot(t, { name: `Combo ${i}`, status: 'live' });
+      await createCopilot(t, { name: 'Combo draft' });
       const seen: string[] = [];
-      let url: string | null = `${LIST}?q=combo&status=live&limit=2`;
+      let url: string | null = `${COPILOTS_PATH}?q=combo&status=live&limit=2`;
       while (url) {
         const res = await call(t, 'GET', url);
         const page = res.json() as Array<{ name: string; status: string }>;
@@ -473,11 +463,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('the Link header keeps include_deleted and q with special characters', async () => {
-      const a = await create(t, { name: 'Gone 50% _x' });
-      const b = await create(t, { name: 'Gone 50% _y' });
-      await call(t, 'DELETE', one(a.id));
-      await call(t, 'DELETE', one(b.id));
-      const first = await call(t, 'GET', `${LIST}?q=${encodeURIComponent('50% _')}&include_deleted=true&limit=1`);
+      const a = await createCopilot(t, { name: 'Gone 50% _x' });
+      const b = await createCopilot(t, { name: 'Gone 50% _y' });
+      await call(t, 'DELETE', copilotPath(a.id));
+      await call(t, 'DELETE', copilotPath(b.id));
+      const first = await call(t, 'GET', `${COPILOTS_PATH}?q=${encodeURIComponent('50% _')}&include_deleted=true&limit=1`);
       expect(first.json().map((c: { id: string }) => c.id)).toEqual([b.id]);
       const link = nextLink(first)!;
       const params = new URL(link, 'http://x').searchParams;
@@ -493,26 +483,26 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let id: string;
     beforeAll(async () => {
-      t = await buildTestApp(dialect, { ALLOW_ANONYMOUS_READ: 'true' });
-      id = (await create(t, { name: 'Public' })).id;
+      t = await buildTestApp(dialect, { env: { ALLOW_ANONYMOUS_READ: 'true' } });
+      id = (await createCopilot(t, { name: 'Public' })).id;
     });
     afterAll(async () => t.close());
 
     it('opens the list to callers without a key', async () => {
-      const res = await call(t, 'GET', LIST, { key: null });
+      const res = await call(t, 'GET', COPILOTS_PATH, { key: null });
       expect(res.statusCode).toBe(200);
       expect(res.json().map((c: { id: string }) => c.id)).toEqual([id]);
     });
 
     it('still rejects a bad key on the list', async () => {
-      expectError(await call(t, 'GET', LIST, { key: 'Bearer nonsense' }), 401, 'unauthorized');
+      expectError(await call(t, 'GET', COPILOTS_PATH, { key: 'Bearer nonsense' }), 401, 'unauthorized');
     });
 
     it('keeps every other copilot route closed', async () => {
-      expectError(await call(t, 'GET', one(id), { key: null }), 401, 'unauthorized');
-      expectError(await call(t, 'POST', LIST, { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
-      expectError(await call(t, 'PATCH', one(id), { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
-      expectError(await call(t, 'DELETE', one(id), { key: null }), 401, 'unauthorized');
+      expectError(await call(t, 'GET', copilotPath(id), { key: null }), 401, 'unauthorized');
+      expectError(await call(t, 'POST', COPILOTS_PATH, { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
+      expectError(await call(t, 'PATCH', copilotPath(id), { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
+      expectError(await call(t, 'DELETE', copilotPath(id), { key: null }), 401, 'unauthorized');
       expectError(await call(t, 'GET', '/backend/api/keys', { key: null }), 401, 'unauthorized');
     });
   });

@@ -1,14 +1,10 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError, expectNoLeaks, LEAKS } from '../support/http.js';
+import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError, expectNoLeaks, LEAKS } from '../support/http.js';
 
-const LIST = '/backend/api/copilots';
-const one = (id: string) => `/backend/api/copilot/${id}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 for (const dialect of DIALECTS) {
@@ -23,28 +19,31 @@ for (const dialect of DIALECTS) {
     };
 
     beforeAll(async () => {
-      t = await buildTestApp(dialect, { BODY_LIMIT_BYTES: '1024' });
-      id = (await call(t, 'POST', LIST, { payload: { name: 'Target' } })).json().id;
+      t = await buildTestApp(dialect, { env: { BODY_LIMIT_BYTES: '1024' } });
+      id = (await createCopilot(t, { name: 'Target' })).id;
     });
     afterAll(async () => t.close());
 
     describe('malformed JSON → 400 invalid_json', () => {
       const bodies = ['{', '{"name": "x",}', "{'name': 'x'}", '{"name": "x"} trailing', 'nul', '{"name": "\\x"}'];
       it.each(bodies)('POST copilots %j', async (payload) => {
-        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+        expectErr(await call(t, 'POST', COPILOTS_PATH, { payload, headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
       });
 
       it('PATCH copilot and POST keys too', async () => {
-        expectErr(await call(t, 'PATCH', one(id), { payload: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+        expectErr(await call(t, 'PATCH', copilotPath(id), { payload: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
         expectErr(await call(t, 'POST', '/backend/api/keys', { payload: '[1,', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
       });
 
       it('an empty body declared as JSON', async () => {
-        expectErr(await call(t, 'POST', LIST, { payload: '', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+        expectErr(await call(t, 'POST', COPILOTS_PATH, { payload: '', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
       });
 
       it('JSON with a charset parameter is still JSON', async () => {
-        const res = await call(t, 'POST', LIST, { payload: JSON.stringify({ name: 'Charset' }), headers: { 'content-type': 'application/json; charset=utf-8' } });
+        const res = await call(t, 'POST', COPILOTS_PATH, {
+          payload: JSON.stringify({ name: 'Charset' }),
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        });
         expect(res.statusCode).toBe(201);
       });
     });
@@ -58,34 +57,42 @@ for (const dialect of DIALECTS) {
         ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--x--\r\n'],
         ['application/octet-stream', 'xxxx'],
       ])('POST copilots as %s', async (type, payload) => {
-        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': type } }), 415, 'unsupported_media_type');
+        expectErr(await call(t, 'POST', COPILOTS_PATH, { payload, headers: { 'content-type': type } }), 415, 'unsupported_media_type');
       });
 
       it('PATCH copilot as text/plain', async () => {
-        expectErr(await call(t, 'PATCH', one(id), { payload: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
-        expect((await call(t, 'GET', one(id))).json().name).toBe('Target');
+        expectErr(
+          await call(t, 'PATCH', copilotPath(id), { payload: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }),
+          415,
+          'unsupported_media_type',
+        );
+        expect((await call(t, 'GET', copilotPath(id))).json().name).toBe('Target');
       });
 
       it('POST keys as text/plain', async () => {
-        expectErr(await call(t, 'POST', '/backend/api/keys', { payload: '{"scopes":["admin"]}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+        expectErr(
+          await call(t, 'POST', '/backend/api/keys', { payload: '{"scopes":["admin"]}', headers: { 'content-type': 'text/plain' } }),
+          415,
+          'unsupported_media_type',
+        );
       });
     });
 
     describe('body over the limit → 413 payload_too_large', () => {
       it('POST copilots', async () => {
         const payload = JSON.stringify({ name: 'Big', prompt_message: 'x'.repeat(4000) });
-        expectErr(await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+        expectErr(await call(t, 'POST', COPILOTS_PATH, { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
       });
 
       it('PATCH copilot', async () => {
         const payload = JSON.stringify({ prompt_message: 'y'.repeat(2000) });
-        expectErr(await call(t, 'PATCH', one(id), { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+        expectErr(await call(t, 'PATCH', copilotPath(id), { payload, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
       });
 
       it('a body just under the limit is accepted', async () => {
         const payload = JSON.stringify({ name: 'Fits', prompt_message: 'z'.repeat(900) });
         expect(Buffer.byteLength(payload)).toBeLessThan(1024);
-        expect((await call(t, 'POST', LIST, { payload, headers: { 'content-type': 'application/json' } })).statusCode).toBe(201);
+        expect((await call(t, 'POST', COPILOTS_PATH, { payload, headers: { 'content-type': 'application/json' } })).statusCode).toBe(201);
       });
     });
 
@@ -96,7 +103,7 @@ for (const dialect of DIALECTS) {
         ['GET', '/backend', 404],
         ['GET', '/backend/api/copilot', 404],
         ['GET', '/backend/api/copilots/extra/segments', 404],
-        ['PUT', LIST, 405],
+        ['PUT', COPILOTS_PATH, 405],
         ['POST', '/backend/api/nothing-here', 404],
         ['DELETE', '/backend/api/keys', 405],
       ])('%s %s', async (method, url, status) => {
@@ -108,19 +115,19 @@ for (const dialect of DIALECTS) {
 
     describe('validation errors', () => {
       it('carry details naming the field', async () => {
-        const body = expectErr(await call(t, 'POST', LIST, { payload: { name: 'x', enhanced_privacy: 'yes' } }), 400, 'invalid_request');
+        const body = expectErr(await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'x', enhanced_privacy: 'yes' } }), 400, 'invalid_request');
         expect(JSON.stringify(body.details ?? body.message)).toContain('enhanced_privacy');
       });
 
       it('for the query string too', async () => {
-        const body = expectErr(await call(t, 'GET', `${LIST}?limit=abc`), 400, 'invalid_request');
+        const body = expectErr(await call(t, 'GET', `${COPILOTS_PATH}?limit=abc`), 400, 'invalid_request');
         expect(JSON.stringify(body)).toContain('limit');
       });
     });
 
     describe('x-request-id', () => {
       it('is echoed when the client sends one', async () => {
-        const res = await call(t, 'GET', LIST, { headers: { 'x-request-id': 'client-id.42:abc_DEF' } });
+        const res = await call(t, 'GET', COPILOTS_PATH, { headers: { 'x-request-id': 'client-id.42:abc_DEF' } });
         expect(res.statusCode).toBe(200);
         expect(res.headers['x-request-id']).toBe('client-id.42:abc_DEF');
       });
@@ -129,13 +136,13 @@ for (const dialect of DIALECTS) {
         const res = await call(t, 'GET', '/nope', { headers: { 'x-request-id': 'trace-404' } });
         expectErr(res, 404, 'not_found');
         expect(res.headers['x-request-id']).toBe('trace-404');
-        const unauthorized = await call(t, 'GET', LIST, { key: null, headers: { 'x-request-id': 'trace-401' } });
+        const unauthorized = await call(t, 'GET', COPILOTS_PATH, { key: null, headers: { 'x-request-id': 'trace-401' } });
         expectErr(unauthorized, 401, 'unauthorized');
         expect(unauthorized.headers['x-request-id']).toBe('trace-401');
       });
 
       it('is generated when the client sends none, different for each request', async () => {
-        const a = await call(t, 'GET', LIST);
+        const a = await call(t, 'GET', COPILOTS_PATH);
         const b = await call(t, 'GET', '/healthz', { key: null });
         expect(a.headers['x-request-id']).toMatch(UUID);
         expect(b.headers['x-request-id']).toMatch(UUID);
@@ -144,7 +151,7 @@ for (const dialect of DIALECTS) {
 
       it('is replaced when the client sends an unsafe one', async () => {
         for (const unsafe of ['has spaces', 'x'.repeat(200), '<script>', 'a\u00e9']) {
-          const res = await call(t, 'GET', LIST, { headers: { 'x-request-id': unsafe } });
+          const res = await call(t, 'GET', COPILOTS_PATH, { headers: { 'x-request-id': unsafe } });
           expect(res.headers['x-request-id']).toMatch(UUID);
         }
       });
@@ -166,8 +173,7 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect);
       // A second instance on the same database whose storage is closed under it.
       const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1 });
-      broken = await buildApp(createServices(t.config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
-      await broken.ready();
+      broken = await t.anotherApp({ storage });
       await storage.close();
     });
     afterAll(async () => {
@@ -178,8 +184,8 @@ for (const dialect of DIALECTS) {
     it('answer 500 internal_error with a fixed message and nothing of the cause', async () => {
       const headers = { authorization: t.admin, 'content-type': 'application/json' };
       const responses = [
-        await broken.inject({ method: 'GET', url: LIST, headers }),
-        await broken.inject({ method: 'POST', url: LIST, headers, payload: JSON.stringify({ name: 'x' }) }),
+        await broken.inject({ method: 'GET', url: COPILOTS_PATH, headers }),
+        await broken.inject({ method: 'POST', url: COPILOTS_PATH, headers, payload: JSON.stringify({ name: 'x' }) }),
         await broken.inject({ method: 'GET', url: '/backend/api/keys', headers }),
       ];
       for (const res of responses) {
@@ -188,7 +194,7 @@ for (const dialect of DIALECTS) {
         expect(res.body).not.toMatch(/destroyed|closed|connection|driver|kysely|pool/i);
       }
       // The instance with a working database is unaffected.
-      expect((await call(t, 'GET', LIST)).statusCode).toBe(200);
+      expect((await call(t, 'GET', COPILOTS_PATH)).statusCode).toBe(200);
     });
   });
 }
@@ -208,10 +214,12 @@ describe('leak patterns', () => {
     expect(LEAKS.some(([, pattern]) => pattern.test(text))).toBe(true);
   });
 
-  it.each(['No copilot has this id.', 'The request body is not valid JSON.', 'No route GET /backend/api/nothing-here.', 'This API key lacks the scope copilots:write.'])(
-    'passes %j',
-    (text) => {
-      expect(LEAKS.some(([, pattern]) => pattern.test(text))).toBe(false);
-    },
-  );
+  it.each([
+    'No copilot has this id.',
+    'The request body is not valid JSON.',
+    'No route GET /backend/api/nothing-here.',
+    'This API key lacks the scope copilots:write.',
+  ])('passes %j', (text) => {
+    expect(LEAKS.some(([, pattern]) => pattern.test(text))).toBe(false);
+  });
 });

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
+import { copilotPath } from '../support/http.js';
 
 // Every request reads what it answers from the database: a write by this instance, by another
 // one on the same database or by hand must show in the very next request.
@@ -13,8 +12,7 @@ for (const dialect of DIALECTS) {
     let other: FastifyInstance;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      other = await buildApp(createServices(t.config, { storage: t.storage, taskThreads: t.taskThreads }), { logger: false });
-      await other.ready();
+      other = await t.anotherApp();
     });
     afterAll(async () => {
       await other.close();
@@ -36,10 +34,10 @@ for (const dialect of DIALECTS) {
       expect(await names(t.app)).toEqual(['first']);
       expect(await names(t.app)).toEqual(['first']); // served twice: same answer
 
-      await other.inject({ method: 'PATCH', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin }, payload: { name: 'renamed' } });
+      await other.inject({ method: 'PATCH', url: copilotPath(id), headers: { authorization: t.admin }, payload: { name: 'renamed' } });
       expect(await names(t.app)).toEqual(['renamed']);
 
-      await other.inject({ method: 'DELETE', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } });
+      await other.inject({ method: 'DELETE', url: copilotPath(id), headers: { authorization: t.admin } });
       expect(await names(t.app)).toEqual([]);
       expect(await names(t.app, '?include_deleted=true')).toEqual(['renamed']);
     });
@@ -57,14 +55,14 @@ for (const dialect of DIALECTS) {
       expect(await names(t.app, '?q=ALP')).toEqual(['alpha']);
 
       const beta = (await list(t.app, '?q=beta')).json()[0].id as string;
-      const limited = await t.bearer(['copilots:read'], [beta]);
+      const limited = await t.key(['copilots:read'], [beta]);
       const res = await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: limited } });
       expect(res.json().map((c: { name: string }) => c.name)).toEqual(['beta']);
     });
 
     it('a key revoked through another instance, or by hand in the database, is refused on the very next request', async () => {
-      const reader = await t.bearer(['copilots:read']);
-      const byHand = await t.bearer(['copilots:read']);
+      const reader = await t.key(['copilots:read']);
+      const byHand = await t.key(['copilots:read']);
       for (const key of [reader, byHand]) {
         expect((await t.app.inject({ method: 'GET', url: '/backend/api/copilots', headers: { authorization: key } })).statusCode).toBe(200);
       }
@@ -78,9 +76,9 @@ for (const dialect of DIALECTS) {
     it('a copilot edited by hand in the database shows on the very next read and list', async () => {
       const created = await t.app.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'before' } });
       const id = created.json().id as string;
-      expect((await t.app.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } })).json().name).toBe('before');
+      expect((await t.app.inject({ method: 'GET', url: copilotPath(id), headers: { authorization: t.admin } })).json().name).toBe('before');
       await t.storage.db.updateTable('copilots').set({ name: 'after', name_folded: 'after' }).where('id', '=', id).execute();
-      expect((await other.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } })).json().name).toBe('after');
+      expect((await other.inject({ method: 'GET', url: copilotPath(id), headers: { authorization: t.admin } })).json().name).toBe('after');
       expect(await names(t.app)).toContain('after');
     });
   });

@@ -5,16 +5,9 @@
  * copilots:read never receives a copilot's token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError } from '../support/http.js';
-
-const LIST = '/backend/api/copilots';
-const one = (id: string) => `/backend/api/copilot/${id}`;
-const KEYS = '/backend/api/keys';
-const AUDIT = '/backend/api/audit';
-
-const keyIdOf = (authorization: string) => authorization.split('_')[1]!;
+import { AUDIT_PATH, call, COPILOTS_PATH, copilotPath, createCopilot, expectError, KEYS_PATH } from '../support/http.js';
 
 for (const dialect of DIALECTS) {
   describe(`key limits (${dialect})`, () => {
@@ -24,44 +17,44 @@ for (const dialect of DIALECTS) {
     let limitedAdmin: string;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      botA = (await call(t, 'POST', LIST, { payload: { name: 'Bot A' } })).json().id;
-      botB = (await call(t, 'POST', LIST, { payload: { name: 'Bot B' } })).json().id;
-      limitedAdmin = await t.bearer(['admin'], [botA]);
+      botA = (await createCopilot(t, { name: 'Bot A' })).id;
+      botB = (await createCopilot(t, { name: 'Bot B' })).id;
+      limitedAdmin = await t.key(['admin'], [botA]);
     });
     afterAll(async () => t.close());
 
     describe('a key limited to bots cannot mint a wider key', () => {
       it('refuses a key for every bot (bots absent or null) with 403', async () => {
         for (const payload of [{ scopes: ['admin'] }, { scopes: ['admin'], bots: null }, { scopes: ['copilots:read'], bots: null }]) {
-          expectError(await call(t, 'POST', KEYS, { key: limitedAdmin, payload }), 403, 'forbidden');
+          expectError(await call(t, 'POST', KEYS_PATH, { key: limitedAdmin, payload }), 403, 'forbidden');
         }
       });
 
       it('refuses a key naming a bot outside its own with 403', async () => {
-        expectError(await call(t, 'POST', KEYS, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [botA, botB] } }), 403, 'forbidden');
+        expectError(await call(t, 'POST', KEYS_PATH, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [botA, botB] } }), 403, 'forbidden');
       });
 
       it('creates a key within its bots, and that key cannot read another bot', async () => {
-        const res = await call(t, 'POST', KEYS, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [botA] } });
+        const res = await call(t, 'POST', KEYS_PATH, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [botA] } });
         expect(res.statusCode, res.body).toBe(201);
         expect(res.json().bots).toEqual([botA]);
         const minted = `Bearer ${res.json().key as string}`;
-        expect((await call(t, 'GET', one(botA), { key: minted })).statusCode).toBe(200);
-        expectError(await call(t, 'GET', one(botB), { key: minted }), 403, 'forbidden');
+        expect((await call(t, 'GET', copilotPath(botA), { key: minted })).statusCode).toBe(200);
+        expectError(await call(t, 'GET', copilotPath(botB), { key: minted }), 403, 'forbidden');
       });
 
       it('refuses scopes it does not hold with 403', async () => {
-        const writer = await t.bearer(['knowledgebase:write', 'admin'], [botA]);
+        const writer = await t.key(['knowledgebase:write', 'admin'], [botA]);
         // admin holds every scope, so a limited admin may grant any scope within its bots
-        expect((await call(t, 'POST', KEYS, { key: writer, payload: { scopes: ['copilots:write'], bots: [botA] } })).statusCode).toBe(201);
+        expect((await call(t, 'POST', KEYS_PATH, { key: writer, payload: { scopes: ['copilots:write'], bots: [botA] } })).statusCode).toBe(201);
       });
     });
 
     it('lists only keys within its bots', async () => {
       const unlimitedId = keyIdOf(t.admin);
-      const otherBot = keyIdOf(await t.bearer(['copilots:read'], [botB]));
-      const mine = keyIdOf(await t.bearer(['copilots:read'], [botA]));
-      const res = await call(t, 'GET', KEYS, { key: limitedAdmin });
+      const otherBot = keyIdOf(await t.key(['copilots:read'], [botB]));
+      const mine = keyIdOf(await t.key(['copilots:read'], [botA]));
+      const res = await call(t, 'GET', KEYS_PATH, { key: limitedAdmin });
       expect(res.statusCode, res.body).toBe(200);
       const ids = (res.json() as Array<{ id: string; bots: string[] | null }>).map((k) => k.id);
       expect(ids).toContain(mine);
@@ -74,40 +67,40 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('cannot revoke an unlimited key or a key of another bot (404), revokes its own bots\' keys (204)', async () => {
-      const victim = await t.bearer(['admin']);
-      expectError(await call(t, 'DELETE', `${KEYS}/${keyIdOf(victim)}`, { key: limitedAdmin }), 404, 'key_not_found');
-      expect((await call(t, 'GET', LIST, { key: victim })).statusCode).toBe(200);
-      const otherBot = await t.bearer(['copilots:read'], [botB]);
-      expectError(await call(t, 'DELETE', `${KEYS}/${keyIdOf(otherBot)}`, { key: limitedAdmin }), 404, 'key_not_found');
-      const mine = await t.bearer(['copilots:read'], [botA]);
-      expect((await call(t, 'DELETE', `${KEYS}/${keyIdOf(mine)}`, { key: limitedAdmin })).statusCode).toBe(204);
-      expectError(await call(t, 'GET', one(botA), { key: mine }), 401, 'unauthorized');
+    it("cannot revoke an unlimited key or a key of another bot (404), revokes its own bots' keys (204)", async () => {
+      const victim = await t.key(['admin']);
+      expectError(await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(victim)}`, { key: limitedAdmin }), 404, 'key_not_found');
+      expect((await call(t, 'GET', COPILOTS_PATH, { key: victim })).statusCode).toBe(200);
+      const otherBot = await t.key(['copilots:read'], [botB]);
+      expectError(await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(otherBot)}`, { key: limitedAdmin }), 404, 'key_not_found');
+      const mine = await t.key(['copilots:read'], [botA]);
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(mine)}`, { key: limitedAdmin })).statusCode).toBe(204);
+      expectError(await call(t, 'GET', copilotPath(botA), { key: mine }), 401, 'unauthorized');
     });
 
     it("reads only its bots' audit entries", async () => {
       await call(t, 'POST', `/backend/knowledgebase/b/${botB}`, { payload: { links: ['https://b.example/page'] } });
       await call(t, 'DELETE', `/backend/knowledgebase/b/${botB}`, { payload: { links: ['https://b.example/page'] } });
-      expectError(await call(t, 'GET', `${AUDIT}?bot_id=${botB}`, { key: limitedAdmin }), 403, 'forbidden');
-      const res = await call(t, 'GET', AUDIT, { key: limitedAdmin });
+      expectError(await call(t, 'GET', `${AUDIT_PATH}?bot_id=${botB}`, { key: limitedAdmin }), 403, 'forbidden');
+      const res = await call(t, 'GET', AUDIT_PATH, { key: limitedAdmin });
       expect(res.statusCode, res.body).toBe(200);
       for (const entry of res.json() as Array<{ bot_id: string | null }>) expect(entry.bot_id).toBe(botA);
-      const all = await call(t, 'GET', `${AUDIT}?bot_id=${botB}`);
+      const all = await call(t, 'GET', `${AUDIT_PATH}?bot_id=${botB}`);
       expect((all.json() as unknown[]).length).toBeGreaterThan(0);
     });
 
     describe('bot lists', () => {
       it('refuses an empty list, blank entries and unknown or deleted copilots with 400', async () => {
-        const deleted = (await call(t, 'POST', LIST, { payload: { name: 'Gone' } })).json().id as string;
-        expect((await call(t, 'DELETE', one(deleted))).statusCode).toBe(200);
+        const deleted = (await createCopilot(t, { name: 'Gone' })).id;
+        expect((await call(t, 'DELETE', copilotPath(deleted))).statusCode).toBe(200);
         for (const bots of [[], [''], ['  '], [botA, ''], ['not-a-copilot'], ['00000000-0000-4000-8000-000000000000'], [deleted]]) {
-          const res = await call(t, 'POST', KEYS, { payload: { scopes: ['copilots:read'], bots } });
+          const res = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'], bots } });
           expectError(res, 400, 'invalid_request');
         }
       });
 
       it('stores bot ids in their canonical (lower-case) form', async () => {
-        const res = await call(t, 'POST', KEYS, { payload: { scopes: ['copilots:read'], bots: [botA.toUpperCase()] } });
+        const res = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'], bots: [botA.toUpperCase()] } });
         expect(res.statusCode, res.body).toBe(201);
         expect(res.json().bots).toEqual([botA]);
       });
@@ -115,30 +108,30 @@ for (const dialect of DIALECTS) {
 
     describe("a key without copilots:read never receives a copilot's token", () => {
       it('create, update, upload and delete answer the copilot without its token', async () => {
-        const writer = await t.bearer(['copilots:write']);
-        const created = await call(t, 'POST', LIST, { key: writer, payload: { name: 'Write only' } });
+        const writer = await t.key(['copilots:write']);
+        const created = await call(t, 'POST', COPILOTS_PATH, { key: writer, payload: { name: 'Write only' } });
         expect(created.statusCode).toBe(201);
         expect(created.json().token).toBe('');
         const id = created.json().id as string;
-        const patched = await call(t, 'PATCH', one(id), { key: writer, payload: { name: 'Renamed' } });
+        const patched = await call(t, 'PATCH', copilotPath(id), { key: writer, payload: { name: 'Renamed' } });
         expect(patched.statusCode).toBe(200);
         expect(patched.json().token).toBe('');
         const uploaded = await t.app.inject({
           method: 'PUT',
-          url: `${one(id)}/swagger`,
+          url: `${copilotPath(id)}/swagger`,
           headers: { authorization: writer, 'content-type': 'application/json' },
           payload: JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} }),
         });
         expect(uploaded.statusCode, uploaded.body).toBe(200);
         expect(uploaded.json().token).toBe('');
-        const deleted = await call(t, 'DELETE', one(id), { key: writer });
+        const deleted = await call(t, 'DELETE', copilotPath(id), { key: writer });
         expect(deleted.statusCode).toBe(200);
         expect(deleted.json().token).toBe('');
         // A key that may read gets it.
-        const reader = await call(t, 'GET', `${one(id)}`, {});
+        const reader = await call(t, 'GET', `${copilotPath(id)}`, {});
         expect(reader.statusCode).toBe(404);
-        const both = await t.bearer(['copilots:write', 'copilots:read']);
-        const visible = await call(t, 'POST', LIST, { key: both, payload: { name: 'Readable' } });
+        const both = await t.key(['copilots:write', 'copilots:read']);
+        const visible = await call(t, 'POST', COPILOTS_PATH, { key: both, payload: { name: 'Readable' } });
         expect(visible.json().token).toMatch(/^[A-Za-z0-9]{20}$/);
       });
     });

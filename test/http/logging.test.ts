@@ -6,16 +6,11 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
-import { loadConfig } from '../../src/config.js';
-import { createApiKey } from '../../src/domain/auth/api-keys.js';
-import type { TaskThreads } from '../../src/threads/task-threads.js';
-import { createTestStorage, DIALECTS } from '../support/databases.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { COPILOTS_PATH, validatorPath } from '../support/http.js';
 import { waitUntil } from '../support/knowledge-base.js';
-import { testTaskThreads } from '../support/task-threads.js';
 
 interface LogLine {
   level: number;
@@ -27,41 +22,30 @@ interface LogLine {
 for (const dialect of DIALECTS) {
   describe(`what the service logs (${dialect})`, () => {
     const lines: LogLine[] = [];
-    let app: FastifyInstance;
-    let cleanup: () => Promise<void>;
-    let taskThreads: TaskThreads;
-    let key: string;
+    let t: TestApp;
     let port: number;
     let upstream: http.Server;
     let upstreamUrl: string;
     beforeAll(async () => {
-      const created = await createTestStorage(dialect);
-      cleanup = created.cleanup;
-      const config = loadConfig({
-        DATA_DIR: created.database.dataDir,
-        ...(created.database.databaseUrl && { DATABASE_URL: created.database.databaseUrl }),
-        FETCH_ALLOW_NETWORKS: '127.0.0.0/8',
+      t = await buildTestApp(dialect, {
+        env: { FETCH_ALLOW_NETWORKS: '127.0.0.0/8' },
+        logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } },
       });
-      taskThreads = testTaskThreads();
-      app = await buildApp(createServices(config, { storage: created.storage, taskThreads }), { logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } } });
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      port = (app.server.address() as AddressInfo).port;
-      key = `Bearer ${(await createApiKey(created.storage.db, { scopes: ['admin'] })).key}`;
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as AddressInfo).port;
       upstream = http.createServer((_req, res) => res.writeHead(500).end('down'));
       await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', () => resolve()));
       upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/openapi.json`;
     });
     afterAll(async () => {
       upstream.close();
-      await app.close();
-      await taskThreads.close();
-      await cleanup();
+      await t.close();
     });
 
     it('a swagger_url that cannot be fetched: 502, logged as a warning without a stack', async () => {
-      const headers = { authorization: key, 'content-type': 'application/json' };
-      const created = await app.inject({ method: 'POST', url: '/backend/api/copilots', headers, payload: JSON.stringify({ name: 'x', swagger_url: upstreamUrl }) });
-      const res = await app.inject({ method: 'GET', url: `/backend/api/copilot/${created.json().id}/validator`, headers });
+      const headers = { authorization: t.admin, 'content-type': 'application/json' };
+      const created = await t.app.inject({ method: 'POST', url: COPILOTS_PATH, headers, payload: JSON.stringify({ name: 'x', swagger_url: upstreamUrl }) });
+      const res = await t.app.inject({ method: 'GET', url: validatorPath(created.json().id), headers });
       expect(res.statusCode).toBe(502);
       const entry = lines.find((l) => /could not be fetched/.test(l.msg ?? ''));
       expect(entry?.level).toBe(40);
@@ -72,10 +56,15 @@ for (const dialect of DIALECTS) {
     it('a client that aborts its body: no 500 and no error logged', async () => {
       const socket = net.connect(port, '127.0.0.1');
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      socket.write(`POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"ab`);
+      socket.write(
+        `POST /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"ab`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
       socket.destroy();
-      await waitUntil(() => lines.some((l) => l.msg === 'the client aborted its request' || l.res?.statusCode !== undefined), 'the aborted request to be logged');
+      await waitUntil(
+        () => lines.some((l) => l.msg === 'the client aborted its request' || l.res?.statusCode !== undefined),
+        'the aborted request to be logged',
+      );
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
       expect(lines.filter((l) => l.res?.statusCode === 500)).toEqual([]);
     });

@@ -14,7 +14,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let port: number;
     beforeAll(async () => {
-      t = await buildTestApp(dialect, { REQUEST_TIMEOUT_MS: '1000' });
+      t = await buildTestApp(dialect, { env: { REQUEST_TIMEOUT_MS: '1000' } });
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       port = (t.app.server.address() as AddressInfo).port;
     });

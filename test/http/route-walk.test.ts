@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '../../src/domain/auth/api-keys.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError } from '../support/http.js';
+import { call, createCopilot, expectError } from '../support/http.js';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
@@ -27,8 +27,8 @@ for (const dialect of DIALECTS) {
     let operations: Array<{ method: string; path: string; url: string; scope: Scope; botParam?: string }>;
     beforeAll(async () => {
       t = await buildTestApp(dialect);
-      bot = (await call(t, 'POST', '/backend/api/copilots', { payload: { name: 'Walked' } })).json().id;
-      other = (await call(t, 'POST', '/backend/api/copilots', { payload: { name: 'Other' } })).json().id;
+      bot = (await createCopilot(t, { name: 'Walked' })).id;
+      other = (await createCopilot(t, { name: 'Other' })).id;
       keyId = (await call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'] } })).json().id;
       const doc = (await call(t, 'GET', '/backend/openapi.json')).json() as { paths: Record<string, Record<string, Operation>> };
       operations = [];
@@ -56,7 +56,7 @@ for (const dialect of DIALECTS) {
     it('403 with a key holding every scope but the one needed', async () => {
       for (const op of operations) {
         const scopes = SCOPES.filter((s) => s !== op.scope && s !== 'admin');
-        const res = await call(t, op.method as 'GET', op.url, { key: await t.bearer(scopes) });
+        const res = await call(t, op.method as 'GET', op.url, { key: await t.key(scopes) });
         expect(res.statusCode, `${op.method} ${op.path}: ${res.body}`).toBe(403);
         expectError(res, 403, 'forbidden');
       }
@@ -64,7 +64,7 @@ for (const dialect of DIALECTS) {
 
     it('403 with a key limited to another bot, where the operation names a bot', async () => {
       for (const op of operations.filter((o) => o.botParam)) {
-        const res = await call(t, op.method as 'GET', op.url, { key: await t.bearer([op.scope], [other]) });
+        const res = await call(t, op.method as 'GET', op.url, { key: await t.key([op.scope], [other]) });
         expect(res.statusCode, `${op.method} ${op.path}: ${res.body}`).toBe(403);
         expectError(res, 403, 'forbidden');
       }

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -182,9 +180,8 @@ for (const dialect of DIALECTS) {
     it('GET /readyz answers 503 service_unavailable when the database is gone, while /healthz stays 200', async () => {
       // A second instance on the same database whose storage is closed under it.
       const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1 });
-      const broken = await buildApp(createServices(t.config, { storage: storage, taskThreads: t.taskThreads }), { logger: false });
+      const broken = await t.anotherApp({ storage });
       try {
-        await broken.ready();
         expect((await broken.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
         await storage.close();
         expectError(await broken.inject({ method: 'GET', url: '/readyz' }), 503, 'service_unavailable');

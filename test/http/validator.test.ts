@@ -10,22 +10,8 @@ import { renderFresh } from '../../src/domain/validator/index.js';
 import { jsonPathParameterBomb, yamlAliasBomb } from '../domain/validator/answer-bombs.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import {
-  copilotPath,
-  createCopilot,
-  expectValidation,
-  flagCount,
-  hostile,
-  putRaw,
-  setSwaggerUrl,
-  SPEC_COUNTS,
-  spec,
-  swaggerPath,
-  timed,
-  uploadSpec,
-  validatorPath,
-} from '../support/documents.js';
-import { call, expectError } from '../support/http.js';
+import { expectValidation, flagCount, hostile, putRaw, setSwaggerUrl, SPEC_COUNTS, spec, timed, uploadSpec } from '../support/documents.js';
+import { call, copilotPath, createCopilot, expectError, swaggerPath, validatorPath } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
 
 const UNKNOWN_ID = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
@@ -81,7 +67,7 @@ for (const dialect of DIALECTS) {
     describe('stored documents: every real spec', () => {
       it.each(SPEC_FILES)('%s: the README counts, flag maps pointing at identical endpoints', async (file) => {
         const expected = SPEC_COUNTS[file]!;
-        const c = await createCopilot(t, file);
+        const c = await createCopilot(t, { name: file });
         await uploadSpec(t, c.id, file);
         const res = await call(t, 'GET', validatorPath(c.id));
         const body = expectValidation(res, c.id);
@@ -100,7 +86,7 @@ for (const dialect of DIALECTS) {
       it('an upload then a validation of the same copilot by a read-only key and a key limited to it', async () => {
         const c = await createCopilot(t);
         await uploadSpec(t, c.id, 'trello.json');
-        for (const key of [await t.bearer(['copilots:read']), await t.bearer(['copilots:read'], [c.id])]) {
+        for (const key of [await t.key(['copilots:read']), await t.key(['copilots:read'], [c.id])]) {
           expectValidation(await call(t, 'GET', validatorPath(c.id), { key }), c.id);
         }
       });
@@ -142,8 +128,8 @@ for (const dialect of DIALECTS) {
         expectError(await call(t, 'GET', validatorPath(c.id), { key: null }), 401, 'unauthorized');
         expectError(await call(t, 'GET', validatorPath(UNKNOWN_ID), { key: null }), 401, 'unauthorized');
         expectError(await call(t, 'GET', validatorPath(c.id), { key: 'Bearer cms_nope' }), 401, 'unauthorized');
-        expectError(await call(t, 'GET', validatorPath(c.id), { key: await t.bearer(['copilots:read'], [other.id]) }), 403, 'forbidden');
-        expectError(await call(t, 'GET', validatorPath(c.id), { key: await t.bearer(['knowledgebase:read']) }), 403, 'forbidden');
+        expectError(await call(t, 'GET', validatorPath(c.id), { key: await t.key(['copilots:read'], [other.id]) }), 403, 'forbidden');
+        expectError(await call(t, 'GET', validatorPath(c.id), { key: await t.key(['knowledgebase:read']) }), 403, 'forbidden');
       });
     });
 
@@ -212,12 +198,15 @@ for (const dialect of DIALECTS) {
         expect(body.details).toMatchObject({ reason: 'network' });
       });
 
-      it.each(['/not-openapi.json', '/page.html', '/bomb.yaml', '/deep.json'])('a URL serving %s (not an OpenAPI document) → 400 invalid_swagger_file', async (path) => {
-        const c = await createCopilot(t);
-        await setSwaggerUrl(t, c.id, pages.url(path));
-        expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
-        expect((await call(t, 'GET', '/healthz', { key: null })).statusCode).toBe(200);
-      });
+      it.each(['/not-openapi.json', '/page.html', '/bomb.yaml', '/deep.json'])(
+        'a URL serving %s (not an OpenAPI document) → 400 invalid_swagger_file',
+        async (path) => {
+          const c = await createCopilot(t);
+          await setSwaggerUrl(t, c.id, pages.url(path));
+          expectError(await call(t, 'GET', validatorPath(c.id)), 400, 'invalid_swagger_file');
+          expect((await call(t, 'GET', '/healthz', { key: null })).statusCode).toBe(200);
+        },
+      );
 
       it('5 redirects are followed → 200; 6 → 502 swagger_fetch_failed', async () => {
         const c = await createCopilot(t);
@@ -250,7 +239,7 @@ for (const dialect of DIALECTS) {
     describe('fetch limits (FETCH_TIMEOUT_MS=300, MAX_DOCUMENT_BYTES=4096)', () => {
       let s: TestApp;
       beforeAll(async () => {
-        s = await buildTestApp(dialect, { FETCH_TIMEOUT_MS: '300', MAX_DOCUMENT_BYTES: '4096' });
+        s = await buildTestApp(dialect, { env: { FETCH_TIMEOUT_MS: '300', MAX_DOCUMENT_BYTES: '4096' } });
       });
       afterAll(async () => s?.close());
 
@@ -299,7 +288,7 @@ for (const dialect of DIALECTS) {
     describe('address policy with FETCH_ALLOW_NETWORKS empty', () => {
       let s: TestApp;
       beforeAll(async () => {
-        s = await buildTestApp(dialect, { FETCH_ALLOW_NETWORKS: '' });
+        s = await buildTestApp(dialect, { env: { FETCH_ALLOW_NETWORKS: '' } });
       });
       afterAll(async () => s?.close());
 
@@ -349,8 +338,8 @@ for (const dialect of DIALECTS) {
       let s: TestApp;
       let c: Record<string, any>;
       beforeAll(async () => {
-        s = await buildTestApp(dialect, { ALLOW_ANONYMOUS_READ: 'true' });
-        c = await createCopilot(s, 'Public');
+        s = await buildTestApp(dialect, { env: { ALLOW_ANONYMOUS_READ: 'true' } });
+        c = await createCopilot(s, { name: 'Public' });
         await uploadSpec(s, c.id, 'petstore3.yaml');
       });
       afterAll(async () => s?.close());
@@ -419,7 +408,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('an answer larger than the whole validation cache is rendered once: every repeated GET is a hit', async () => {
-        const small = await buildTestApp(dialect, { VALIDATION_CACHE_BYTES: String(64 * 1024) }); // slack.json answers 645 KB
+        const small = await buildTestApp(dialect, { env: { VALIDATION_CACHE_BYTES: String(64 * 1024) } }); // slack.json answers 645 KB
         try {
           const c = await createCopilot(small);
           await uploadSpec(small, c.id, 'slack.json');
@@ -453,7 +442,7 @@ for (const dialect of DIALECTS) {
         expectValidation(res, c.id);
         // The answer goes out as a view of the cache's own memory, after the copilot's id.
         const body = chunks.find((chunk) => Buffer.isBuffer(chunk) && chunk.buffer === cached.buffer) as Buffer | undefined;
-        expect(body, 'a chunk sharing the cached answer\'s memory').toBeDefined();
+        expect(body, "a chunk sharing the cached answer's memory").toBeDefined();
         expect(body!.length).toBe(cached.length - 1);
         expect(chunks.some((chunk) => (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && chunk.length >= cached.length)).toBe(false);
         expect(Buffer.concat(chunks.map((chunk) => Buffer.from(chunk as Buffer))).toString('utf8')).toBe(res.body);
@@ -461,7 +450,8 @@ for (const dialect of DIALECTS) {
 
       it.each([...SPEC_FILES, 'non-ASCII'])('%s: the bytes on the wire are exactly the chatbot_id, then the rendered answer after its "{"', async (file) => {
         const c = await createCopilot(t);
-        const bytes = file === 'non-ASCII' ? Buffer.from('openapi: 3.0.3\npaths:\n  /é:\n    get:\n      summary: "Prix en € 😀 \\u2028 \\"x\\""\n') : spec(file);
+        const bytes =
+          file === 'non-ASCII' ? Buffer.from('openapi: 3.0.3\npaths:\n  /é:\n    get:\n      summary: "Prix en € 😀 \\u2028 \\"x\\""\n') : spec(file);
         expect((await putRaw(t, c.id, bytes, file.endsWith('.json') ? 'application/json' : 'application/yaml')).statusCode).toBe(200);
         const res = await call(t, 'GET', validatorPath(c.id));
         const expected = Buffer.from(`{"chatbot_id":"${c.id}",${renderFresh({ bytes, fileName: file === 'non-ASCII' ? 'a.yaml' : file }).slice(1)}`, 'utf8');
@@ -503,8 +493,8 @@ for (const dialect of DIALECTS) {
       });
 
       it('two copilots with identical bytes share the entry; each answer carries its own chatbot_id', async () => {
-        const a = await createCopilot(t, 'A');
-        const b = await createCopilot(t, 'B');
+        const a = await createCopilot(t, { name: 'A' });
+        const b = await createCopilot(t, { name: 'B' });
         await uploadSpec(t, a.id, 'petstore3.json');
         await uploadSpec(t, b.id, 'petstore3.json');
         const ra = await call(t, 'GET', validatorPath(a.id));

@@ -5,25 +5,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_KEY_FILE } from '../../src/domain/auth/api-keys.js';
+import { ALLOW_NETWORKS } from '../support/app.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
-import { ALLOW_NETWORKS, waitUntil, type WireLink } from '../support/knowledge-base.js';
+import { freePort } from '../support/http.js';
+import { waitUntil, type WireLink } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Service {
   child: ChildProcess;
@@ -85,7 +75,10 @@ for (const dialect of DIALECTS) {
       await waitUntil(
         async () => {
           if (child.exitCode !== null) throw new Error(`The service exited (${child.exitCode}):\n${text}`);
-          return fetch(`${origin}/readyz`).then((r) => r.ok, () => false);
+          return fetch(`${origin}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          );
         },
         'the service to be ready',
         { timeoutMs: 30_000, intervalMs: 50 },

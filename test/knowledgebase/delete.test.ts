@@ -2,24 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/domain/auth/api-keys.js';
 import { insertPassages } from '../../src/storage/knowledge-base.repository.js';
+import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError, nextLink, TIMESTAMP } from '../support/http.js';
-import {
-  buildKbTestApp,
-  createBot,
-  deleteLinks,
-  ftsHits,
-  kbPath,
-  linkRows,
-  links,
-  orphanPassages,
-  passageRows,
-  postLinks,
-  search,
-  waitForLinks,
-  type KbTestApp,
-  type Key,
-} from '../support/knowledge-base.js';
+import { call, copilotPath, createCopilot, expectError, kbPath, nextLink, TIMESTAMP } from '../support/http.js';
+import { deleteLinks, ftsHits, linkRows, links, orphanPassages, passageRows, postLinks, search, waitForLinks } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 const MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
@@ -36,13 +22,13 @@ interface AuditEntry {
 
 for (const dialect of DIALECTS) {
   describe(`DELETE /backend/knowledgebase/b/:bot_id (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
-    let deleter: Key;
+    let deleter: string;
 
     beforeAll(async () => {
       pages = await PageServer.start();
-      t = await buildKbTestApp(dialect);
+      t = await buildTestApp(dialect, { tap: true, worker: true });
       deleter = await t.key(['knowledgebase:delete']);
       // Every path serves a page naming its own marker word (the path's last segment).
       for (const name of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'x', 'y', 'z']) {
@@ -59,7 +45,7 @@ for (const dialect of DIALECTS) {
 
     /** A bot whose knowledge base holds these pages, indexed. */
     async function botWith(...names: string[]): Promise<{ bot: string; urls: string[] }> {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const urls = names.map((n) => pages.url(`/kb/${n}`));
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
       const done = await waitForLinks(t, bot, urls);
@@ -90,14 +76,8 @@ for (const dialect of DIALECTS) {
 
       it('401 without a key, with a malformed key, with an unknown key and with a revoked key — even when the body is bad', async () => {
         const revoked = await t.key(['knowledgebase:delete']);
-        await revokeApiKey(t.rawStorage.db, revoked.id);
-        const keys: Array<string | null> = [
-          null,
-          'Bearer nope',
-          'Basic dXNlcjpwYXNz',
-          `Bearer cms_AAAAAAAAAAAAAAAA_${'B'.repeat(32)}`,
-          revoked.header,
-        ];
+        await revokeApiKey(t.rawStorage.db, keyIdOf(revoked));
+        const keys: Array<string | null> = [null, 'Bearer nope', 'Basic dXNlcjpwYXNz', `Bearer cms_AAAAAAAAAAAAAAAA_${'B'.repeat(32)}`, revoked];
         for (const key of keys) {
           for (const body of [JSON.stringify({ links: urls }), ...badBodies.map(([, b]) => b)]) {
             expectError(await send(key, body), 401, 'unauthorized');
@@ -110,18 +90,18 @@ for (const dialect of DIALECTS) {
       it('403 for a key without knowledgebase:delete (admin holds it), even when the body is bad', async () => {
         const weak = await t.key(['knowledgebase:read', 'knowledgebase:write', 'copilots:write']);
         for (const body of [JSON.stringify({ links: urls }), ...badBodies.map(([, b]) => b)]) {
-          const body403 = expectError(await send(weak.header, body), 403, 'forbidden');
+          const body403 = expectError(await send(weak, body), 403, 'forbidden');
           expect(body403.details).toMatchObject({ required_scope: 'knowledgebase:delete' });
-          expectError(await send(weak.header, body, UNKNOWN_BOT), 403, 'forbidden');
+          expectError(await send(weak, body, UNKNOWN_BOT), 403, 'forbidden');
         }
         expect((await links(t, bot))!.size).toBe(1);
       });
 
       it('403 for a delete key limited to another bot, even when the body is bad (403 before 400)', async () => {
-        const other = await createBot(t, 'Other');
+        const other = (await createCopilot(t, { name: 'Other' })).id;
         const limited = await t.key(['knowledgebase:delete'], [other]);
         for (const body of [JSON.stringify({ links: urls }), ...badBodies.map(([, b]) => b)]) {
-          expectError(await send(limited.header, body), 403, 'forbidden');
+          expectError(await send(limited, body), 403, 'forbidden');
         }
         expect((await links(t, bot))!.size).toBe(1);
       });
@@ -148,7 +128,11 @@ for (const dialect of DIALECTS) {
         ];
         for (const [what, body, index] of cases) {
           for (const target of [bot, UNKNOWN_BOT, 'not-a-uuid']) {
-            const res = await call(t, 'DELETE', kbPath(target), { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' }, key: deleter.header });
+            const res = await call(t, 'DELETE', kbPath(target), {
+              payload: JSON.stringify(body),
+              headers: { 'content-type': 'application/json' },
+              key: deleter,
+            });
             const error = expectError(res, 400, 'invalid_request');
             expect(error.details, what).toBeDefined();
             if (index !== null) {
@@ -161,36 +145,36 @@ for (const dialect of DIALECTS) {
         // Exactly 2048 characters and exactly 1000 links are fine (404: not in this knowledge base is not an error).
         const long = `https://example.com/${'a'.repeat(2048 - 'https://example.com/'.length)}`;
         expect(long).toHaveLength(2048);
-        const ok = await deleteLinks(t, bot, [long, ...Array.from({ length: 999 }, (_, i) => `https://example.com/${i}`)], deleter.header);
+        const ok = await deleteLinks(t, bot, [long, ...Array.from({ length: 999 }, (_, i) => `https://example.com/${i}`)], deleter);
         expect(ok.statusCode, ok.body).toBe(200);
         expect(ok.json().not_found_links).toHaveLength(1000);
         expect((await links(t, bot))!.size).toBe(1);
       });
 
       it('400 invalid_json for a malformed body from an authorised key', async () => {
-        expectError(await send(deleter.header, '{"links": ['), 400, 'invalid_json');
+        expectError(await send(deleter, '{"links": ['), 400, 'invalid_json');
       });
 
       it('404 for an unknown bot, a bot id that is not a UUID, and a bot without a knowledge base', async () => {
         const body = { links: urls };
-        let e = expectError(await deleteLinks(t, UNKNOWN_BOT, body.links, deleter.header), 404, 'knowledge_base_not_found');
+        let e = expectError(await deleteLinks(t, UNKNOWN_BOT, body.links, deleter), 404, 'knowledge_base_not_found');
         expect(e.details).toMatchObject({ bot_id: UNKNOWN_BOT });
-        expectError(await deleteLinks(t, 'not-a-uuid', body.links, deleter.header), 404, 'knowledge_base_not_found');
-        const empty = await createBot(t, 'No knowledge base');
-        e = expectError(await deleteLinks(t, empty, body.links, deleter.header), 404, 'knowledge_base_not_found');
+        expectError(await deleteLinks(t, 'not-a-uuid', body.links, deleter), 404, 'knowledge_base_not_found');
+        const empty = (await createCopilot(t, { name: 'No knowledge base' })).id;
+        e = expectError(await deleteLinks(t, empty, body.links, deleter), 404, 'knowledge_base_not_found');
         expect(e.details).toMatchObject({ bot_id: empty });
       });
 
       it('404 for a soft-deleted copilot whose knowledge base still has links', async () => {
         const { bot: gone, urls: goneUrls } = await botWith('h');
-        expect((await call(t, 'DELETE', `/backend/api/copilot/${gone}`)).statusCode).toBe(200);
-        expectError(await deleteLinks(t, gone, goneUrls, deleter.header), 404, 'knowledge_base_not_found');
+        expect((await call(t, 'DELETE', copilotPath(gone))).statusCode).toBe(200);
+        expectError(await deleteLinks(t, gone, goneUrls, deleter), 404, 'knowledge_base_not_found');
         expect(await linkRows(t.storage, gone)).toHaveLength(1); // untouched
       });
 
       it('a key limited to this bot may delete (200)', async () => {
         const own = await t.key(['knowledgebase:delete'], [bot]);
-        const res = await deleteLinks(t, bot, ['https://example.com/never-added'], own.header);
+        const res = await deleteLinks(t, bot, ['https://example.com/never-added'], own);
         expect(res.statusCode, res.body).toBe(200);
       });
     });
@@ -204,7 +188,7 @@ for (const dialect of DIALECTS) {
       if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markerbword')).toBeGreaterThan(0);
 
       const missing = pages.url('/kb/never-added');
-      const res = await deleteLinks(t, bot, [b, missing, b], deleter.header);
+      const res = await deleteLinks(t, bot, [b, missing, b], deleter);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body).toBe(JSON.stringify({ message: MESSAGE, deleted_links: [b], not_found_links: [missing] }));
@@ -218,7 +202,7 @@ for (const dialect of DIALECTS) {
       expect([...(await links(t, bot))!.keys()].sort()).toEqual([c, d].sort());
 
       // Deleting it again: 200, now under not_found_links.
-      const again = await deleteLinks(t, bot, [b], deleter.header);
+      const again = await deleteLinks(t, bot, [b], deleter);
       expect(again.body).toBe(JSON.stringify({ message: MESSAGE, deleted_links: [], not_found_links: [b] }));
     });
 
@@ -226,7 +210,7 @@ for (const dialect of DIALECTS) {
       pages.set('/kb/spelt', { type: 'text/plain', body: `Page markerspeltword about spellings.\n\n${'Another paragraph of text for the page. '.repeat(40)}` });
       const canonical = pages.url('/kb/spelt');
       const port = new URL(canonical).port;
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const added = await postLinks(t, bot, [`HTTP://127.0.0.1:${port}/kb/./x/../spelt#intro`, canonical, `http://0x7f.1:${port}/kb/%73pelt`]);
       expect(added.statusCode, added.body).toBe(202);
       expect(added.json().links.map((l: { url: string }) => l.url)).toEqual([canonical]);
@@ -237,7 +221,7 @@ for (const dialect of DIALECTS) {
       expect((await search(t, bot, 'markerspeltword')).results.map((r) => r.url)).toEqual([canonical]);
 
       const spelling = `http://127.0.0.1.:${port}/kb/%73pelt`;
-      const res = await deleteLinks(t, bot, [spelling], deleter.header);
+      const res = await deleteLinks(t, bot, [spelling], deleter);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: [spelling], not_found_links: [] });
       expect(await linkRows(t.storage, bot)).toEqual([]);
@@ -249,14 +233,14 @@ for (const dialect of DIALECTS) {
     it('the knowledge base itself goes with its last link: GET, search and DELETE then answer 404; POST creates it again', async () => {
       const { bot, urls } = await botWith('e', 'f');
       const ids = (await linkRows(t.storage, bot)).map((r) => r.id);
-      const res = await deleteLinks(t, bot, urls, deleter.header);
+      const res = await deleteLinks(t, bot, urls, deleter);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: urls, not_found_links: [] });
       expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await t.storage.db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', bot).execute()).toEqual([]);
       expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
       expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markereword`), 404, 'knowledge_base_not_found');
-      expectError(await deleteLinks(t, bot, urls, deleter.header), 404, 'knowledge_base_not_found');
+      expectError(await deleteLinks(t, bot, urls, deleter), 404, 'knowledge_base_not_found');
       if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markereword')).toBe(0);
 
       expect((await postLinks(t, bot, [urls[0]])).statusCode).toBe(202);
@@ -268,17 +252,25 @@ for (const dialect of DIALECTS) {
     it('deletes in one transaction: a failure half-way leaves every link and passage in place and answers 500 without internals', async () => {
       const { bot, urls } = await botWith('g', 'x');
       const before = await linkRows(t.storage, bot);
-      const passagesBefore = await passageRows(t.storage, before.map((r) => r.id));
+      const passagesBefore = await passageRows(
+        t.storage,
+        before.map((r) => r.id),
+      );
       // The audit entry is the last statement of the transaction: make it fail.
       const failed = t.tap.failAfter({ kind: 'insert', table: 'audit_log' });
-      const res = await deleteLinks(t, bot, urls, deleter.header);
+      const res = await deleteLinks(t, bot, urls, deleter);
       await failed;
       const body = expectError(res, 500, 'internal_error');
       expect(body.details).toBeUndefined();
       expect(res.body).not.toMatch(/simulated|tap|audit_log/);
 
       expect((await linkRows(t.storage, bot)).map((r) => r.id).sort()).toEqual(before.map((r) => r.id).sort());
-      expect(await passageRows(t.storage, before.map((r) => r.id))).toEqual(passagesBefore);
+      expect(
+        await passageRows(
+          t.storage,
+          before.map((r) => r.id),
+        ),
+      ).toEqual(passagesBefore);
       expect(await t.storage.db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', bot).execute()).toHaveLength(1);
       expect((await search(t, bot, 'markergword')).results).toHaveLength(1);
       if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markergword')).toBeGreaterThan(0);
@@ -286,13 +278,18 @@ for (const dialect of DIALECTS) {
       expect(audit).toEqual([]);
 
       // And the same delete goes through afterwards.
-      expect((await deleteLinks(t, bot, urls, deleter.header)).statusCode).toBe(200);
-      expect(await passageRows(t.storage, before.map((r) => r.id))).toEqual([]);
+      expect((await deleteLinks(t, bot, urls, deleter)).statusCode).toBe(200);
+      expect(
+        await passageRows(
+          t.storage,
+          before.map((r) => r.id),
+        ),
+      ).toEqual([]);
     });
 
     it('deleting the most links one request may name (1000, several statements) removes every one and all their passages', async () => {
       // Written straight to the tables (as the worker would leave them): this is about the delete, not ingestion.
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
       const many = Array.from({ length: 1000 }, (_, i) => `https://bulk.example/${i}`);
       const ids = many.map(() => randomUUID());
@@ -302,20 +299,33 @@ for (const dialect of DIALECTS) {
           .insertInto('kb_links')
           .values(
             many.slice(i, i + 250).map((url, k) => ({
-              id: ids[i + k]!, bot_id: bot, url, status: 'indexed', error: null, passages: 2, attempts: 1, generation: 0,
-              run_after: now, lease_owner: null, lease_expires_at: null, created_at: now, updated_at: now,
+              id: ids[i + k]!,
+              bot_id: bot,
+              url,
+              status: 'indexed',
+              error: null,
+              passages: 2,
+              attempts: 1,
+              generation: 0,
+              run_after: now,
+              lease_owner: null,
+              lease_expires_at: null,
+              created_at: now,
+              updated_at: now,
             })),
           )
           .execute();
         await insertPassages(
           t.storage.db,
-          ids.slice(i, i + 250).flatMap((id) => [0, 1].map((seq) => ({ link_id: id, bot_id: bot, seq, content: `Bulk passage ${seq} with the bulkword marker.` }))),
+          ids
+            .slice(i, i + 250)
+            .flatMap((id) => [0, 1].map((seq) => ({ link_id: id, bot_id: bot, seq, content: `Bulk passage ${seq} with the bulkword marker.` }))),
         );
       }
       expect((await passageRows(t.storage, ids)).length).toBe(2000);
       expect((await search(t, bot, 'bulkword', 100)).results).toHaveLength(100);
 
-      const res = await deleteLinks(t, bot, many, deleter.header);
+      const res = await deleteLinks(t, bot, many, deleter);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: many, not_found_links: [] });
       expect(await linkRows(t.storage, bot)).toEqual([]);
@@ -331,8 +341,8 @@ for (const dialect of DIALECTS) {
         const [y, z] = urls as [string, string];
         const second = await t.key(['knowledgebase:delete'], [bot]);
         const started = new Date().toISOString();
-        expect((await deleteLinks(t, bot, [y, pages.url('/kb/nope')], deleter.header)).statusCode).toBe(200);
-        expect((await deleteLinks(t, bot, [z], second.header)).statusCode).toBe(200);
+        expect((await deleteLinks(t, bot, [y, pages.url('/kb/nope')], deleter)).statusCode).toBe(200);
+        expect((await deleteLinks(t, bot, [z], second)).statusCode).toBe(200);
 
         const res = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.delete_links`);
         expect(res.statusCode, res.body).toBe(200);
@@ -347,22 +357,22 @@ for (const dialect of DIALECTS) {
         }
         const [newest, oldest] = entries as [AuditEntry, AuditEntry];
         expect(newest.id).toBeGreaterThan(oldest.id);
-        expect(oldest.actor_key_id).toBe(deleter.id);
+        expect(oldest.actor_key_id).toBe(keyIdOf(deleter));
         expect(oldest.details).toEqual({ deleted_links: [y], not_found_links: [pages.url('/kb/nope')], knowledge_base_deleted: false });
-        expect(newest.actor_key_id).toBe(second.id);
+        expect(newest.actor_key_id).toBe(keyIdOf(second));
         expect(newest.details).toEqual({ deleted_links: [z], not_found_links: [], knowledge_base_deleted: true });
         // No secret in the log.
-        expect(res.body).not.toContain(deleter.header.slice(7));
+        expect(res.body).not.toContain(deleter.slice(7));
       });
 
       it('refused deletions (401/403/400/404) write nothing', async () => {
         const { bot, urls } = await botWith('a');
         const weak = await t.key(['knowledgebase:read']);
         await deleteLinks(t, bot, urls, null);
-        await deleteLinks(t, bot, urls, weak.header);
-        await deleteLinks(t, bot, [], deleter.header);
-        const empty = await createBot(t);
-        await deleteLinks(t, empty, urls, deleter.header);
+        await deleteLinks(t, bot, urls, weak);
+        await deleteLinks(t, bot, [], deleter);
+        const empty = (await createCopilot(t)).id;
+        await deleteLinks(t, empty, urls, deleter);
         for (const id of [bot, empty]) {
           expect((await call(t, 'GET', `/backend/api/audit?bot_id=${id}&action=knowledgebase.delete_links`)).json(), id).toEqual([]);
         }
@@ -370,15 +380,15 @@ for (const dialect of DIALECTS) {
 
       it('only admin keys may read it (401 without a key, 403 for other scopes)', async () => {
         expectError(await call(t, 'GET', '/backend/api/audit', { key: null }), 401, 'unauthorized');
-        expectError(await call(t, 'GET', '/backend/api/audit', { key: deleter.header }), 403, 'forbidden');
+        expectError(await call(t, 'GET', '/backend/api/audit', { key: deleter }), 403, 'forbidden');
         const all = await t.key(['copilots:read', 'copilots:write', 'knowledgebase:read', 'knowledgebase:write', 'knowledgebase:delete']);
-        expectError(await call(t, 'GET', '/backend/api/audit', { key: all.header }), 403, 'forbidden');
+        expectError(await call(t, 'GET', '/backend/api/audit', { key: all }), 403, 'forbidden');
         expect((await call(t, 'GET', '/backend/api/audit')).statusCode).toBe(200);
       });
 
       it('is paged with a Link header: walking rel="next" visits every entry once, newest first', async () => {
         const { bot, urls } = await botWith('b', 'c', 'd', 'e', 'f');
-        for (const u of urls) expect((await deleteLinks(t, bot, [u], deleter.header)).statusCode).toBe(200);
+        for (const u of urls) expect((await deleteLinks(t, bot, [u], deleter)).statusCode).toBe(200);
         const everything = (await call(t, 'GET', '/backend/api/audit?limit=1000')).json() as AuditEntry[];
         expect(everything.length).toBeGreaterThanOrEqual(5);
 
@@ -404,7 +414,7 @@ for (const dialect of DIALECTS) {
         const next = nextLink(first)!;
         expect(next).toContain(`bot_id=${bot}`);
         expect(next).toContain('action=knowledgebase.delete_links');
-        expect((((await call(t, 'GET', next)).json()) as AuditEntry[]).map((e) => e.details.deleted_links[0])).toEqual([...urls].reverse().slice(3));
+        expect(((await call(t, 'GET', next)).json() as AuditEntry[]).map((e) => e.details.deleted_links[0])).toEqual([...urls].reverse().slice(3));
 
         expectError(await call(t, 'GET', '/backend/api/audit?cursor=not-a-cursor'), 400, 'invalid_cursor');
         expectError(await call(t, 'GET', '/backend/api/audit?limit=0'), 400, 'invalid_request');

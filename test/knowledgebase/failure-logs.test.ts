@@ -4,9 +4,11 @@
  * decided it.
  */
 import { describe, expect, it } from 'vitest';
+import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { createBot, postLinks, useKbAppWithPages, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
+import { createCopilot } from '../support/http.js';
+import { postLinks, waitForLinks } from '../support/knowledge-base.js';
+import type { PageServer } from '../support/pages.js';
 
 interface Entry {
   level: 'info' | 'warn' | 'error';
@@ -16,12 +18,12 @@ interface Entry {
 
 for (const dialect of DIALECTS) {
   describe(`knowledge-base failures in the logs (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let site!: PageServer;
     const entries: Entry[] = [];
     const log = (level: Entry['level']) => (fields: Record<string, unknown>, msg: string) => void entries.push({ level, fields, msg });
     const logger = { info: log('info'), warn: log('warn'), error: log('error') } as never;
-    useKbAppWithPages(dialect, { worker: { logger, maxAttempts: 2, backoffMs: 10 } }, (made) => {
+    useTestAppWithPages(dialect, { worker: { logger, maxAttempts: 2, backoffMs: 10 } }, (made) => {
       ({ t, pages: site } = made);
       site.set('/gone', { status: 404, body: 'no' });
       site.set('/busy', { status: 503, body: 'later' });
@@ -29,7 +31,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('logs each failure at warn with bot id, URL without its query and reason; retries at info', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const urls = [site.url('/gone?token=secret-1'), site.url('/busy?token=secret-2'), site.url('/image?x=secret-3')];
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
       await waitForLinks(t, bot, urls);

@@ -4,16 +4,18 @@
  * oldest due job — on one instance and on several instances of one PostgreSQL database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
+import { createCopilot as createCopilotRow } from '../../src/domain/copilots/copilot.service.js';
 import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { buildKbTestApp, createBot, linkRows, links, postLinks, useTwoInstances, waitUntil, type KbTestApp } from '../support/knowledge-base.js';
+import { createCopilot } from '../support/http.js';
+import { linkRows, links, postLinks, useTwoInstances, waitUntil } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 for (const dialect of DIALECTS) {
   describe(`fair claiming across bots (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
     let worker: IngestionWorker;
     /** Paths in the order their requests arrived. */
@@ -22,7 +24,7 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       pages = await PageServer.start();
       // No worker of its own: each test drives one with runOne(), so the order is exact.
-      t = await buildKbTestApp(dialect, { worker: false });
+      t = await buildTestApp(dialect);
       worker = t.newWorker();
     });
     afterAll(async () => {
@@ -39,7 +41,7 @@ for (const dialect of DIALECTS) {
     }
 
     it("a bot's new link goes before the rest of another bot's long queue", async () => {
-      const [a, b] = [await createBot(t, 'Busy tenant'), await createBot(t, 'Quiet tenant')];
+      const [a, b] = [(await createCopilot(t, { name: 'Busy tenant' })).id, (await createCopilot(t, { name: 'Quiet tenant' })).id];
       const queueA = Array.from({ length: 5 }, (_, i) => page(`/first/a/${i}`));
       expect((await postLinks(t, a, queueA)).statusCode).toBe(202);
       expect(await worker.runOne()).toBe(true); // one of A's: A was claimed most recently
@@ -58,10 +60,18 @@ for (const dialect of DIALECTS) {
     });
 
     it('bots take turns: every run of three claims serves each of three bots once', async () => {
-      const bots = [await createBot(t, 'One'), await createBot(t, 'Two'), await createBot(t, 'Three')];
+      const bots = [(await createCopilot(t, { name: 'One' })).id, (await createCopilot(t, { name: 'Two' })).id, (await createCopilot(t, { name: 'Three' })).id];
       // Queued one bot after the other: oldest-first would serve them one bot at a time.
       for (const [n, bot] of bots.entries()) {
-        expect((await postLinks(t, bot, [0, 1, 2].map((i) => page(`/turns/${n}/${i}`)))).statusCode).toBe(202);
+        expect(
+          (
+            await postLinks(
+              t,
+              bot,
+              [0, 1, 2].map((i) => page(`/turns/${n}/${i}`)),
+            )
+          ).statusCode,
+        ).toBe(202);
       }
       arrivals.length = 0;
       while (await worker.runOne());
@@ -74,7 +84,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a job waiting for its retry (run_after in the future) does not hold its bot: the next due job of the bot goes', async () => {
-      const bot = await createBot(t, 'Retrying');
+      const bot = (await createCopilot(t, { name: 'Retrying' })).id;
       const [later, now] = [page('/retry/later'), page('/retry/now')];
       await postLinks(t, bot, [later, now]);
       const [row] = await linkRows(t.storage, bot, [later]);
@@ -92,7 +102,7 @@ for (const dialect of DIALECTS) {
 
     it('three bots with 12 links each: every page fetched exactly once, every link indexed', async () => {
       const bots: string[] = [];
-      for (let n = 0; n < 3; n++) bots.push((await createCopilot(storages[0]!.db, { name: `Instance bot ${n}` })).id);
+      for (let n = 0; n < 3; n++) bots.push((await createCopilotRow(storages[0]!.db, { name: `Instance bot ${n}` })).id);
       for (const [n, bot] of bots.entries()) {
         const urls = Array.from({ length: 12 }, (_, i) => {
           instances.pages.set(`/multi/${n}/${i}`, { type: 'text/plain', body: `Page ${i} of bot ${n}.`, delayMs: 5 });
@@ -107,7 +117,10 @@ for (const dialect of DIALECTS) {
         logger: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => console.error(obj) },
       };
       const [first, second] = instances.taskThreads;
-      workers.push(new IngestionWorker(storages[0]!, { ...options, taskThreads: first! }), new IngestionWorker(storages[1]!, { ...options, taskThreads: second! }));
+      workers.push(
+        new IngestionWorker(storages[0]!, { ...options, taskThreads: first! }),
+        new IngestionWorker(storages[1]!, { ...options, taskThreads: second! }),
+      );
       for (const w of workers) w.start();
       await waitUntil(
         async () => {

@@ -1,18 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { expectNoLeaks, TIMESTAMP } from '../support/http.js';
-import {
-  buildKbTestApp,
-  createBot,
-  ftsHits,
-  linkRows,
-  passageRows,
-  postLinks,
-  search,
-  waitForLinks,
-  type KbTestApp,
-  type WireLink,
-} from '../support/knowledge-base.js';
+import { createCopilot, expectNoLeaks, TIMESTAMP } from '../support/http.js';
+import { ftsHits, linkRows, passageRows, postLinks, search, waitForLinks, type WireLink } from '../support/knowledge-base.js';
 import { articlePage, PageServer } from '../support/pages.js';
 
 const LINK_KEYS = ['url', 'status', 'error', 'passages', 'created_at', 'updated_at'];
@@ -41,11 +31,11 @@ the service still answers every request with the expected signature and headers.
 
 for (const dialect of DIALECTS) {
   describe(`knowledge-base ingestion (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
     beforeAll(async () => {
       pages = await PageServer.start();
-      t = await buildKbTestApp(dialect, { worker: { maxAttempts: 3, backoffMs: 60 } });
+      t = await buildTestApp(dialect, { worker: { maxAttempts: 3, backoffMs: 60 } });
     });
     afterAll(async () => {
       await t?.close();
@@ -53,7 +43,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('POST answers 202 with the links pending; the worker indexes them (passages > 0, error null)', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/ok/one', { body: articlePage('First page', 'Copilots answer questions about orders and refunds. '.repeat(20)) });
       pages.set('/ok/two', { body: articlePage('Second page', 'Shipping times depend on the carrier and the destination. '.repeat(20)) });
       const urls = [pages.url('/ok/one'), pages.url('/ok/two')];
@@ -89,7 +79,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('keeps only the readable text of HTML: navigation, script, style, header, footer and aside words are not searchable', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/boilerplate', { body: BOILERPLATE_PAGE });
       const url = pages.url('/boilerplate');
       expect((await postLinks(t, bot, [url])).statusCode).toBe(202);
@@ -111,7 +101,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('accepts text/plain and text/markdown pages', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/notes.txt', { type: 'text/plain; charset=utf-8', body: 'Plain notes about the plaintextmarmot release.\n\nSecond paragraph.' });
       pages.set('/guide.md', { type: 'text/markdown', body: '# Guide\n\nThe **markdownheron** section explains webhooks.\n\n- one\n- two\n' });
       const urls = [pages.url('/notes.txt'), pages.url('/guide.md')];
@@ -123,7 +113,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('fails an application/pdf page at once with a readable error (not retried)', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/paper.pdf', { type: 'application/pdf', body: Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n', 'latin1') });
       const url = pages.url('/paper.pdf');
       await postLinks(t, bot, [url]);
@@ -137,7 +127,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('fails a page that answers 404 at once, naming the status', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const url = pages.url('/missing-page');
       await postLinks(t, bot, [url]);
       const link = (await waitForLinks(t, bot, [url])).get(url)!;
@@ -148,7 +138,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('retries a transient 503 with backoff, then fails after maxAttempts', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const times: number[] = [];
       pages.set('/flaky', (_req, res) => {
         times.push(performance.now());
@@ -169,7 +159,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a 503 that recovers before the last attempt ends indexed, with the error cleared', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       let n = 0;
       pages.set('/recovers', (_req, res) => {
         if (++n === 1) res.writeHead(503).end();
@@ -183,8 +173,8 @@ for (const dialect of DIALECTS) {
     });
 
     it('re-POSTing a link re-queues it: pending again, then indexed with the new content and none of the old', async () => {
-      const bot = await createBot(t);
-      pages.set('/refresh', { type: 'text/plain', body: 'Version one mentions the oldwordtapir.\n\n' + 'Filler sentence number one. '.repeat(30) });
+      const bot = (await createCopilot(t)).id;
+      pages.set('/refresh', { type: 'text/plain', body: `Version one mentions the oldwordtapir.\n\n${'Filler sentence number one. '.repeat(30)}` });
       const url = pages.url('/refresh');
       await postLinks(t, bot, [url]);
       const first = (await waitForLinks(t, bot, [url])).get(url)!;

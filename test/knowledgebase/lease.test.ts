@@ -8,23 +8,25 @@
 import { describe, expect, it } from 'vitest';
 import { nowTimestamp } from '../../src/domain/ids.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
+import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { createBot, deleteLinks, linkRows, links, postLinks, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
+import { createCopilot } from '../support/http.js';
+import { deleteLinks, linkRows, links, postLinks } from '../support/knowledge-base.js';
+import type { PageServer } from '../support/pages.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const LEASE_MS = 600;
 
 for (const dialect of DIALECTS) {
   describe(`job leases (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let pages!: PageServer;
-    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
+    useTestAppWithPages(dialect, {}, (made) => ({ t, pages } = made));
 
     it('a job running longer than its lease keeps it: another worker does not take the job, the page is fetched once', async () => {
       const busy = t.newWorker({ leaseMs: LEASE_MS });
       const other = t.newWorker({ leaseMs: LEASE_MS });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/long-job', { type: 'text/plain', body: 'The longjobword page.' });
       const url = pages.url('/long-job');
       const hold = pages.hold('/long-job');
@@ -54,7 +56,7 @@ for (const dialect of DIALECTS) {
     it('a link deleted while its page is being fetched: the heartbeat gives the job up without waiting for the page', async () => {
       // A deadline far beyond the test's own timeout: only giving up ends this job in time.
       const worker = t.newWorker({ leaseMs: LEASE_MS, fetchPolicy: { ...t.workerOptions.fetchPolicy, timeoutMs: 120_000 } });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/deleted-mid-fetch', { type: 'text/plain', body: 'Never stored.' });
       const url = pages.url('/deleted-mid-fetch');
       const hold = pages.hold('/deleted-mid-fetch');
@@ -72,7 +74,7 @@ for (const dialect of DIALECTS) {
 
     it('a job cut off maxAttempts times (lease ran out, no outcome) fails with the reason, without another fetch', async () => {
       const worker = t.newWorker({ maxAttempts: 3 });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/kills-the-process', { type: 'text/plain', body: 'Imagine this page crashed the process every time.' });
       const url = pages.url('/kills-the-process');
       await postLinks(t, bot, [url]);
@@ -85,14 +87,16 @@ for (const dialect of DIALECTS) {
       expect(await worker.runOne()).toBe(true);
       const link = (await links(t, bot))!.get(url)!;
       expect(link.status).toBe('failed');
-      expect(link.error).toBe('The page was tried 3 times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.');
+      expect(link.error).toBe(
+        'The page was tried 3 times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.',
+      );
       expect(pages.count('/kills-the-process')).toBe(0);
       expect(await worker.runOne()).toBe(false);
     });
 
     it('a job cut off fewer times is taken again and indexed', async () => {
       const worker = t.newWorker({ maxAttempts: 3 });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/cut-off-once', { type: 'text/plain', body: 'The cutoffonceword page.' });
       const url = pages.url('/cut-off-once');
       await postLinks(t, bot, [url]);

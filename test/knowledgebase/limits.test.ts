@@ -7,24 +7,27 @@
  */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError } from '../support/http.js';
-import { createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
+import { call, createCopilot, expectError } from '../support/http.js';
+import { linkRows, links, passageRows, postLinks, search } from '../support/knowledge-base.js';
+import type { PageServer } from '../support/pages.js';
 
 /** Plain text that splits into exactly `n` passages (paragraphs of 150 words: two never fit one passage). */
 function passagesText(n: number, word = 'filler'): string {
-  return Array.from({ length: n }, (_, i) => `Paragraph ${i} mentions ${word}${i}x. ${'Some more words of the paragraph here. '.repeat(24)}`.trim()).join('\n\n');
+  return Array.from({ length: n }, (_, i) => `Paragraph ${i} mentions ${word}${i}x. ${'Some more words of the paragraph here. '.repeat(24)}`.trim()).join(
+    '\n\n',
+  );
 }
 
 for (const dialect of DIALECTS) {
   describe(`pending links per bot (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let pages!: PageServer;
-    useKbAppWithPages(dialect, { worker: false, env: { KB_MAX_PENDING_LINKS_PER_BOT: '3' } }, (made) => ({ t, pages } = made));
+    useTestAppWithPages(dialect, { env: { KB_MAX_PENDING_LINKS_PER_BOT: '3' } }, (made) => ({ t, pages } = made));
 
     it('over the limit: 429 quota_exceeded with {limit, pending, adding}; nothing is queued', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const [one, two, three, four] = ['/q/1', '/q/2', '/q/3', '/q/4'].map((p) => pages.url(p)) as [string, string, string, string];
       expect((await postLinks(t, bot, [one, two])).statusCode).toBe(202);
 
@@ -39,11 +42,11 @@ for (const dialect of DIALECTS) {
       expect((await postLinks(t, bot, [one, two, three])).statusCode).toBe(202);
       expectError(await postLinks(t, bot, [four]), 429, 'quota_exceeded');
       // Another bot has its own limit.
-      expect((await postLinks(t, await createBot(t), [one, two, three])).statusCode).toBe(202);
+      expect((await postLinks(t, (await createCopilot(t)).id, [one, two, three])).statusCode).toBe(202);
     });
 
     it('links that are no longer pending free their place; re-queueing an indexed link takes one', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/done/1', { type: 'text/plain', body: 'First page, soon indexed.' });
       const urls = ['/done/1', '/done/2', '/done/3'].map((p) => pages.url(p));
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
@@ -67,13 +70,13 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`passages per link and per bot (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let pages!: PageServer;
-    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
+    useTestAppWithPages(dialect, {}, (made) => ({ t, pages } = made));
 
     it('a page over the per-link limit fails at once, naming the limit and the numbers; nothing is stored', async () => {
       const worker = t.newWorker({ maxPassagesPerLink: 3 });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/big', { type: 'text/plain', body: passagesText(5, 'bigpage') });
       pages.set('/fits', { type: 'text/plain', body: passagesText(3, 'fitspage') });
       const [big, fits] = [pages.url('/big'), pages.url('/fits')];
@@ -92,7 +95,7 @@ for (const dialect of DIALECTS) {
 
     it("a page that would take the bot over its limit fails; the bot's other passages stay, and a refresh counts only the new text", async () => {
       const worker = t.newWorker({ maxPassagesPerBot: 6 });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/bot/one', { type: 'text/plain', body: passagesText(4, 'botone') });
       pages.set('/bot/two', { type: 'text/plain', body: passagesText(4, 'bottwo') });
       const [one, two] = [pages.url('/bot/one'), pages.url('/bot/two')];
@@ -118,13 +121,13 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`answers that fail at once (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let pages!: PageServer;
-    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
+    useTestAppWithPages(dialect, {}, (made) => ({ t, pages } = made));
 
     it('a page that drips fails for being too slow, once, long before the fetch deadline', async () => {
       const worker = t.newWorker({ fetchPolicy: { ...t.workerOptions.fetchPolicy, timeoutMs: 60_000, minBytesPerSecond: 1024, minRateWindowMs: 200 } });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/drip', (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/plain' });
         const timer = setInterval(() => res.write('x'), 50);
@@ -142,10 +145,13 @@ for (const dialect of DIALECTS) {
 
     it('a page with a broken gzip body, or a coding that cannot be decoded, fails at once instead of three times', async () => {
       const worker = t.newWorker();
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/bad-gzip', (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end('not gzip'));
       // A coding the fetcher cannot decode would otherwise be indexed as the encoded bytes.
-      pages.set('/odd-coding', (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-snappy' }).end(gzipSync('hidden words')));
+      pages.set(
+        '/odd-coding',
+        (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'x-snappy' }).end(gzipSync('hidden words')),
+      );
       const urls = [pages.url('/bad-gzip'), pages.url('/odd-coding')];
       await postLinks(t, bot, urls);
       while (await worker.runOne());

@@ -7,14 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call } from '../support/http.js';
+import { call, createCopilot, kbPath } from '../support/http.js';
 import {
-  buildKbTestApp,
-  createBot,
   deleteLinks,
   ftsHits,
-  kbPath,
   linkRows,
   links,
   lockWaiters,
@@ -24,7 +22,6 @@ import {
   search,
   seededRandom,
   waitUntil,
-  type KbTestApp,
 } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
@@ -36,14 +33,14 @@ const longText = (word: string) =>
 
 for (const dialect of DIALECTS) {
   describe(`delete racing ingestion of the same link (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
     let worker: IngestionWorker;
 
     beforeAll(async () => {
       pages = await PageServer.start();
       // No worker of its own: each test drives one with runOne(), so it knows when the job is over.
-      t = await buildKbTestApp(dialect, { worker: false });
+      t = await buildTestApp(dialect, { tap: true });
       worker = t.newWorker();
     });
     afterAll(async () => {
@@ -73,7 +70,7 @@ for (const dialect of DIALECTS) {
     }
 
     it('the page answers only after the DELETE has committed: the worker leaves neither the link nor passages', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/held', { type: 'text/plain', body: longText('heldwordalpha') });
       const url = pages.url('/held');
       const hold = pages.hold('/held');
@@ -94,7 +91,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the same while the knowledge base keeps other links: only the deleted link is affected', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/keeper', { type: 'text/plain', body: 'The keeperwordbeta page stays.' });
       pages.set('/held2', { type: 'text/plain', body: longText('heldwordgamma') });
       const keeper = pages.url('/keeper');
@@ -115,7 +112,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the worker is half-way through storing passages (a batch of its hidden set not committed) when the DELETE runs', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/storing', { type: 'text/plain', body: longText('storingworddelta') });
       const url = pages.url('/storing');
       await postLinks(t, bot, [url]);
@@ -125,7 +122,10 @@ for (const dialect of DIALECTS) {
       const run = worker.runOne();
       await paused.reached; // passages of a new hidden set inserted, their transaction open
       let deleted = false;
-      const del = deleteLinks(t, bot, [url]).then((r) => ((deleted = true), r));
+      const del = deleteLinks(t, bot, [url]).then((r) => {
+        deleted = true;
+        return r;
+      });
       if (dialect === 'sqlite') {
         // One writer: the delete waits for the batch's transaction to end.
         await untilBlocked(() => deleted);
@@ -143,7 +143,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the DELETE is half-way (link rows gone, transaction open) when the worker stores its passages', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/late', { type: 'text/plain', body: longText('latewordepsilon') });
       const url = pages.url('/late');
       const hold = pages.hold('/late');
@@ -156,7 +156,10 @@ for (const dialect of DIALECTS) {
       const del = deleteLinks(t, bot, [url]);
       await paused.reached;
       let stored = false;
-      const runDone = run.then((r) => ((stored = true), r));
+      const runDone = run.then((r) => {
+        stored = true;
+        return r;
+      });
       hold.release();
       await untilBlocked(() => stored);
       paused.release();
@@ -166,7 +169,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a refresh (re-POST) while the old fetch is in flight: the stale result is dropped, the new one stored', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/refreshing', { type: 'text/plain', body: 'Old text with staleworddzeta.' });
       const url = pages.url('/refreshing');
       const hold = pages.hold('/refreshing');
@@ -187,7 +190,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a worker stopped mid-fetch hands its job back at once: pending, no lease, the attempt not counted', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/stopped', { type: 'text/plain', body: 'The stoppedwordtheta page.' });
       const url = pages.url('/stopped');
       const hold = pages.hold('/stopped');
@@ -208,7 +211,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('a link added while the last one is being deleted keeps its knowledge base', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const first = pages.url('/kb-first');
       const second = pages.url('/kb-second');
       await postLinks(t, bot, [first]);
@@ -217,7 +220,10 @@ for (const dialect of DIALECTS) {
       const del = deleteLinks(t, bot, [first]);
       await paused.reached;
       let added = false;
-      const add = postLinks(t, bot, [second]).then((r) => ((added = true), r));
+      const add = postLinks(t, bot, [second]).then((r) => {
+        added = true;
+        return r;
+      });
       await untilBlocked(() => added);
       paused.release();
       expect((await del).statusCode).toBe(200);
@@ -230,7 +236,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("two deletes of a bot's last two links at once: the knowledge base goes with them", async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const [one, two] = [pages.url('/pair-one'), pages.url('/pair-two')];
       await postLinks(t, bot, [one, two]);
       // The first delete has removed its link and counted the rest (one left) when the second runs.
@@ -238,7 +244,10 @@ for (const dialect of DIALECTS) {
       const first = deleteLinks(t, bot, [one]);
       await paused.reached;
       let done = false;
-      const second = deleteLinks(t, bot, [two]).then((r) => ((done = true), r));
+      const second = deleteLinks(t, bot, [two]).then((r) => {
+        done = true;
+        return r;
+      });
       await untilBlocked(() => done);
       paused.release();
       expect((await first).statusCode).toBe(200);
@@ -251,7 +260,7 @@ for (const dialect of DIALECTS) {
     it('many rounds with random timings: no orphan passages, no deleted link comes back', async () => {
       const seed = Number(process.env.KB_RACE_SEED ?? 20240611);
       const random = seededRandom(seed);
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const rounds = 30;
       const ids: string[] = [];
       for (let i = 0; i < rounds; i++) {
@@ -278,10 +287,11 @@ for (const dialect of DIALECTS) {
     it('running workers and concurrent deletes of every link: nothing left behind', async () => {
       const seed = Number(process.env.KB_RACE_SEED ?? 7);
       const random = seededRandom(seed);
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const running = t.newWorker({ concurrency: 4, pollIntervalMs: 5 });
       const urls = Array.from({ length: 40 }, (_, i) => pages.url(`/swarm/${i}`));
-      urls.forEach((u, i) => pages.set(new URL(u).pathname, { type: 'text/plain', body: longText(`swarmword${i}x`), delayMs: Math.floor(random() * 10) }));
+      for (const [i, u] of urls.entries())
+        pages.set(new URL(u).pathname, { type: 'text/plain', body: longText(`swarmword${i}x`), delayMs: Math.floor(random() * 10) });
       await postLinks(t, bot, urls);
       const ids = (await linkRows(t.storage, bot)).map((r) => r.id);
       running.start();

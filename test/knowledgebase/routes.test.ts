@@ -1,22 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError, nextLink } from '../support/http.js';
-import { buildKbTestApp, createBot, deleteLinks, kbPath, linkRows, postLinks, type KbTestApp, type WireLink } from '../support/knowledge-base.js';
+import { call, copilotPath, createCopilot, expectError, kbPath, nextLink } from '../support/http.js';
+import { deleteLinks, linkRows, postLinks, type WireLink } from '../support/knowledge-base.js';
 
 const UNKNOWN_BOT = '00000000-0000-4000-8000-000000000000';
 
 for (const dialect of DIALECTS) {
   describe(`knowledge-base routes (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     // No worker: links stay pending, nothing is fetched.
     beforeAll(async () => {
-      t = await buildKbTestApp(dialect, { worker: false });
+      t = await buildTestApp(dialect);
     });
     afterAll(async () => t?.close());
 
     describe('GET /backend/knowledgebase/b/:bot_id', () => {
       it('pages with limit and a Link rel="next" header; walking it visits every link once, oldest first', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         const urls = Array.from({ length: 7 }, (_, i) => `https://docs.example/page-${i}`);
         // One request per link, so each has its own created_at.
         for (const u of urls) expect((await postLinks(t, bot, [u])).statusCode).toBe(202);
@@ -48,7 +49,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('links added in one request share created_at: paging still visits each exactly once', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         const urls = Array.from({ length: 10 }, (_, i) => `https://docs.example/batch-${i}`);
         expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
         const seen: string[] = [];
@@ -73,7 +74,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('a bad cursor or limit is 400', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         await postLinks(t, bot, ['https://docs.example/x']);
         for (const cursor of ['not-a-cursor', 'eyJhIjoxfQ', Buffer.from('["2024-01-01T00:00:00.000000Z"]').toString('base64url'), '!!!', 'a'.repeat(401)]) {
           const res = await call(t, 'GET', `${kbPath(bot)}?cursor=${encodeURIComponent(cursor)}`);
@@ -87,22 +88,26 @@ for (const dialect of DIALECTS) {
       it('404 for an unknown bot, a non-UUID bot id and a bot without a knowledge base', async () => {
         expectError(await call(t, 'GET', kbPath(UNKNOWN_BOT)), 404, 'knowledge_base_not_found');
         expectError(await call(t, 'GET', kbPath('nope')), 404, 'knowledge_base_not_found');
-        expectError(await call(t, 'GET', kbPath(await createBot(t))), 404, 'knowledge_base_not_found');
+        expectError(await call(t, 'GET', kbPath((await createCopilot(t)).id)), 404, 'knowledge_base_not_found');
       });
 
       it('401 without a key, 403 without knowledgebase:read or for a key limited to another bot', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         await postLinks(t, bot, ['https://docs.example/y']);
         expectError(await call(t, 'GET', kbPath(bot), { key: null }), 401, 'unauthorized');
-        expectError(await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:write', 'knowledgebase:delete']) }), 403, 'forbidden');
-        expectError(await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:read'], [await createBot(t, 'Another bot')]) }), 403, 'forbidden');
-        expect((await call(t, 'GET', kbPath(bot), { key: await t.bearer(['knowledgebase:read'], [bot]) })).statusCode).toBe(200);
+        expectError(await call(t, 'GET', kbPath(bot), { key: await t.key(['knowledgebase:write', 'knowledgebase:delete']) }), 403, 'forbidden');
+        expectError(
+          await call(t, 'GET', kbPath(bot), { key: await t.key(['knowledgebase:read'], [(await createCopilot(t, { name: 'Another bot' })).id]) }),
+          403,
+          'forbidden',
+        );
+        expect((await call(t, 'GET', kbPath(bot), { key: await t.key(['knowledgebase:read'], [bot]) })).statusCode).toBe(200);
       });
     });
 
     describe('POST /backend/knowledgebase/b/:bot_id', () => {
       it('202 creates the knowledge base on the first link; duplicates in one request count once', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
         const res = await postLinks(t, bot, ['https://docs.example/a', 'https://docs.example/b', 'https://docs.example/a']);
         expect(res.statusCode, res.body).toBe(202);
@@ -112,7 +117,7 @@ for (const dialect of DIALECTS) {
       });
 
       it('one page, one link: spellings of a page in one request are one link; POST and GET show the canonical form', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         const res = await postLinks(t, bot, [
           'HTTPS://Docs.Example/a/../guide#top',
           'https://docs.example/guide',
@@ -132,19 +137,27 @@ for (const dialect of DIALECTS) {
       });
 
       it('400 for a link holding a bidi control or another invisible formatting character; nothing is stored', async () => {
-        const bot = await createBot(t);
-        for (const link of ['https://e.example/\u202egnp.exe', 'https://e.example/a\u2066b', 'https://e.example/\u200f', 'https://e.example/\u0085', 'https://e.example/\u061c']) {
+        const bot = (await createCopilot(t)).id;
+        for (const link of [
+          'https://e.example/\u202egnp.exe',
+          'https://e.example/a\u2066b',
+          'https://e.example/\u200f',
+          'https://e.example/\u0085',
+          'https://e.example/\u061c',
+        ]) {
           for (const send of [postLinks, deleteLinks]) {
             const error = expectError(await send(t, bot, ['https://docs.example/fine', link]), 400, 'invalid_request');
             const problems = (error.details as { problems: Array<{ index: number; reason: string }> }).problems;
-            expect(problems, JSON.stringify(link)).toEqual([{ index: 1, reason: expect.stringMatching(/^must not contain control or invisible formatting characters \(U\+[0-9A-F]{4}\)\.$/) }]);
+            expect(problems, JSON.stringify(link)).toEqual([
+              { index: 1, reason: expect.stringMatching(/^must not contain control or invisible formatting characters \(U\+[0-9A-F]{4}\)\.$/) },
+            ]);
           }
         }
         expect(await linkRows(t.storage, bot)).toEqual([]);
       });
 
       it('400 invalid_request with the offending index for bad bodies', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         const cases: Array<[unknown, number | null]> = [
           [['https://docs.example/a'], null],
           [{}, null],
@@ -160,7 +173,8 @@ for (const dialect of DIALECTS) {
         for (const [body, index] of cases) {
           const res = await call(t, 'POST', kbPath(bot), { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
           const error = expectError(res, 400, 'invalid_request');
-          if (index !== null) expect((error.details as { problems: Array<{ index: number }> }).problems[0]!.index, JSON.stringify(body).slice(0, 80)).toBe(index);
+          if (index !== null)
+            expect((error.details as { problems: Array<{ index: number }> }).problems[0]!.index, JSON.stringify(body).slice(0, 80)).toBe(index);
         }
         expectError(await call(t, 'POST', kbPath(bot), { payload: '{"links":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
         // Nothing was queued, and no knowledge base was created.
@@ -175,16 +189,20 @@ for (const dialect of DIALECTS) {
       });
 
       it('401 → 403 → 400: the key is checked before the body', async () => {
-        const bot = await createBot(t);
+        const bot = (await createCopilot(t)).id;
         expectError(await postLinks(t, bot, [], null), 401, 'unauthorized');
-        expectError(await postLinks(t, bot, [], await t.bearer(['knowledgebase:read'])), 403, 'forbidden');
-        expectError(await postLinks(t, bot, [], await t.bearer(['knowledgebase:write'], [await createBot(t, 'Another bot')])), 403, 'forbidden');
-        expect((await postLinks(t, bot, ['https://docs.example/a'], await t.bearer(['knowledgebase:write'], [bot]))).statusCode).toBe(202);
+        expectError(await postLinks(t, bot, [], await t.key(['knowledgebase:read'])), 403, 'forbidden');
+        expectError(
+          await postLinks(t, bot, [], await t.key(['knowledgebase:write'], [(await createCopilot(t, { name: 'Another bot' })).id])),
+          403,
+          'forbidden',
+        );
+        expect((await postLinks(t, bot, ['https://docs.example/a'], await t.key(['knowledgebase:write'], [bot]))).statusCode).toBe(202);
       });
     });
 
     it('a request at the bounds (1000 URLs of 2048 characters, ~2 MB) is read and answered, never 413; past them 400; a huge body 413', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const url = (i: number, fill = 'a') => {
         const head = `https://docs.example/${String(i).padStart(4, '0')}/`;
         return head + fill.repeat(2048 - head.length);
@@ -214,11 +232,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('a soft-deleted copilot: GET, search and DELETE answer 404 knowledge_base_not_found, POST 404 copilot_not_found', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const url = 'https://docs.example/soft';
       expect((await postLinks(t, bot, [url])).statusCode).toBe(202);
       expect((await call(t, 'GET', kbPath(bot))).statusCode).toBe(200);
-      expect((await call(t, 'DELETE', `/backend/api/copilot/${bot}`)).statusCode).toBe(200);
+      expect((await call(t, 'DELETE', copilotPath(bot))).statusCode).toBe(200);
 
       expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
       expectError(await call(t, 'GET', `${kbPath(bot)}?limit=1`), 404, 'knowledge_base_not_found');
@@ -230,7 +248,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('DELETE: any spelling deletes the stored link; the answer lists each spelling the caller sent once, in request order', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       expect((await postLinks(t, bot, ['https://docs.example/page', 'https://docs.example/kept'])).statusCode).toBe(202);
       const res = await deleteLinks(t, bot, [
         'https://docs.example/missing',
@@ -253,7 +271,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('bot ids are matched case-insensitively, answering with the canonical id', async () => {
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       const upper = bot.toUpperCase();
       const res = await postLinks(t, upper, ['https://docs.example/case']);
       expect(res.statusCode, res.body).toBe(202);

@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../src/storage/database.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { buildKbTestApp, createBot, postLinks, search, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
+import { createCopilot } from '../support/http.js';
+import { postLinks, search, waitForLinks } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 export const PARITY_PAGES: Record<string, string> = {
@@ -26,28 +28,81 @@ export const PARITY_PAGES: Record<string, string> = {
   '/code': "Install with npm. Node.js 20 or newer is required; don't use Node 18. Use snake_case names and e-mail addresses.",
   '/compat': 'Ｆｕｌｌ‑width ＡＰＩ text, the ﬁle ligature, x² and Ⅻ in compatibility forms.',
   '/stopwords': 'The and of to in it is that was for on are as with his they at be this from.',
-  '/long': Array.from({ length: 30 }, (_, i) => `Section ${i}: the key rotation schedule and the password policy are reviewed here every quarter.`).join('\n\n'),
+  '/long': Array.from({ length: 30 }, (_, i) => `Section ${i}: the key rotation schedule and the password policy are reviewed here every quarter.`).join(
+    '\n\n',
+  ),
 };
 
 export const PARITY_QUERIES = [
   // single words, case
-  'password', 'PASSWORD', 'key', 'dashboard', 'copilot',
+  'password',
+  'PASSWORD',
+  'key',
+  'dashboard',
+  'copilot',
   // stop words
-  'the', 'the of and', 'to be or not to be',
+  'the',
+  'the of and',
+  'to be or not to be',
   // diacritics both ways, case folding beyond ASCII
-  'cafe', 'café', 'CAFÉ', 'cafe\u0301', 'creme brulee', 'strasse', 'STRASSE', 'straße', 'über', 'uber', 'UBER', 'grusse',
+  'cafe',
+  'café',
+  'CAFÉ',
+  'cafe\u0301',
+  'creme brulee',
+  'strasse',
+  'STRASSE',
+  'straße',
+  'über',
+  'uber',
+  'UBER',
+  'grusse',
   // questions
-  'how do I rotate an api key', 'How do I reset my password?', 'where is the api usage chart',
+  'how do I rotate an api key',
+  'How do I reset my password?',
+  'where is the api usage chart',
   // phrases and stemming
-  '"reset your password"', 'rotating keys', 'rotate key', 'passwords reset',
+  '"reset your password"',
+  'rotating keys',
+  'rotate key',
+  'passwords reset',
   // punctuation and search syntax
-  'node.js', 'e-mail', "don't", 'dont', 'snake_case', '(password) OR key*', 'api!!!', 'NEAR(key password)', '"unterminated',
+  'node.js',
+  'e-mail',
+  "don't",
+  'dont',
+  'snake_case',
+  '(password) OR key*',
+  'api!!!',
+  'NEAR(key password)',
+  '"unterminated',
   // non-Latin scripts
-  'οδος', 'ΟΔΟΣ', 'οδός', 'привет', 'ПРИВЕТ мир', '日本語', 'テキスト', '東京', 'हिन्दी', 'पाठ', 'مرحبا',
+  'οδος',
+  'ΟΔΟΣ',
+  'οδός',
+  'привет',
+  'ПРИВЕТ мир',
+  '日本語',
+  'テキスト',
+  '東京',
+  'हिन्दी',
+  'पाठ',
+  'مرحبا',
   // numbers and compatibility forms
-  '3.14', '404', '2024', 'version 3', '555 0100', 'api', 'file', 'full width', 'x2', 'xii',
+  '3.14',
+  '404',
+  '2024',
+  'version 3',
+  '555 0100',
+  'api',
+  'file',
+  'full width',
+  'x2',
+  'xii',
   // nothing to find
-  'zzzznotthere', '🚀', '',
+  'zzzznotthere',
+  '🚀',
+  '',
 ];
 
 interface Hit {
@@ -60,15 +115,15 @@ const origin = (url: string) => new URL(url).pathname;
 
 describe.skipIf(!DIALECTS.includes('postgres'))('knowledge-base search: the same answers on SQLite and PostgreSQL', () => {
   let pages: PageServer;
-  const apps = new Map<DialectName, { t: KbTestApp; bot: string }>();
+  const apps = new Map<DialectName, { t: TestApp; bot: string }>();
 
   beforeAll(async () => {
     pages = await PageServer.start();
     for (const [path, body] of Object.entries(PARITY_PAGES)) pages.set(path, { type: 'text/plain; charset=utf-8', body });
     const urls = Object.keys(PARITY_PAGES).map((p) => pages.url(p));
     for (const dialect of ['sqlite', 'postgres'] as const) {
-      const t = await buildKbTestApp(dialect);
-      const bot = await createBot(t);
+      const t = await buildTestApp(dialect, { worker: true });
+      const bot = (await createCopilot(t)).id;
       apps.set(dialect, { t, bot });
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
       const done = await waitForLinks(t, bot, urls);
@@ -92,8 +147,11 @@ describe.skipIf(!DIALECTS.includes('postgres'))('knowledge-base search: the same
       const lite = await hits('sqlite', q);
       const pg = await hits('postgres', q);
       const label = `q=${JSON.stringify(q)}\nsqlite:   ${JSON.stringify(lite)}\npostgres: ${JSON.stringify(pg)}`;
-      expect(pg.map((h) => `${h.url}#${h.passage}`), label).toEqual(lite.map((h) => `${h.url}#${h.passage}`));
-      lite.forEach((h, i) => expect(pg[i]!.score, label).toBeCloseTo(h.score, 6));
+      expect(
+        pg.map((h) => `${h.url}#${h.passage}`),
+        label,
+      ).toEqual(lite.map((h) => `${h.url}#${h.passage}`));
+      for (const [i, h] of lite.entries()) expect(pg[i]!.score, label).toBeCloseTo(h.score, 6);
       if (lite.length > 0) nonEmpty++;
     }
     // The set is not trivially "nothing found everywhere".

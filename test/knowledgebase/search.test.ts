@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, expectError } from '../support/http.js';
-import { buildKbTestApp, createBot, kbPath, postLinks, search, waitForLinks, type KbTestApp } from '../support/knowledge-base.js';
+import { call, createCopilot, expectError, kbPath } from '../support/http.js';
+import { postLinks, search, waitForLinks } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 // Pages of equal length, so that length normalisation plays no part in the ranking.
-const pad = (words: string[], n = 12) => [...words, ...Array.from({ length: n - words.length }, () => 'ordinary')].join(' ') + '.';
+const pad = (words: string[], n = 12) => `${[...words, ...Array.from({ length: n - words.length }, () => 'ordinary')].join(' ')}.`;
 
 const HOSTILE_QUERIES = [
   '"',
@@ -48,20 +49,20 @@ const HOSTILE_QUERIES = [
   '\u200b\u200d',
   'a'.repeat(1000),
   '"*()^:-'.repeat(142).slice(0, 1000),
-  ('zorblat NEAR( "x" * ^ : - ( ) OR AND NOT ').repeat(30).slice(0, 1000),
+  'zorblat NEAR( "x" * ^ : - ( ) OR AND NOT '.repeat(30).slice(0, 1000),
 ];
 
 for (const dialect of DIALECTS) {
   describe(`knowledge-base search (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
     let bot: string;
     const url = (p: string) => pages.url(p);
 
     beforeAll(async () => {
       pages = await PageServer.start();
-      t = await buildKbTestApp(dialect);
-      bot = await createBot(t);
+      t = await buildTestApp(dialect, { worker: true });
+      bot = (await createCopilot(t)).id;
       const text = (body: string) => ({ type: 'text/plain', body });
       pages
         .set('/rank/one', text(pad(['zorblat'])))
@@ -71,10 +72,7 @@ for (const dialect of DIALECTS) {
       // Rarity: "plentiful" is in five pages, "scarcity" in one.
       for (let i = 0; i < 5; i++) pages.set(`/rare/common-${i}`, text(pad(['plentiful', `filler${i}`])));
       pages.set('/rare/rare', text(pad(['scarcity', 'fillerx'])));
-      const all = [
-        '/rank/one', '/rank/two', '/rank/three', '/rank/none',
-        ...Array.from({ length: 5 }, (_, i) => `/rare/common-${i}`), '/rare/rare',
-      ].map(url);
+      const all = ['/rank/one', '/rank/two', '/rank/three', '/rank/none', ...Array.from({ length: 5 }, (_, i) => `/rare/common-${i}`), '/rare/rare'].map(url);
       expect((await postLinks(t, bot, all)).statusCode).toBe(202);
       const done = await waitForLinks(t, bot, all);
       for (const u of all) expect(done.get(u)!.status, u).toBe('indexed');
@@ -135,13 +133,21 @@ for (const dialect of DIALECTS) {
       expect((await search(t, bot, q, 2)).results.map((r) => r.url)).toEqual([url('/rank/three'), url('/rank/two')]);
       expect((await search(t, bot, 'zorblat', 100)).results).toHaveLength(3);
       expect((await search(t, bot, 'zorblat plentiful ordinary')).results).toHaveLength(10); // default 10
-      for (const query of ['q=zorblat&limit=0', 'q=zorblat&limit=101', 'q=zorblat&limit=-1', 'q=zorblat&limit=abc', 'limit=5', `q=${'a'.repeat(1001)}`, 'q=zorblat&other=1']) {
+      for (const query of [
+        'q=zorblat&limit=0',
+        'q=zorblat&limit=101',
+        'q=zorblat&limit=-1',
+        'q=zorblat&limit=abc',
+        'limit=5',
+        `q=${'a'.repeat(1001)}`,
+        'q=zorblat&other=1',
+      ]) {
         expectError(await call(t, 'GET', `${kbPath(bot)}/search?${query}`), 400, 'invalid_request');
       }
     });
 
     it("search sees only this bot's passages", async () => {
-      const other = await createBot(t, 'Other bot');
+      const other = (await createCopilot(t, { name: 'Other bot' })).id;
       pages.set('/other/zorblat', { type: 'text/plain', body: 'zorblat belongs to another bot here' });
       await postLinks(t, other, [url('/other/zorblat')]);
       await waitForLinks(t, other, [url('/other/zorblat')]);
@@ -151,11 +157,11 @@ for (const dialect of DIALECTS) {
 
     it('search needs knowledgebase:read and respects a bot limit', async () => {
       const path = `${kbPath(bot)}/search?q=zorblat`;
-      const other = await createBot(t, 'Another bot');
+      const other = (await createCopilot(t, { name: 'Another bot' })).id;
       expectError(await call(t, 'GET', path, { key: null }), 401, 'unauthorized');
-      expectError(await call(t, 'GET', path, { key: await t.bearer(['copilots:read']) }), 403, 'forbidden');
-      expectError(await call(t, 'GET', path, { key: await t.bearer(['knowledgebase:read'], [other]) }), 403, 'forbidden');
-      expect((await call(t, 'GET', path, { key: await t.bearer(['knowledgebase:read'], [bot]) })).statusCode).toBe(200);
+      expectError(await call(t, 'GET', path, { key: await t.key(['copilots:read']) }), 403, 'forbidden');
+      expectError(await call(t, 'GET', path, { key: await t.key(['knowledgebase:read'], [other]) }), 403, 'forbidden');
+      expect((await call(t, 'GET', path, { key: await t.key(['knowledgebase:read'], [bot]) })).statusCode).toBe(200);
     });
   });
 }
@@ -163,7 +169,7 @@ for (const dialect of DIALECTS) {
 // Issue 14 §4: the documented behaviour (README, "Search"), asserted on each database.
 for (const dialect of DIALECTS) {
   describe(`knowledge-base search: folding, stop words, stemming, score (${dialect})`, () => {
-    let t: KbTestApp;
+    let t: TestApp;
     let pages: PageServer;
     let bot: string;
     const body: Record<string, string> = {
@@ -182,8 +188,8 @@ for (const dialect of DIALECTS) {
 
     beforeAll(async () => {
       pages = await PageServer.start();
-      t = await buildKbTestApp(dialect);
-      bot = await createBot(t);
+      t = await buildTestApp(dialect, { worker: true });
+      bot = (await createCopilot(t)).id;
       for (const [p, text] of Object.entries(body)) pages.set(p, { type: 'text/plain; charset=utf-8', body: text });
       const all = Object.keys(body).map((p) => pages.url(p));
       expect((await postLinks(t, bot, all)).statusCode).toBe(202);

@@ -29,16 +29,39 @@ for (const dialect of DIALECTS) {
       await storage.db
         .insertInto('kb_links')
         .values({
-          id, bot_id: bot, url: `https://docs.example/${id}`, status: 'pending', error: null, passages: passages.length, attempts: 1, generation: 0,
-          run_after: NOW, lease_owner: 'worker-1', lease_expires_at: '2999-01-01T00:00:00.000000Z', created_at: NOW, updated_at: NOW,
+          id,
+          bot_id: bot,
+          url: `https://docs.example/${id}`,
+          status: 'pending',
+          error: null,
+          passages: passages.length,
+          attempts: 1,
+          generation: 0,
+          run_after: NOW,
+          lease_owner: 'worker-1',
+          lease_expires_at: '2999-01-01T00:00:00.000000Z',
+          created_at: NOW,
+          updated_at: NOW,
         })
         .execute();
-      await kb.insertPassages(storage.db, passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })));
+      await kb.insertPassages(
+        storage.db,
+        passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })),
+      );
       return { bot, job: { id, owner: 'worker-1', generation: 0 } };
     }
     const rows = (bot: string, linkId: string, contents: string[]) => contents.map((content, seq) => ({ link_id: linkId, bot_id: bot, seq, content }));
     const hits = async (bot: string, q: string) => (await kb.searchPassages(storage.readDb, dialect, bot, queryTerms(q), 10)).map((h) => h.content);
-    const stored = async (linkId: string) => Number((await storage.db.selectFrom('kb_passages').select((eb) => eb.fn.countAll().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow()).n);
+    const stored = async (linkId: string) =>
+      Number(
+        (
+          await storage.db
+            .selectFrom('kb_passages')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('link_id', '=', linkId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     it('a set being written is committed batch by batch yet never searched; publishing swaps the sets at once and the old one is deleted afterwards', async () => {
       const { bot, job } = await claimedLink(['The old page speaks of oldword alone.']);
@@ -56,14 +79,19 @@ for (const dialect of DIALECTS) {
       expect(await hits(bot, 'newword')).toHaveLength(2);
       expect(await hits(bot, 'oldword')).toEqual([]);
       const link = await storage.db.selectFrom('kb_links').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
-      expect({ status: link.status, passages: link.passages, version: link.version, term_count: link.term_count }).toEqual({ status: 'indexed', passages: 2, version: 1, term_count: terms });
+      expect({ status: link.status, passages: link.passages, version: link.version, term_count: link.term_count }).toEqual({
+        status: 'indexed',
+        passages: 2,
+        version: 1,
+        term_count: terms,
+      });
 
       expect(await kb.deleteRetiredPassages(storage.db, dialect, { linkId: job.id, budget: Infinity })).toBe(1);
       expect(await stored(job.id)).toBe(2);
       expect(await storage.db.selectFrom('kb_hidden_passages').selectAll().where('link_id', '=', job.id).execute()).toEqual([]);
     });
 
-    it('a job no longer its worker\'s publishes nothing, and its set is retired', async () => {
+    it("a job no longer its worker's publishes nothing, and its set is retired", async () => {
       const { bot, job } = await claimedLink(['Kept passage keptword.']);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
       const terms = await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Lost passage lostword.']), version);

@@ -8,13 +8,17 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import { describe, expect, it } from 'vitest';
 import { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import type { Storage } from '../../src/storage/database.js';
+import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { createBot, linkRows, links, passageRows, postLinks, search, type KbTestApp, useKbAppWithPages } from '../support/knowledge-base.js';
-import { PageServer } from '../support/pages.js';
+import { createCopilot } from '../support/http.js';
+import { linkRows, links, passageRows, postLinks, search } from '../support/knowledge-base.js';
+import type { PageServer } from '../support/pages.js';
 
 /** Plain text that splits into exactly `n` passages. */
 function passagesText(n: number, word: string): string {
-  return Array.from({ length: n }, (_, i) => `Paragraph ${i} mentions ${word}${i}x. ${'Some more words of the paragraph here. '.repeat(24)}`.trim()).join('\n\n');
+  return Array.from({ length: n }, (_, i) => `Paragraph ${i} mentions ${word}${i}x. ${'Some more words of the paragraph here. '.repeat(24)}`.trim()).join(
+    '\n\n',
+  );
 }
 
 /** Notes, for every INSERT into kb_passages, how many turns the event loop had made when it ran. */
@@ -37,7 +41,10 @@ class InsertTurns implements KyselyPlugin {
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const node = args.node;
-    if (node.kind === 'InsertQueryNode' && (node.into as { table?: { identifier?: { name?: string } } } | undefined)?.table?.identifier?.name === 'kb_passages') {
+    if (
+      node.kind === 'InsertQueryNode' &&
+      (node.into as { table?: { identifier?: { name?: string } } } | undefined)?.table?.identifier?.name === 'kb_passages'
+    ) {
       this.seen.push(this.turns);
     }
     return node;
@@ -50,15 +57,15 @@ class InsertTurns implements KyselyPlugin {
 
 for (const dialect of DIALECTS) {
   describe(`storing a large page (${dialect})`, () => {
-    let t!: KbTestApp;
+    let t!: TestApp;
     let pages!: PageServer;
-    useKbAppWithPages(dialect, { worker: false }, (made) => ({ t, pages } = made));
+    useTestAppWithPages(dialect, { tap: true }, (made) => ({ t, pages } = made));
 
     it('inserts the passages in bounded batches with the event loop turning between them', async () => {
       const plugin = new InsertTurns();
       const storage: Storage = { dialect: t.storage.dialect, db: t.storage.db.withPlugin(plugin), readDb: t.storage.readDb, close: async () => undefined };
       const worker = new IngestionWorker(storage, { ...t.workerOptions, concurrency: 1 });
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/large', { type: 'text/plain', body: passagesText(1800, 'largepage') });
       const url = pages.url('/large');
       await postLinks(t, bot, [url]);
@@ -80,7 +87,7 @@ for (const dialect of DIALECTS) {
 
     it('a search while the passages are being stored sees the old text only, then the new text whole', async () => {
       const worker = t.newWorker();
-      const bot = await createBot(t);
+      const bot = (await createCopilot(t)).id;
       pages.set('/replaced', { type: 'text/plain', body: passagesText(3, 'oldtext') });
       const url = pages.url('/replaced');
       await postLinks(t, bot, [url]);

@@ -37,11 +37,10 @@ for (const dialect of DIALECTS) {
       workers.push(new IngestionWorker(storages[0]!, options(0)), new IngestionWorker(storages[1]!, options(1)));
       for (const w of workers) w.start();
 
-      await waitUntil(
-        async () => (await linkRows(storages[0]!, bot)).every((r) => r.status !== 'pending'),
-        'every link to be processed',
-        { timeoutMs: 30_000, intervalMs: 50 },
-      );
+      await waitUntil(async () => (await linkRows(storages[0]!, bot)).every((r) => r.status !== 'pending'), 'every link to be processed', {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
       for (const w of workers) await w.stop();
 
       const rows = await linkRows(storages[0]!, bot);

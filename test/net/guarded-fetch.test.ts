@@ -7,14 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FetchError,
-  type FetchErrorKind,
-  type FetchPolicy,
-  type GuardedFetchHooks,
-  type ResolvedAddress,
-  fetchGuarded,
-} from '../../src/net/guarded-fetch.js';
+import { FetchError, type FetchErrorKind, type FetchPolicy, type GuardedFetchHooks, type ResolvedAddress, fetchGuarded } from '../../src/net/guarded-fetch.js';
 import { builtModule, runNodeScript } from '../support/built-sources.js';
 import { type LocalServer, canListenOnIpv6Loopback, startServer } from './local-server.js';
 
@@ -25,8 +18,7 @@ const LOCAL: FetchPolicy = {
   allowNetworks: ['127.0.0.0/8', '::1/128'],
 };
 const STRICT: FetchPolicy = { ...LOCAL, allowNetworks: [] };
-const NAME_REFUSED = (name: string): string =>
-  `The host name ${name} resolves to an address that is not public; only public addresses can be fetched.`;
+const NAME_REFUSED = (name: string): string => `The host name ${name} resolves to an address that is not public; only public addresses can be fetched.`;
 
 /** Events the server side saw for the streaming routes, to prove the client hung up early. */
 const streamLog = { bytesWritten: 0, closed: false, closedAt: 0 };
@@ -319,9 +311,7 @@ describe('fetchGuarded: refused addresses, before any connection', () => {
       { address: '127.0.0.1', family: 4 },
       { address: '10.0.0.1', family: 4 },
     ]);
-    const error = await fetchError(
-      fetchGuarded(`http://mixed.example.test:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.1/32'] }, {}, hooks),
-    );
+    const error = await fetchError(fetchGuarded(`http://mixed.example.test:${v4.port}/ok`, { ...LOCAL, allowNetworks: ['127.0.0.1/32'] }, {}, hooks));
     expect(error.kind).toBe('refused');
     expect(error.message).toBe(NAME_REFUSED('mixed.example.test'));
     expect(seen.connected).toEqual([]);
@@ -341,12 +331,7 @@ describe('fetchGuarded: DNS rebinding', () => {
       // The first answer is allowed; any later answer (a rebinding attack) is not.
       return calls === 1 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }];
     });
-    const result = await fetchGuarded(
-      `http://rebind.example.test:${v4.port}/echo`,
-      { ...LOCAL, allowNetworks: ['127.0.0.1/32'] },
-      {},
-      hooks,
-    );
+    const result = await fetchGuarded(`http://rebind.example.test:${v4.port}/echo`, { ...LOCAL, allowNetworks: ['127.0.0.1/32'] }, {}, hooks);
     expect(JSON.parse(result.body.toString()).host).toBe(`rebind.example.test:${v4.port}`);
     expect(seen.resolved).toEqual(['rebind.example.test']);
     expect(seen.connected).toEqual(['127.0.0.1']);
@@ -471,17 +456,13 @@ describe('fetchGuarded: redirects', () => {
   it('refuses a redirect from an allowed address to a refused one, without connecting there', async () => {
     const { seen, hooks } = recorder();
     const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'] };
-    const error = await fetchError(
-      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent('http://10.0.0.1/')}`, policy, {}, hooks),
-    );
+    const error = await fetchError(fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent('http://10.0.0.1/')}`, policy, {}, hooks));
     expect(error).toMatchObject({ kind: 'refused', url: 'http://10.0.0.1/' });
     expect(seen.connected).toEqual(['127.0.0.1']);
 
     const second = recorder();
     const loopbackElsewhere = `http://127.0.0.2:${v4.port}/ok`;
-    const error2 = await fetchError(
-      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(loopbackElsewhere)}`, policy, {}, second.hooks),
-    );
+    const error2 = await fetchError(fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(loopbackElsewhere)}`, policy, {}, second.hooks));
     expect(error2).toMatchObject({ kind: 'refused', url: loopbackElsewhere });
     expect(second.seen.connected).toEqual(['127.0.0.1']);
   });
@@ -509,15 +490,11 @@ describe('fetchGuarded: redirects', () => {
   ])('refuses a redirect to %s as bad_url', async (target, scheme) => {
     const error = await fetchError(fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(target)}`, LOCAL));
     expect(error).toMatchObject({ kind: 'bad_url', url: target });
-    expect(error.message).toBe(
-      `The server at 127.0.0.1:${v4.port} redirected to a URL using ${scheme}; only http: and https: URLs can be fetched.`,
-    );
+    expect(error.message).toBe(`The server at 127.0.0.1:${v4.port} redirected to a URL using ${scheme}; only http: and https: URLs can be fetched.`);
   });
 
   it('refuses a redirect to a URL with credentials as bad_url', async () => {
-    const error = await fetchError(
-      fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(`http://u:p@127.0.0.1:${v4.port}/ok`)}`, LOCAL),
-    );
+    const error = await fetchError(fetchGuarded(`${v4.origin}/to?loc=${encodeURIComponent(`http://u:p@127.0.0.1:${v4.port}/ok`)}`, LOCAL));
     expect(error.kind).toBe('bad_url');
   });
 
@@ -767,10 +744,27 @@ async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void
 
 /** A self-signed certificate for `name` (key.pem, cert.pem in `dir`). */
 function selfSignedCertificate(dir: string, name: string): { key: Buffer; cert: Buffer } {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`,
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      `subjectAltName=DNS:${name}`,
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
 }
 

@@ -26,18 +26,31 @@ for (const dialect of DIALECTS) {
       await storage.db
         .insertInto('kb_links')
         .values({
-          id, bot_id: bot, url, status, error: status === 'failed' ? 'gone' : null, passages: passages.length, attempts: 1, generation: 0,
-          run_after: T(1), lease_owner: null, lease_expires_at: null, created_at: T(1), updated_at: updatedAt,
+          id,
+          bot_id: bot,
+          url,
+          status,
+          error: status === 'failed' ? 'gone' : null,
+          passages: passages.length,
+          attempts: 1,
+          generation: 0,
+          run_after: T(1),
+          lease_owner: null,
+          lease_expires_at: null,
+          created_at: T(1),
+          updated_at: updatedAt,
         })
         .execute();
       if (passages.length > 0) {
-        await insertPassages(storage.db, passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })));
+        await insertPassages(
+          storage.db,
+          passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })),
+        );
       }
       return id;
     }
 
-    const rows = (bot: string) =>
-      storage.db.selectFrom('kb_links').select(['id', 'url', 'status']).where('bot_id', '=', bot).orderBy('url').execute();
+    const rows = (bot: string) => storage.db.selectFrom('kb_links').select(['id', 'url', 'status']).where('bot_id', '=', bot).orderBy('url').execute();
     const passages = (ids: string[]) =>
       storage.db.selectFrom('kb_passages').select(['link_id', 'content']).where('link_id', 'in', ids).orderBy('link_id').orderBy('seq').execute();
 
@@ -85,10 +98,25 @@ for (const dialect of DIALECTS) {
       const bot = randomUUID();
       await link(bot, 'HTTPS://Bulk.example/first', 'pending', T(1));
       const values = Array.from({ length: 1204 }, (_, i) => ({
-        id: randomUUID(), bot_id: bot, url: `HTTPS://Bulk.example/${i}#x`, status: 'pending', error: null, passages: 0, attempts: 0,
-        generation: 0, run_after: T(1), lease_owner: null, lease_expires_at: null, created_at: T(1), updated_at: T(1),
+        id: randomUUID(),
+        bot_id: bot,
+        url: `HTTPS://Bulk.example/${i}#x`,
+        status: 'pending',
+        error: null,
+        passages: 0,
+        attempts: 0,
+        generation: 0,
+        run_after: T(1),
+        lease_owner: null,
+        lease_expires_at: null,
+        created_at: T(1),
+        updated_at: T(1),
       }));
-      for (let i = 0; i < values.length; i += 300) await storage.db.insertInto('kb_links').values(values.slice(i, i + 300)).execute();
+      for (let i = 0; i < values.length; i += 300)
+        await storage.db
+          .insertInto('kb_links')
+          .values(values.slice(i, i + 300))
+          .execute();
       await canonicalLinks().up(storage.db);
       const after = await rows(bot);
       expect(after).toHaveLength(1205);

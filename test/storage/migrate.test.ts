@@ -5,7 +5,17 @@ import { migrateToLatest } from '../../src/storage/migrate.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
-const ALL_MIGRATIONS = ['001-initial', '002-knowledge-base', '003-change-counters', '004-change-tokens', '005-fair-queue', '006-canonical-links', '007-unicode-search', '008-plain-read-path', '009-staged-passages'];
+const ALL_MIGRATIONS = [
+  '001-initial',
+  '002-knowledge-base',
+  '003-change-counters',
+  '004-change-tokens',
+  '005-fair-queue',
+  '006-canonical-links',
+  '007-unicode-search',
+  '008-plain-read-path',
+  '009-staged-passages',
+];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 
 async function tableNames(storage: Storage): Promise<string[]> {
@@ -60,7 +70,10 @@ for (const dialect of DIALECTS) {
         expect(await migrateToLatest(storage)).toEqual([]);
       }
       // The schema works from both instances.
-      await a.db.insertInto('api_keys').values({ id: 'k1', name: '', secret_hash: 'x', scopes: '[]', bots: null, created_at: 'now', revoked_at: null }).execute();
+      await a.db
+        .insertInto('api_keys')
+        .values({ id: 'k1', name: '', secret_hash: 'x', scopes: '[]', bots: null, created_at: 'now', revoked_at: null })
+        .execute();
       expect(await b.db.selectFrom('api_keys').select('id').execute()).toEqual([{ id: 'k1' }]);
     });
 

@@ -56,7 +56,15 @@ describe('SQLite background checkpoints', () => {
       for (let i = 0; i < 4; i++) {
         await trx
           .insertInto('audit_log')
-          .values(Array.from({ length: 50 }, (_, j) => ({ at: `r${round}`, actor_key_id: null, action: 'test', bot_id: null, details: `${i}-${j}-`.padEnd(5000, 'x') })))
+          .values(
+            Array.from({ length: 50 }, (_, j) => ({
+              at: `r${round}`,
+              actor_key_id: null,
+              action: 'test',
+              bot_id: null,
+              details: `${i}-${j}-`.padEnd(5000, 'x'),
+            })),
+          )
           .execute();
       }
     });
@@ -84,7 +92,10 @@ describe('SQLite background checkpoints', () => {
     }
     expect(without.wal()).toBeGreaterThan(7_000_000);
     expect(withWorker.wal()).toBeLessThan(3_000_000);
-    const count = await withWorker.storage.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = await withWorker.storage.db
+      .selectFrom('audit_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(8 * 200);
   });
 
@@ -109,8 +120,7 @@ describe('SQLite background checkpoints', () => {
     const storage = openStorage({ databaseUrl: null, dataDir, backgroundCheckpoints: { onFailure: (err) => failures.push(err) } });
     cleanups.push(() => storage.close());
     await migrateToLatest(storage);
-    const autocheckpoint = async () =>
-      (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db)).rows[0]!.wal_autocheckpoint;
+    const autocheckpoint = async () => (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db)).rows[0]!.wal_autocheckpoint;
     expect(await autocheckpoint()).toBe(0);
 
     await workers.at(-1)!.terminate();

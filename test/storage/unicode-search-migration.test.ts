@@ -58,8 +58,19 @@ for (const dialect of DIALECTS) {
       await db
         .insertInto('copilots')
         .values({
-          id: copilot, name: 'Éclair équipe ÜBER', token: 'T'.repeat(20), website: '', status: 'draft', prompt_message: 'p',
-          enhanced_privacy: 0, smart_sync: 0, swagger_url: '', is_premade_demo_template: 0, created_at: NOW, updated_at: NOW, deleted_at: null,
+          id: copilot,
+          name: 'Éclair équipe ÜBER',
+          token: 'T'.repeat(20),
+          website: '',
+          status: 'draft',
+          prompt_message: 'p',
+          enhanced_privacy: 0,
+          smart_sync: 0,
+          swagger_url: '',
+          is_premade_demo_template: 0,
+          created_at: NOW,
+          updated_at: NOW,
+          deleted_at: null,
         })
         .execute();
       await db.insertInto('knowledge_bases').values({ bot_id: bot, created_at: NOW, updated_at: NOW }).execute();
@@ -69,11 +80,25 @@ for (const dialect of DIALECTS) {
         await db
           .insertInto('kb_links')
           .values({
-            id, bot_id: bot, url, status: 'indexed', error: null, passages: passages.length, attempts: 1, generation: 0,
-            run_after: NOW, lease_owner: null, lease_expires_at: null, created_at: NOW, updated_at: NOW,
+            id,
+            bot_id: bot,
+            url,
+            status: 'indexed',
+            error: null,
+            passages: passages.length,
+            attempts: 1,
+            generation: 0,
+            run_after: NOW,
+            lease_owner: null,
+            lease_expires_at: null,
+            created_at: NOW,
+            updated_at: NOW,
           })
           .execute();
-        await db.insertInto('kb_passages').values(passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content }))).execute();
+        await db
+          .insertInto('kb_passages')
+          .values(passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })))
+          .execute();
       }
       // A deleted passage: SQLite noted its stale index entry for the sweep.
       await db.deleteFrom('kb_passages').where('content', '=', 'Die Straße ÜBER dem Fluss.').execute();
@@ -91,7 +116,10 @@ for (const dialect of DIALECTS) {
     it('re-indexes every existing passage under its search terms', async () => {
       expect(await search('cafe')).toEqual([['/cafe', 0]]);
       expect(await search('CRÈME brulee')).toEqual([['/cafe', 0]]);
-      expect(await search('how do I rotate an api key')).toEqual([['/keys', 0], ['/api', 0]]);
+      expect(await search('how do I rotate an api key')).toEqual([
+        ['/keys', 0],
+        ['/api', 0],
+      ]);
       expect(await search('the')).toEqual([]);
       expect(await search('strasse')).toEqual([]); // deleted before the migration
     });
@@ -119,20 +147,29 @@ for (const dialect of DIALECTS) {
     it('folds the names of existing copilots', async () => {
       for (const q of ['éclair', 'ECLAIR', 'uber']) {
         const rows = await listCopilots(storage.db, { limit: 10, includeDeleted: false, nameContains: q });
-        expect(rows.map((r) => r.id), q).toEqual([copilot]);
+        expect(
+          rows.map((r) => r.id),
+          q,
+        ).toEqual([copilot]);
       }
     });
 
     it('refuses a passage inserted without its search terms; insertPassages indexes it and counts its terms', async () => {
       const link = linkIds.get('https://docs.example/api')!;
       await expect(
-        (storage.db as unknown as Kysely<any>).insertInto('kb_passages').values({ link_id: link, bot_id: bot, seq: 1, content: 'Glossary of endpoints.' }).execute(),
+        (storage.db as unknown as Kysely<any>)
+          .insertInto('kb_passages')
+          .values({ link_id: link, bot_id: bot, seq: 1, content: 'Glossary of endpoints.' })
+          .execute(),
       ).rejects.toThrow(/kb_passages\.terms is required/);
       const before = await storage.db.selectFrom('kb_links').select('term_count').where('id', '=', link).executeTakeFirstOrThrow();
       await insertPassages(storage.db, [{ link_id: link, bot_id: bot, seq: 1, content: 'Glossary of endpoints.' }]);
       const after = await storage.db.selectFrom('kb_links').select('term_count').where('id', '=', link).executeTakeFirstOrThrow();
       expect(after.term_count).toBe(before.term_count + 2); // glossari, endpoint
-      expect(await search('endpoints glossary')).toEqual([['/api', 1], ['/api', 0]]);
+      expect(await search('endpoints glossary')).toEqual([
+        ['/api', 1],
+        ['/api', 0],
+      ]);
     });
   });
 }

@@ -7,8 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
-import { call, expectCopilot } from './http.js';
-import type { Copilot } from '../../src/domain/wire.js';
+import { call, copilotPath, expectCopilot, swaggerPath } from './http.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 
@@ -20,10 +19,6 @@ export const HOSTILE_FILES = readdirSync(new URL('validator/hostile/', FIXTURES)
 
 /** The media type a fixture is sent as, by its extension. */
 export const mediaTypeOf = (file: string): string => (file.endsWith('.json') ? 'application/json' : 'application/yaml');
-
-export const copilotPath = (id: string) => `/backend/api/copilot/${id}`;
-export const swaggerPath = (id: string) => `/backend/api/copilot/${id}/swagger`;
-export const validatorPath = (id: string) => `/backend/api/copilot/${id}/validator`;
 
 export interface FilePart {
   name: string;
@@ -53,12 +48,6 @@ export function multipart(parts: Array<FilePart | FieldPart>): { payload: Buffer
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-export async function createCopilot(t: TestApp, name = 'Copilot'): Promise<Copilot> {
-  const res = await call(t, 'POST', '/backend/api/copilots', { payload: { name } });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json();
 }
 
 export function putRaw(t: TestApp, id: string, bytes: Buffer | string, type: string, key?: string | null): Promise<LightMyRequestResponse> {
@@ -134,7 +123,10 @@ export function flagCount(map: unknown): number {
  * order, and that every flag map (those of the interface and the additive ones) maps
  * valid indexes to objects deep-equal to `all_endpoints[index]`. Returns the parsed body.
  */
-export function expectValidation(res: LightMyRequestResponse, id: string): { chatbot_id: string; all_endpoints: Array<Record<string, unknown>>; validations: Record<string, unknown> } {
+export function expectValidation(
+  res: LightMyRequestResponse,
+  id: string,
+): { chatbot_id: string; all_endpoints: Array<Record<string, unknown>>; validations: Record<string, unknown> } {
   expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.body.startsWith(`{"chatbot_id":"${id}","all_endpoints":`), res.body.slice(0, 120)).toBe(true);

@@ -1,7 +1,18 @@
+import net from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { Copilot } from '../../src/domain/wire.js';
 import type { TestApp } from './app.js';
+
+// The API's paths.
+export const COPILOTS_PATH = '/backend/api/copilots';
+export const KEYS_PATH = '/backend/api/keys';
+export const AUDIT_PATH = '/backend/api/audit';
+export const copilotPath = (id: string) => `/backend/api/copilot/${id}`;
+export const swaggerPath = (id: string) => `${copilotPath(id)}/swagger`;
+export const validatorPath = (id: string) => `${copilotPath(id)}/validator`;
+export const purgePath = (id: string) => `${copilotPath(id)}/purge`;
+export const kbPath = (bot: string) => `/backend/knowledgebase/b/${bot}`;
 
 /** Every copilot field, in the wire order (the schema's; test/contract/document.test.ts holds it to interface §2.1). */
 export const COPILOT_KEYS = Object.keys(Copilot.properties);
@@ -86,6 +97,13 @@ export function call(t: TestApp, method: InjectOptions['method'], url: string, o
   });
 }
 
+/** Creates a copilot with the admin key (`name` 'Copilot' unless given); expects 201 and returns it. */
+export async function createCopilot(t: TestApp, fields: Record<string, unknown> = {}): Promise<Copilot> {
+  const res = await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'Copilot', ...fields } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
 /** The target of a `Link: <…>; rel="next"` header, or null. */
 export function nextLink(res: LightMyRequestResponse): string | null {
   const header = res.headers.link;
@@ -93,4 +111,16 @@ export function nextLink(res: LightMyRequestResponse): string | null {
   const match = /^<([^>]+)>;\s*rel="next"$/.exec(String(header));
   expect(match, `Link header: ${header}`).not.toBeNull();
   return match![1]!;
+}
+
+/** A TCP port free on 127.0.0.1 a moment ago, for a service the test starts as a process. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

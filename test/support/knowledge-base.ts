@@ -1,27 +1,20 @@
 /**
- * Knowledge-base test harness: the app built as server.ts builds it (the ingestion worker
- * told when links are queued), a query tap to pause or break a statement inside a
- * transaction, and small helpers over the HTTP API and the tables.
+ * Knowledge-base test helpers: polling, small helpers over the HTTP API and the tables, and
+ * two instances on one database (the app itself: buildTestApp in app.ts).
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
-import { loadConfig } from '../../src/config.js';
-import { createApiKey, type Scope } from '../../src/domain/auth/api-keys.js';
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
-import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
+import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-import { PageServer } from './pages.js';
-import type { TestApp } from './app.js';
-import { createTestDatabase, createTestStorage, type TestDatabase } from './databases.js';
 import type { TaskThreads } from '../../src/threads/task-threads.js';
+import type { TestApp } from './app.js';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+import { call, kbPath } from './http.js';
+import { PageServer } from './pages.js';
 import { testTaskThreads } from './task-threads.js';
-import { call } from './http.js';
-
-export const ALLOW_NETWORKS = '127.0.0.0/8,::1/128';
 
 // ---------------------------------------------------------------------------------------------
 // Polling
@@ -41,229 +34,10 @@ export async function waitUntil<T>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The query tap
-
-type StatementKind = 'select' | 'insert' | 'update' | 'delete';
-export interface StatementMatch {
-  kind: StatementKind;
-  table: string;
-  /** Let this many matching statements through first. */
-  skip?: number;
-}
-
-interface Trap {
-  match: StatementMatch;
-  skipped: number;
-  action: 'pause' | 'fail';
-  reached: () => void;
-  released: Promise<void>;
-}
-
-export interface Pause {
-  /** Resolves when the statement has run (its transaction is still open). */
-  reached: Promise<void>;
-  /** Lets the statement's caller go on. */
-  release(): void;
-}
-
-function describeStatement(node: RootOperationNode): StatementMatch | null {
-  const name = (table: unknown): string | undefined =>
-    (table as { kind?: string; table?: { identifier?: { name?: string } } } | undefined)?.kind === 'TableNode'
-      ? (table as { table: { identifier: { name: string } } }).table.identifier.name
-      : undefined;
-  switch (node.kind) {
-    case 'SelectQueryNode': {
-      const t = name(node.from?.froms[0]);
-      return t ? { kind: 'select', table: t } : null;
-    }
-    case 'InsertQueryNode': {
-      const t = name(node.into);
-      return t ? { kind: 'insert', table: t } : null;
-    }
-    case 'UpdateQueryNode': {
-      const t = name(node.table);
-      return t ? { kind: 'update', table: t } : null;
-    }
-    case 'DeleteQueryNode': {
-      const t = name(node.from.froms[0]);
-      return t ? { kind: 'delete', table: t } : null;
-    }
-    default:
-      return null;
-  }
-}
-
-/**
- * A Kysely plugin that stops the next statement matching a kind and table right after it
- * has run — inside its transaction — until the test releases it, or makes it fail as if
- * the database had failed. Each trap fires once.
- */
-export class QueryTap implements KyselyPlugin {
-  private readonly traps: Trap[] = [];
-  private readonly pending = new Map<unknown, Trap>();
-
-  pauseAfter(match: StatementMatch): Pause {
-    let reached!: () => void;
-    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    this.traps.push({ match, skipped: 0, action: 'pause', reached, released });
-    return { reached: reachedPromise, release };
-  }
-
-  failAfter(match: StatementMatch): Promise<void> {
-    let reached!: () => void;
-    const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-    this.traps.push({ match, skipped: 0, action: 'fail', reached, released: Promise.resolve() });
-    return reachedPromise;
-  }
-
-  clear(): void {
-    this.traps.splice(0);
-  }
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const statement = describeStatement(args.node);
-    if (statement) {
-      const i = this.traps.findIndex((t) => t.match.kind === statement.kind && t.match.table === statement.table);
-      const trap = this.traps[i];
-      if (trap && trap.skipped < (trap.match.skip ?? 0)) trap.skipped++;
-      else if (trap) this.pending.set(args.queryId, this.traps.splice(i, 1)[0]!);
-    }
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const trap = this.pending.get(args.queryId);
-    if (!trap) return args.result;
-    this.pending.delete(args.queryId);
-    trap.reached();
-    if (trap.action === 'fail') throw new Error('simulated database failure (test tap)');
-    await trap.released;
-    return args.result;
-  }
-}
-
-/** The storage with every statement on the write connection going through the tap. */
-export function tappedStorage(storage: Storage, tap: QueryTap): Storage {
-  const db = storage.db.withPlugin(tap);
-  return {
-    dialect: storage.dialect,
-    db,
-    get readDb() {
-      return storage.readDb;
-    },
-    close: () => storage.close(),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The app with its worker
-
-export interface Key {
-  id: string;
-  /** The Authorization header value. */
-  header: string;
-}
-
-export interface KbTestApp extends TestApp {
-  database: TestDatabase;
-  /** The storage as created (no tap). */
-  rawStorage: Storage;
-  tap: QueryTap;
-  /** The worker started with the app, or null when built with `worker: false`. */
-  worker: IngestionWorker | null;
-  /** Worker options as the app's worker got them (a fetch policy allowing 127.0.0.0/8). */
-  workerOptions: WorkerOptions;
-  /** A worker on the app's (tapped) storage, not started (call runOne(), or start()); stopped on close. */
-  newWorker(options?: Partial<WorkerOptions>): IngestionWorker;
-  key(scopes: Scope[], bots?: string[]): Promise<Key>;
-}
-
-export async function buildKbTestApp(
-  dialect: DialectName,
-  options: { worker?: Partial<WorkerOptions> | false; env?: Record<string, string> } = {},
-): Promise<KbTestApp> {
-  const { storage: rawStorage, database, cleanup } = await createTestStorage(dialect);
-  const tap = new QueryTap();
-  const storage = tappedStorage(rawStorage, tap);
-  const config = loadConfig({
-    DATA_DIR: database.dataDir,
-    ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }),
-    LOG_LEVEL: 'silent',
-    FETCH_ALLOW_NETWORKS: ALLOW_NETWORKS,
-    FETCH_TIMEOUT_MS: '10000',
-    KB_POLL_INTERVAL_MS: '20',
-    ...options.env,
-  });
-  const taskThreads = testTaskThreads(config.taskThreads);
-  const services = createServices(config, { storage, taskThreads });
-  const { validationCache } = services;
-  const workerOptions: WorkerOptions = {
-    concurrency: 2,
-    pollIntervalMs: config.kbPollIntervalMs,
-    fetchPolicy: services.fetchPolicy,
-    maxAttempts: 3,
-    backoffMs: 50,
-    taskThreads,
-    ...(options.worker || {}),
-  };
-  const workers: IngestionWorker[] = [];
-  const worker = options.worker === false ? null : new IngestionWorker(storage, workerOptions);
-  if (worker) workers.push(worker);
-  // The test's own workers (their options vary by test) stand in for the services' jobs.
-  const app = await buildApp({ ...services, linksQueued: () => workers.forEach((w) => w.notify()) }, { logger: false });
-  await app.ready();
-  worker?.start();
-
-  const key = async (scopes: Scope[], bots?: string[]): Promise<Key> => {
-    const created = await createApiKey(rawStorage.db, { scopes, bots });
-    return { id: created.id, header: `Bearer ${created.key}` };
-  };
-  const admin = (await key(['admin'])).header;
-  return {
-    app,
-    storage,
-    rawStorage,
-    database,
-    config,
-    taskThreads,
-    validationCache,
-    admin,
-    tap,
-    worker,
-    workerOptions,
-    bearer: async (scopes, bots) => (await key(scopes, bots)).header,
-    key,
-    newWorker(extra = {}) {
-      const w = new IngestionWorker(storage, { ...workerOptions, ...extra });
-      workers.push(w);
-      return w;
-    },
-    async close() {
-      tap.clear();
-      for (const w of workers) await w.stop();
-      await app.close();
-      await services.close();
-      await taskThreads.close();
-      await cleanup();
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Over the HTTP API
 
 /** A knowledge-base link on the wire. */
 export type WireLink = KnowledgeBaseLink;
-
-export async function createBot(t: TestApp, name = 'Knowledge bot'): Promise<string> {
-  const res = await call(t, 'POST', '/backend/api/copilots', { payload: { name } });
-  expect(res.statusCode, res.body).toBe(201);
-  return (res.json() as { id: string }).id;
-}
-
-export const kbPath = (bot: string) => `/backend/knowledgebase/b/${bot}`;
 
 export function postLinks(t: TestApp, bot: string, links: unknown, key?: string | null): Promise<LightMyRequestResponse> {
   return call(t, 'POST', kbPath(bot), { payload: { links }, key });
@@ -413,28 +187,4 @@ export function useTwoInstances(dialect: DialectName): Instances {
       return pages!;
     },
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The app and a page server for one describe block
-
-/**
- * Builds the knowledge-base app (`options` as for buildKbTestApp) and a page server before
- * the describe block that calls this, hands both to `use`, and closes them after it.
- */
-export function useKbAppWithPages(
-  dialect: DialectName,
-  options: Parameters<typeof buildKbTestApp>[1],
-  use: (made: { t: KbTestApp; pages: PageServer }) => void,
-): void {
-  let made: { t: KbTestApp; pages: PageServer } | undefined;
-  beforeAll(async () => {
-    const pages = await PageServer.start();
-    made = { t: await buildKbTestApp(dialect, options), pages };
-    use(made);
-  });
-  afterAll(async () => {
-    await made?.t.close();
-    await made?.pages.close();
-  });
 }

@@ -1,12 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_INDEXED_TERMS,
-  MAX_QUERY_TERMS,
-  MAX_TERM_REPEATS,
-  passageTerms,
-  queryTerms,
-} from '../../src/text/search-terms.js';
+import { MAX_INDEXED_TERMS, MAX_QUERY_TERMS, MAX_TERM_REPEATS, passageTerms, queryTerms } from '../../src/text/search-terms.js';
 import { MAX_TOKEN_LENGTH } from '../../src/text/folding.js';
 
 // A term is what both databases store and look up as it is: letters, digits and combining
@@ -23,7 +17,11 @@ describe('queryTerms', () => {
     { name: 'punctuation and search syntax only', q: ' "*^:-() NEAR/ + ', terms: ['near'] },
     { name: 'operators are plain words', q: 'cats AND dogs OR NOT mice', terms: ['cat', 'dog', 'mice'] },
     { name: 'FTS5 syntax around words', q: 'title:api "key* ^rotate" -(old)', terms: ['titl', 'api', 'kei', 'rotat', 'old'] },
-    { name: 'punctuation splits words; an apostrophe joins', q: "node.js don't snake_case e-mail 3.14 it’s", terms: ['node', 'js', 'dont', 'snake', 'case', 'e', 'mail', '3', '14'] },
+    {
+      name: 'punctuation splits words; an apostrophe joins',
+      q: "node.js don't snake_case e-mail 3.14 it’s",
+      terms: ['node', 'js', 'dont', 'snake', 'case', 'e', 'mail', '3', '14'],
+    },
     { name: 'case-insensitive duplicates once', q: 'Key key KEY keys', terms: ['kei'] },
     { name: 'diacritics and case folded', q: 'Café NAÏVE Ünïcödé', terms: ['cafe', 'naiv', 'unicod'] },
     { name: 'decomposed accents', q: 'cafe\u0301', terms: ['cafe'] },
@@ -36,8 +34,16 @@ describe('queryTerms', () => {
     { name: 'compatibility letters are', q: '™ ℃', terms: ['tm', 'c'] },
     { name: 'SQL injection text is just words', q: "'; DROP TABLE passages; --", terms: ['drop', 'tabl', 'passag'] },
     { name: `at most ${MAX_QUERY_TERMS} terms`, q: manyWords.join(' '), terms: manyWords.slice(0, MAX_QUERY_TERMS) },
-    { name: 'over-long words are dropped', q: `${'a'.repeat(MAX_TOKEN_LENGTH + 1)} ok ${'b'.repeat(MAX_TOKEN_LENGTH)}`, terms: ['ok', 'b'.repeat(MAX_TOKEN_LENGTH)] },
-    { name: 'a long dotted identifier gives its parts', q: Array.from({ length: 20 }, (_, i) => `part${i}`).join('.'), terms: Array.from({ length: 20 }, (_, i) => `part${i}`) },
+    {
+      name: 'over-long words are dropped',
+      q: `${'a'.repeat(MAX_TOKEN_LENGTH + 1)} ok ${'b'.repeat(MAX_TOKEN_LENGTH)}`,
+      terms: ['ok', 'b'.repeat(MAX_TOKEN_LENGTH)],
+    },
+    {
+      name: 'a long dotted identifier gives its parts',
+      q: Array.from({ length: 20 }, (_, i) => `part${i}`).join('.'),
+      terms: Array.from({ length: 20 }, (_, i) => `part${i}`),
+    },
   ];
   it.each(cases)('$name', ({ q, terms }) => {
     expect(queryTerms(q)).toEqual(terms);

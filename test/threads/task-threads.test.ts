@@ -8,10 +8,9 @@ import { ExtractError, extractText } from '../../src/domain/knowledgebase/extrac
 import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
 import { createValidationCache, renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
 import { MAX_QUEUED_BYTES, TaskThreadError, TaskThreads } from '../../src/threads/task-threads.js';
-import { buildApp } from '../../src/app.js';
-import { createServices } from '../../src/services.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { builtModule, runNodeScript } from '../support/built-sources.js';
+import { copilotPath, createCopilot, swaggerPath } from '../support/http.js';
 
 const FIXTURES = path.resolve('test/fixtures');
 /** The compiled thread program of these sources (test/support/global-setup.ts). */
@@ -21,8 +20,7 @@ const json = (text: string): DocumentSource => ({ bytes: Buffer.from(text), file
 const operation = (i: number) => json(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/op${i}":{"get":{"operationId":"op${i}"}}}}`);
 
 /** Millions of empty arrays: valid, within the limits, and half a second or more of parsing. */
-const containerDense = (arrays: number) =>
-  `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{}}},"x":[${'[],'.repeat(arrays)}[]]}`;
+const containerDense = (arrays: number) => `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{}}},"x":[${'[],'.repeat(arrays)}[]]}`;
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -150,7 +148,7 @@ describe('task threads: scheduling and failure', () => {
     const pool = new TaskThreads({ threads: 1, script: WORKER });
     try {
       const results = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.run('validate', [operation(i), {}])));
-      results.forEach((text, i) => expect(JSON.parse(text).all_endpoints[0].operationId).toBe(`op${i}`));
+      for (const [i, text] of results.entries()) expect(JSON.parse(text).all_endpoints[0].operationId).toBe(`op${i}`);
       expect(pool.stats()).toEqual({ threads: 1, busy: 0, queued: 0 });
     } finally {
       await pool.close();
@@ -229,7 +227,7 @@ describe('task threads: scheduling and failure', () => {
     const cache = createValidationCache({ maxBytes: 64 * 1024 * 1024 });
     const t = await buildTestApp('sqlite');
     // A second app on the same database whose task threads are the stand-in's.
-    const app = await buildApp(createServices(t.config, { storage: t.storage, taskThreads: pool }), { logger: false });
+    const app = await t.anotherApp({ taskThreads: pool });
     try {
       const running = await blocking(pool);
       const big = echo(pool, 'big', MAX_QUEUED_BYTES).catch((err: unknown) => err);
@@ -242,13 +240,13 @@ describe('task threads: scheduling and failure', () => {
       const id = created.json<{ id: string }>().id;
       const put = await app.inject({
         method: 'PUT',
-        url: `/backend/api/copilot/${id}/swagger`,
+        url: swaggerPath(id),
         headers: { authorization: t.admin, 'content-type': 'application/json' },
         payload: operation(8).bytes,
       });
       expect(put.statusCode).toBe(503);
       expect(put.json()).toEqual({ error: 'service_unavailable', message: expect.any(String) });
-      expect((await app.inject({ method: 'GET', url: `/backend/api/copilot/${id}`, headers: { authorization: t.admin } })).json()).toMatchObject({ swagger_url: '' });
+      expect((await app.inject({ method: 'GET', url: copilotPath(id), headers: { authorization: t.admin } })).json()).toMatchObject({ swagger_url: '' });
       running.release();
       await running.done;
       await big;
@@ -285,13 +283,12 @@ describe('task threads: the service stays responsive', () => {
   afterAll(() => t.close());
 
   it('answers other requests while a slow document is being validated', async () => {
-    const created = await t.app.inject({ method: 'POST', url: '/backend/api/copilots', headers: { authorization: t.admin }, payload: { name: 'slow' } });
-    const id = created.json<{ id: string }>().id;
+    const id = (await createCopilot(t, { name: 'slow' })).id;
     let uploaded = false;
     const upload = t.app
       .inject({
         method: 'PUT',
-        url: `/backend/api/copilot/${id}/swagger`,
+        url: swaggerPath(id),
         headers: { authorization: t.admin, 'content-type': 'application/json' },
         payload: containerDense(3_000_000),
       })

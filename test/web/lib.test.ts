@@ -48,7 +48,11 @@ describe('highlight', () => {
   });
 
   it('handles letters beyond ASCII', () => {
-    expect(highlight('Tromsø og Ålesund', queryTerms('ålesund TROMSØ')).filter((p) => p.match).map((p) => p.text)).toEqual(['Tromsø', 'Ålesund']);
+    expect(
+      highlight('Tromsø og Ålesund', queryTerms('ålesund TROMSØ'))
+        .filter((p) => p.match)
+        .map((p) => p.text),
+    ).toEqual(['Tromsø', 'Ålesund']);
   });
 
   it('cuts long passages around the first match', () => {

@@ -1,4 +1,13 @@
-import type { Copilot, CopilotCreate, CopilotPatch, KnowledgeBaseLink, KnowledgeBaseLinks, LinksDeleted, SearchResult, SearchResults } from '../../src/domain/wire.js';
+import type {
+  Copilot,
+  CopilotCreate,
+  CopilotPatch,
+  KnowledgeBaseLink,
+  KnowledgeBaseLinks,
+  LinksDeleted,
+  SearchResult,
+  SearchResults,
+} from '../../src/domain/wire.js';
 import { nextCursor } from './lib/link-header';
 import type { ValidatorResult } from './lib/report-model';
 

@@ -64,10 +64,14 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
 
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => {
-        e.preventDefault();
-        main.current?.querySelector<HTMLElement>('h1')?.focus();
-      }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          main.current?.querySelector<HTMLElement>('h1')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

@@ -15,10 +15,7 @@ import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type Scope 
 export { SCOPES, type ApiKey, type Scope };
 
 /** Who is calling: a key (with its scopes and bot limit) or nobody. */
-export type Principal =
-  | { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null }
-  | { kind: 'anonymous' };
-
+export type Principal = { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null } | { kind: 'anonymous' };
 
 /** Wire format of a key: `cms_<16 id chars>_<32 secret chars>`. */
 const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
@@ -66,7 +63,8 @@ type KeyPrincipal = Principal & { kind: 'key' };
  */
 async function checkBots(db: Db, bots: readonly string[] | null | undefined): Promise<string[] | null> {
   if (bots === undefined || bots === null) return null;
-  if (bots.length === 0) throw new AppError('invalid_request', 'bots must name at least one copilot; leave it out for a key that may act on every bot.', { field: 'bots' });
+  if (bots.length === 0)
+    throw new AppError('invalid_request', 'bots must name at least one copilot; leave it out for a key that may act on every bot.', { field: 'bots' });
   const ids = [...new Set(bots.map((b) => b.trim().toLowerCase()))];
   const blank = bots.filter((b) => b.trim() === '');
   if (blank.length > 0) throw new AppError('invalid_request', 'bots must not contain blank entries.', { field: 'bots' });

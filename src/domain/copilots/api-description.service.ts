@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
-import { FetchError, fetchGuarded, type FetchPolicy , type FetchedResource } from '../../net/guarded-fetch.js';
+import { FetchError, fetchGuarded, type FetchPolicy, type FetchedResource } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';

@@ -18,7 +18,7 @@ export { COPILOT_STATUSES, type Copilot, type CopilotCreate, type CopilotPatch, 
 export const DEFAULT_PROMPT_MESSAGE =
   "You are a helpful assistant for this product. Answer the user's questions accurately and concisely.\n" +
   'When an answer needs live data or an action, call the available API operations instead of guessing, ' +
-  "and say so plainly when you cannot help.";
+  'and say so plainly when you cannot help.';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The file name a stored API description gets: 20 alphanumerics and its format. */
@@ -156,7 +156,12 @@ export async function updateCopilot(db: Db, id: string, input: CopilotPatch, act
   const row = await inTransaction(db, async (trx) => {
     const current = await getCopilot(trx, id);
     const updated = await copilots.updateCopilot(trx, current.id, changes);
-    if (updated) await recordAudit(trx, actor, 'copilot.update', current.id, { fields: Object.entries(input).filter(([, value]) => value !== undefined).map(([key]) => key) });
+    if (updated)
+      await recordAudit(trx, actor, 'copilot.update', current.id, {
+        fields: Object.entries(input)
+          .filter(([, value]) => value !== undefined)
+          .map(([key]) => key),
+      });
     return updated;
   });
   if (!row) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });

@@ -81,7 +81,10 @@ function parseContentType(contentType: string | null): { mediaType: string | nul
   for (const param of params) {
     const eq = param.indexOf('=');
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    charset = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     break;
   }
   const mediaType = type.trim().toLowerCase();
@@ -114,8 +117,22 @@ function decode(body: Buffer, encoding: string): string {
 
 // The WHATWG MIME sniffing signatures for HTML (each followed by a space or `>`).
 const HTML_SIGNATURES = [
-  '<!doctype html', '<html', '<head', '<script', '<iframe', '<h1', '<div', '<font',
-  '<table', '<a', '<style', '<title', '<b', '<body', '<br', '<p',
+  '<!doctype html',
+  '<html',
+  '<head',
+  '<script',
+  '<iframe',
+  '<h1',
+  '<div',
+  '<font',
+  '<table',
+  '<a',
+  '<style',
+  '<title',
+  '<b',
+  '<body',
+  '<br',
+  '<p',
 ];
 
 /** No content type: HTML if it starts like HTML, plain text if it is valid text without NULs. */
@@ -127,8 +144,7 @@ function sniff(body: Buffer): { kind: Kind; text: string } {
     .slice(0, 16)
     .toLowerCase();
   const looksLikeHtml =
-    start.startsWith('<!--') ||
-    HTML_SIGNATURES.some((sig) => start.startsWith(sig) && /^[\s>]/.test(start.slice(sig.length, sig.length + 1)));
+    start.startsWith('<!--') || HTML_SIGNATURES.some((sig) => start.startsWith(sig) && /^[\s>]/.test(start.slice(sig.length, sig.length + 1)));
   if (looksLikeHtml) {
     return { kind: 'html', text: decode(body, htmlEncoding(body, null)) };
   }
@@ -191,9 +207,31 @@ function cleanTitle(raw: string): string | null {
 
 /** Elements whose content is never readable page text. */
 const SKIPPED_TAGS = [
-  'head', 'title', 'script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object',
-  'embed', 'canvas', 'video', 'audio', 'img', 'picture', 'nav', 'header', 'footer', 'aside',
-  'form', 'button', 'select', 'textarea', 'dialog',
+  'head',
+  'title',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'video',
+  'audio',
+  'img',
+  'picture',
+  'nav',
+  'header',
+  'footer',
+  'aside',
+  'form',
+  'button',
+  'select',
+  'textarea',
+  'dialog',
 ];
 const SKIPPED_ROLES = ['navigation', 'banner', 'contentinfo', 'complementary'];
 
@@ -270,14 +308,16 @@ function fromHtml(raw: string): ExtractedPage {
 
 /** Whitespace collapsed inside lines, lines trimmed, at most one blank line between blocks. */
 function tidy(text: string): string {
-  return text
-    .replace(/\u0000/g, '')
-    // Lone spaces are left alone: replacing each with itself is slow on megabytes.
-    .replace(/[^\S\n]{2,}|[^\S\n ]/g, ' ')
-    .replace(/ \n ?|\n /g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim()
-    .normalize('NFC');
+  return (
+    text
+      .replace(/\u0000/g, '')
+      // Lone spaces are left alone: replacing each with itself is slow on megabytes.
+      .replace(/[^\S\n]{2,}|[^\S\n ]/g, ' ')
+      .replace(/ \n ?|\n /g, '\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+      .normalize('NFC')
+  );
 }
 
 function countWords(text: string, limit: number): number {
@@ -321,18 +361,13 @@ function scanHtml(html: string): HtmlScan {
     {
       onopentag(name, attribs) {
         if (stack.length >= MAX_NESTING) {
-          throw new ExtractError(
-            `The page's HTML is nested more than ${MAX_NESTING} elements deep, so it was not indexed.`,
-          );
+          throw new ExtractError(`The page's HTML is nested more than ${MAX_NESTING} elements deep, so it was not indexed.`);
         }
         const roles = (attribs.role ?? '').toLowerCase().split(/\s+/);
         const region: Region = {
           main: name === 'main' || roles.includes('main'),
           article: name === 'article',
-          skipped:
-            SKIPPED_TAG_SET.has(name) ||
-            roles.some((role) => SKIPPED_ROLES.includes(role)) ||
-            (attribs['aria-hidden'] ?? '').toLowerCase() === 'true',
+          skipped: SKIPPED_TAG_SET.has(name) || roles.some((role) => SKIPPED_ROLES.includes(role)) || (attribs['aria-hidden'] ?? '').toLowerCase() === 'true',
           svg: name === 'svg',
         };
         stack.push(region);

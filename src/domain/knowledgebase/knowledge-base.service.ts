@@ -93,7 +93,11 @@ async function checkPendingLimit(trx: Db, botId: string, links: readonly string[
   );
 }
 
-export async function listLinks(db: Db, botId: string, page: { limit: number; cursor?: string }): Promise<{ body: KnowledgeBaseLinks; nextCursor: string | null }> {
+export async function listLinks(
+  db: Db,
+  botId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ body: KnowledgeBaseLinks; nextCursor: string | null }> {
   const id = await liveBot(db, botId, () => kbNotFound(botId));
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
@@ -114,7 +118,6 @@ export async function searchKnowledgeBase(db: Db, dialect: DialectName, botId: s
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 
-
 /**
  * The interface's delete: removes the named links and all their passages in one
  * transaction; the knowledge base goes with its last link. Written to the audit log.
@@ -128,12 +131,20 @@ export async function deleteLinks(db: Db, dialect: DialectName, botId: string, l
     const found = await kb.findLinksByUrls(trx, id, [...new Set(canonicalOf.values())]);
     const foundCanonical = new Set(found.map((r) => r.url));
     const foundUrls = new Set(links.filter((url) => foundCanonical.has(canonicalOf.get(url)!)));
-    await kb.deleteLinksAndPassages(trx, dialect, found.map((r) => r.id));
+    await kb.deleteLinksAndPassages(
+      trx,
+      dialect,
+      found.map((r) => r.id),
+    );
     const remaining = await kb.countLinks(trx, id);
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
     const deleted = links.filter((url) => foundUrls.has(url));
     const notFound = links.filter((url) => !foundUrls.has(url));
-    await recordAudit(trx, actor, 'knowledgebase.delete_links', id, { deleted_links: deleted, not_found_links: notFound, knowledge_base_deleted: remaining === 0 });
+    await recordAudit(trx, actor, 'knowledgebase.delete_links', id, {
+      deleted_links: deleted,
+      not_found_links: notFound,
+      knowledge_base_deleted: remaining === 0,
+    });
     return { deleted, notFound };
   });
   return { message: DELETE_MESSAGE, deleted_links: result.deleted, not_found_links: result.notFound };

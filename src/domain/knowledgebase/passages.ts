@@ -62,8 +62,7 @@ export function splitPassages(text: string, opts: PassageOptions = {}): string[]
       // Pieces of one paragraph are at most one character apart, paragraphs a blank line.
       const joined = chars + (piece.para === pieces[i - 1].para ? 1 : 2) + length;
       const fitsTarget = words + piece.words <= targetWords && joined <= maxChars;
-      const fitsAfterShortStart =
-        words * 4 <= targetWords && words + piece.words <= maxWords && joined <= maxChars;
+      const fitsAfterShortStart = words * 4 <= targetWords && words + piece.words <= maxWords && joined <= maxChars;
       const headingStartsNew = piece.heading && words * 2 >= targetWords;
       if (!headingStartsNew && (fitsTarget || fitsAfterShortStart)) {
         words += piece.words;

@@ -147,11 +147,7 @@ interface Swagger2Parts {
   requestParameters: Record<string, unknown>[];
 }
 
-function splitSwagger2Parameters(
-  doc: Record<string, unknown>,
-  operation: Record<string, unknown>,
-  parameters: Record<string, unknown>[],
-): Swagger2Parts {
+function splitSwagger2Parameters(doc: Record<string, unknown>, operation: Record<string, unknown>, parameters: Record<string, unknown>[]): Swagger2Parts {
   let body: Record<string, unknown> | null = null;
   const form: Record<string, unknown>[] = [];
   let rest: Record<string, unknown>[] | null = null;
@@ -216,10 +212,7 @@ function formFieldSchema(parameter: Record<string, unknown>): Record<string, unk
 }
 
 /** An operation's `responses` in OpenAPI 3 form; `{}` when absent or not an object. */
-function convertSwagger2Responses(
-  doc: Record<string, unknown>,
-  operation: Record<string, unknown>,
-): Record<string, unknown> {
+function convertSwagger2Responses(doc: Record<string, unknown>, operation: Record<string, unknown>): Record<string, unknown> {
   const responses = operation.responses;
   if (!isPlainObject(responses)) return {};
   let produces: string[] | null = null;

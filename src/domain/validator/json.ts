@@ -161,9 +161,7 @@ function firstTooDeep(bytes: Uint8Array, start: number, maxDepth: number): numbe
  * level, so it runs only after the depth check, and stops at the first problem: up to there
  * it reads the text as JSON does, so no deeper than checked.
  */
-type JsonProblem =
-  | { kind: 'syntax'; index: number; message: string }
-  | { kind: 'duplicate'; index: number; key: string; pointer: string };
+type JsonProblem = { kind: 'syntax'; index: number; message: string } | { kind: 'duplicate'; index: number; key: string; pointer: string };
 
 const STRICT: Jsonc.ParseOptions = { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false };
 const STOP = Symbol('stop');

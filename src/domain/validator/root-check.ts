@@ -55,10 +55,9 @@ export function checkRoot(doc: unknown): asserts doc is ApiDocument {
       if (!HTTP_METHODS.has(key)) continue;
       const operation = item[key];
       if (!isPlainObject(operation)) {
-        throw invalidDocument(
-          `The operation ${key.toUpperCase()} ${JSON.stringify(path)} must be an object, not ${describeValue(operation)}.`,
-          { pointer: jsonPointer(['paths', path, key]) },
-        );
+        throw invalidDocument(`The operation ${key.toUpperCase()} ${JSON.stringify(path)} must be an object, not ${describeValue(operation)}.`, {
+          pointer: jsonPointer(['paths', path, key]),
+        });
       }
     }
   }

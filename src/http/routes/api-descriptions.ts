@@ -69,10 +69,7 @@ const uploadBody = {
     'application/json': { schema: OPENAPI_DOCUMENT },
     ...Object.fromEntries(RAW_TYPES.filter((t) => t !== 'application/json').map((t) => [t, { schema: YAML_TEXT }])),
     'multipart/form-data': {
-      schema: Type.Object(
-        { file: Type.Optional(FILE), swagger_file: Type.Optional(FILE) },
-        { description: 'One file, in the field `file` or `swagger_file`' },
-      ),
+      schema: Type.Object({ file: Type.Optional(FILE), swagger_file: Type.Optional(FILE) }, { description: 'One file, in the field `file` or `swagger_file`' }),
     },
   },
 };
@@ -127,7 +124,15 @@ export function apiDescriptionRoutes(
           params: CopilotIdParams,
           response: {
             200: jsonAnswer('The copilot, with its new swagger_url', ref(Copilot)),
-            ...errorResponses('invalid_swagger_file', 'unauthorized', 'forbidden', 'copilot_not_found', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'),
+            ...errorResponses(
+              'invalid_swagger_file',
+              'unauthorized',
+              'forbidden',
+              'copilot_not_found',
+              'payload_too_large',
+              'unsupported_media_type',
+              'service_unavailable',
+            ),
           },
         },
       },
@@ -156,7 +161,8 @@ export function apiDescriptionRoutes(
         },
       },
       async (request, reply) => {
-        if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data with swagger_file, name, website and prompt_message.');
+        if (!request.isMultipart())
+          throw new AppError('unsupported_media_type', 'Send multipart/form-data with swagger_file, name, website and prompt_message.');
         const { upload, fields } = await readMultipart(request, maxBytes);
         if (!upload) throw new AppError('invalid_request', 'The multipart body has no file in the field "swagger_file".', { field: 'swagger_file' });
         const name = (fields.name ?? '').trim();
@@ -225,7 +231,16 @@ export function apiDescriptionRoutes(
         params: CopilotIdParams,
         response: {
           200: jsonAnswer('The validation result', ref(CopilotValidationResult)),
-          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'invalid_swagger_file', 'address_not_allowed', 'swagger_fetch_failed', 'service_unavailable'),
+          ...errorResponses(
+            'unauthorized',
+            'forbidden',
+            'copilot_not_found',
+            'swagger_missing',
+            'invalid_swagger_file',
+            'address_not_allowed',
+            'swagger_fetch_failed',
+            'service_unavailable',
+          ),
         },
       },
     },

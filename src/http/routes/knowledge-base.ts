@@ -60,7 +60,13 @@ export function knowledgeBaseRoutes(
     },
     async (request, reply) => {
       const links = checkedLinks(request);
-      const result = await knowledgeBase.addLinks(storage.db, request.params.bot_id, links, { maxPendingLinks: deps.config.kbMaxPendingLinksPerBot }, request.principal);
+      const result = await knowledgeBase.addLinks(
+        storage.db,
+        request.params.bot_id,
+        links,
+        { maxPendingLinks: deps.config.kbMaxPendingLinksPerBot },
+        request.principal,
+      );
       deps.onLinksQueued?.();
       reply.code(202);
       return result;

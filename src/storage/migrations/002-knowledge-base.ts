@@ -73,9 +73,7 @@ export function knowledgeBase(dialect: DialectName): Migration {
 
       await db.schema
         .createTable('audit_log')
-        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
-          dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
-        )
+        .addColumn('id', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
         .addColumn('at', 'text', (c) => c.notNull())
         .addColumn('actor_key_id', 'text')
         .addColumn('action', 'text', (c) => c.notNull())

@@ -22,7 +22,9 @@ async function bumpWith(db: Kysely<any>, dialect: DialectName, table: string, ex
   if (dialect === 'postgres') {
     await sql.raw(`create or replace function bump_${table}_version() returns trigger language plpgsql as $$ begin ${update}; return null; end $$`).execute(db);
     await sql.raw(`drop trigger if exists ${table}_changed on ${table}`).execute(db);
-    await sql.raw(`create trigger ${table}_changed after insert or update or delete on ${table} for each statement execute function bump_${table}_version()`).execute(db);
+    await sql
+      .raw(`create trigger ${table}_changed after insert or update or delete on ${table} for each statement execute function bump_${table}_version()`)
+      .execute(db);
     return;
   }
   for (const event of ['insert', 'update', 'delete']) {

@@ -30,7 +30,10 @@ export function unicodeSearch(dialect: DialectName): Migration {
     async up(db: Kysely<any>) {
       await foldCopilotNames(db);
 
-      await db.schema.alterTable('kb_links').addColumn('term_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('kb_links')
+        .addColumn('term_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       if (dialect === 'postgres') {
         await sql`alter table kb_passages drop column tsv`.execute(db); // and its GIN index
         await sql`alter table kb_passages add column tsv tsvector, add column terms text, add column term_count integer not null default 0`.execute(db);
@@ -72,7 +75,9 @@ export function unicodeSearch(dialect: DialectName): Migration {
         await sql`alter table kb_passages add column terms text`.execute(db);
         await sql`alter table kb_passages add column term_count integer not null default 0`.execute(db);
         await sql`create trigger kb_passages_terms_required before insert on kb_passages when new.terms is null begin
-          select raise(abort, 'kb_passages.terms is required: insert passages with insertPassages (src/storage/knowledge-base.repository.ts)'); end`.execute(db);
+          select raise(abort, 'kb_passages.terms is required: insert passages with insertPassages (src/storage/knowledge-base.repository.ts)'); end`.execute(
+          db,
+        );
         await sql`create trigger kb_passages_ai after insert on kb_passages begin
           insert into kb_passages_fts(rowid, content) values (new.id, new.terms);
           update kb_passages set terms = null where id = new.id; end`.execute(db);
@@ -88,11 +93,25 @@ export function unicodeSearch(dialect: DialectName): Migration {
 }
 
 async function foldCopilotNames(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('copilots').addColumn('name_folded', 'text', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('copilots')
+    .addColumn('name_folded', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
   let after = '';
   for (;;) {
-    const rows: Array<{ id: string; name: string }> = await db.selectFrom('copilots').select(['id', 'name']).where('id', '>', after).orderBy('id').limit(BATCH).execute();
-    for (const row of rows) await db.updateTable('copilots').set({ name_folded: foldText(row.name) }).where('id', '=', row.id).execute();
+    const rows: Array<{ id: string; name: string }> = await db
+      .selectFrom('copilots')
+      .select(['id', 'name'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(BATCH)
+      .execute();
+    for (const row of rows)
+      await db
+        .updateTable('copilots')
+        .set({ name_folded: foldText(row.name) })
+        .where('id', '=', row.id)
+        .execute();
     if (rows.length < BATCH) break;
     after = rows[rows.length - 1]!.id;
   }

@@ -11,8 +11,14 @@ import { sql, type Kysely, type Migration } from 'kysely';
 export function stagedPassages(): Migration {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('kb_links').addColumn('version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-      await db.schema.alterTable('kb_passages').addColumn('version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('kb_links')
+        .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('kb_passages')
+        .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.dropIndex('kb_passages_link').execute();
       await db.schema.createIndex('kb_passages_link').on('kb_passages').columns(['link_id', 'version', 'seq']).execute();
       await db.schema

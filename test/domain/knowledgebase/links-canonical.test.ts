@@ -31,7 +31,11 @@ describe('canonicalLink', () => {
       spellings: ['https://bücher.example/', 'https://BÜCHER.example/', 'https://xn--bcher-kva.example/', 'https://b%C3%BCcher.example'],
       canonical: 'https://xn--bcher-kva.example/',
     },
-    { name: 'fragment removed', spellings: ['https://example.com/doc#intro', 'https://example.com/doc#', 'https://example.com/doc'], canonical: 'https://example.com/doc' },
+    {
+      name: 'fragment removed',
+      spellings: ['https://example.com/doc#intro', 'https://example.com/doc#', 'https://example.com/doc'],
+      canonical: 'https://example.com/doc',
+    },
     { name: 'empty path', spellings: ['https://example.com', 'https://example.com/', 'HTTPS://EXAMPLE.COM:443'], canonical: 'https://example.com/' },
     { name: 'IPv4 spellings', spellings: ['http://0x7f.1/', 'http://2130706433/', 'http://127.0.0.1./'], canonical: 'http://127.0.0.1/' },
     { name: 'IPv6 spellings', spellings: ['https://[0:0:0:0:0:0:0:1]:443/', 'https://[::1]/'], canonical: 'https://[::1]/' },

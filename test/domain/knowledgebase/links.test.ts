@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkLinks,
-  MAX_LINK_LENGTH,
-  MAX_LINK_PROBLEMS,
-  MAX_LINKS_PER_REQUEST,
-} from '../../../src/domain/knowledgebase/links.js';
+import { checkLinks, MAX_LINK_LENGTH, MAX_LINK_PROBLEMS, MAX_LINKS_PER_REQUEST } from '../../../src/domain/knowledgebase/links.js';
 
 const longUrl = (length: number): string => {
   const base = 'https://example.com/';
@@ -16,11 +11,31 @@ const FORMATTING = (codePoint: string): string => `must not contain control or i
 describe('checkLinks', () => {
   const accepted: Array<{ name: string; input: unknown; links: string[] }> = [
     { name: 'one https link', input: ['https://example.com/docs'], links: ['https://example.com/docs'] },
-    { name: 'http, ports, IPs, queries and fragments', input: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'], links: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'] },
-    { name: 'links are returned exactly as sent (the service stores their canonical form)', input: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'], links: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'] },
-    { name: 'letters, joiners that words need (ZWNJ, ZWJ) and percent-escaped controls', input: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'], links: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'] },
-    { name: 'exact duplicates are dropped, first occurrence kept', input: ['https://b.example', 'https://a.example', 'https://b.example', 'https://a.example/'], links: ['https://b.example', 'https://a.example', 'https://a.example/'] },
-    { name: `${MAX_LINKS_PER_REQUEST} links`, input: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`), links: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`) },
+    {
+      name: 'http, ports, IPs, queries and fragments',
+      input: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'],
+      links: ['http://example.com:8080/a?b=c#d', 'http://127.0.0.1/x', 'https://[::1]:8443/'],
+    },
+    {
+      name: 'links are returned exactly as sent (the service stores their canonical form)',
+      input: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'],
+      links: ['HTTPS://Example.COM', 'https://example.com/a/../b', 'https://bücher.example/ä ö'],
+    },
+    {
+      name: 'letters, joiners that words need (ZWNJ, ZWJ) and percent-escaped controls',
+      input: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'],
+      links: ['https://fa.example/\u0645\u06cc\u200c\u0634\u0648\u062f', 'https://e.example/\ud83d\udc69\u200d\ud83d\udcbb', 'https://e.example/%E2%80%AE%09'],
+    },
+    {
+      name: 'exact duplicates are dropped, first occurrence kept',
+      input: ['https://b.example', 'https://a.example', 'https://b.example', 'https://a.example/'],
+      links: ['https://b.example', 'https://a.example', 'https://a.example/'],
+    },
+    {
+      name: `${MAX_LINKS_PER_REQUEST} links`,
+      input: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`),
+      links: Array.from({ length: MAX_LINKS_PER_REQUEST }, (_, i) => `https://example.com/${i}`),
+    },
     { name: `a link of exactly ${MAX_LINK_LENGTH} characters`, input: [longUrl(MAX_LINK_LENGTH)], links: [longUrl(MAX_LINK_LENGTH)] },
   ];
   it.each(accepted)('accepts $name', ({ input, links }) => {
@@ -33,7 +48,12 @@ describe('checkLinks', () => {
     { name: 'a single string', input: 'https://example.com', reason: 'links must be an array of URL strings.' },
     { name: 'an object', input: { 0: 'https://example.com', length: 1 }, reason: 'links must be an array of URL strings.' },
     { name: 'an empty array', input: [], reason: 'links must contain at least one URL.' },
-    { name: 'too many links', input: Array.from({ length: MAX_LINKS_PER_REQUEST + 1 }, () => 'https://example.com'), reason: `links may contain at most ${MAX_LINKS_PER_REQUEST} URLs per request (got ${MAX_LINKS_PER_REQUEST + 1}).`, index: MAX_LINKS_PER_REQUEST },
+    {
+      name: 'too many links',
+      input: Array.from({ length: MAX_LINKS_PER_REQUEST + 1 }, () => 'https://example.com'),
+      reason: `links may contain at most ${MAX_LINKS_PER_REQUEST} URLs per request (got ${MAX_LINKS_PER_REQUEST + 1}).`,
+      index: MAX_LINKS_PER_REQUEST,
+    },
   ];
   it.each(whole)('refuses $name as a whole', ({ input, reason, index = -1 }) => {
     expect(checkLinks(input)).toEqual({ problems: [{ index, reason }] });
@@ -46,7 +66,11 @@ describe('checkLinks', () => {
     { name: 'an object', entry: { url: 'https://example.com' }, reason: 'must be a string, not an object.' },
     { name: 'an array', entry: ['https://example.com'], reason: 'must be a string, not an array.' },
     { name: 'an empty string', entry: '', reason: 'must not be empty.' },
-    { name: 'a too long link', entry: longUrl(MAX_LINK_LENGTH + 1), reason: `is ${MAX_LINK_LENGTH + 1} characters long; at most ${MAX_LINK_LENGTH} are allowed.` },
+    {
+      name: 'a too long link',
+      entry: longUrl(MAX_LINK_LENGTH + 1),
+      reason: `is ${MAX_LINK_LENGTH + 1} characters long; at most ${MAX_LINK_LENGTH} are allowed.`,
+    },
     { name: 'surrounding whitespace', entry: ' https://example.com', reason: 'must not start or end with whitespace.' },
     { name: 'a trailing newline', entry: 'https://example.com\n', reason: 'must not start or end with whitespace.' },
     { name: 'an embedded tab', entry: 'https://exam\tple.com', reason: FORMATTING('U+0009') },
@@ -104,8 +128,6 @@ describe('checkLinks', () => {
 
   it(`stops after ${MAX_LINK_PROBLEMS} problems`, () => {
     const result = checkLinks(Array.from({ length: 500 }, (_, i) => (i % 2 === 0 ? `https://ok.example/${i}` : `bad ${i}`)));
-    expect('problems' in result && result.problems.map((p) => p.index)).toEqual(
-      Array.from({ length: MAX_LINK_PROBLEMS }, (_, i) => 2 * i + 1),
-    );
+    expect('problems' in result && result.problems.map((p) => p.index)).toEqual(Array.from({ length: MAX_LINK_PROBLEMS }, (_, i) => 2 * i + 1));
   });
 });

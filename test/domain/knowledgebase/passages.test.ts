@@ -135,9 +135,7 @@ describe('splitPassages: properties', () => {
     { weight: 1, arbitrary: fc.integer({ min: 50, max: 400 }).map((n) => 'L'.repeat(n)) },
   );
   const separator = fc.constantFrom(' ', ' ', ' ', '  ', '\n', '\n\n', '\r\n\r\n', '\t', '\u00a0', ' \n \n ');
-  const text = fc
-    .array(fc.tuple(word, separator), { maxLength: 400 })
-    .map((parts) => parts.map(([w, s]) => w + s).join(''));
+  const text = fc.array(fc.tuple(word, separator), { maxLength: 400 }).map((parts) => parts.map(([w, s]) => w + s).join(''));
   const options = fc
     .tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 20 }))
     .map(([targetWords, extra]) => ({ targetWords, maxWords: targetWords + extra }));

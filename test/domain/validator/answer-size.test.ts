@@ -66,7 +66,10 @@ describe('jsonLength: JSON.stringify(value).length without the text', () => {
     ['surrogates: a pair as is, lone ones escaped', ['😀', '\ud83d', '\ude00', 'a\ud83db', '\ude00\ud83d', 'x😀\ud83d']],
     ['a long string with one escape at its end', { d: `${'a'.repeat(10_000)}"` }],
     ['a long string with characters JSON keeps (U+2028, é, 中)', { d: `${'é中\u2028'.repeat(5_000)}` }],
-    ['numbers', [0, -0, 1, -1, 9, 10, 99, 100, 999_999_999, 1e9, 1e21, 1e-7, 1.5, -2.25, 0.1, Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53, NaN, Infinity, -Infinity]],
+    [
+      'numbers',
+      [0, -0, 1, -1, 9, 10, 99, 100, 999_999_999, 1e9, 1e21, 1e-7, 1.5, -2.25, 0.1, Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53, NaN, Infinity, -Infinity],
+    ],
     ['literals', [true, false, null]],
     ['empty containers', { a: {}, b: [], c: [[]], d: [{}] }],
     ['values JSON leaves out or writes as null', { a: undefined, b: () => 1, c: Symbol('s'), d: [undefined, () => 1, Symbol('s')], e: 1 }],
@@ -197,7 +200,11 @@ describe('the answer bound', () => {
   it('escapes count: a description of control characters, short in the count without escapes, is refused by the exact count', () => {
     // Each U+0001 is 6 bytes in the document and 6 characters in the answer: 8 endpoints and 3 flag maps make 32 copies.
     const description = '\\u0001'.repeat(100_000);
-    const bytes = Buffer.from(jsonPathParameterBomb({ bytes: 1_000 }).toString('utf8').replace(/"description":"A+"/, `"description":"${description}"`));
+    const bytes = Buffer.from(
+      jsonPathParameterBomb({ bytes: 1_000 })
+        .toString('utf8')
+        .replace(/"description":"A+"/, `"description":"${description}"`),
+    );
     const doc = parseDocument({ bytes, fileName: 'a.json' });
     const real = JSON.stringify(validateDocument(doc)).length;
     const limit = maxAnswerChars(bytes.length);

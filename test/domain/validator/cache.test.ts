@@ -7,7 +7,8 @@ import { AppError } from '../../../src/errors.js';
 import { expectAppErrorAsync, fixture, source } from './helpers.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const doc = (title: string) => source(JSON.stringify({ openapi: '3.0.3', info: { title, version: '1' }, paths: { '/a': { get: { summary: title } } } }), 'a.json');
+const doc = (title: string) =>
+  source(JSON.stringify({ openapi: '3.0.3', info: { title, version: '1' }, paths: { '/a': { get: { summary: title } } } }), 'a.json');
 
 describe('validation cache', () => {
   let cache: ValidationCache;
@@ -164,7 +165,14 @@ describe('validation cache', () => {
     await renderValidation(doc('a'));
     await renderValidation(doc('b'));
     expect(validationCacheStats()).toMatchObject({ entries: 2, bytes: size * 2 });
-    const big = source(JSON.stringify({ openapi: '3.0.3', info: { title: 'big', version: '1' }, paths: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/p${i}`, { get: {} }])) }), 'big.json');
+    const big = source(
+      JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 'big', version: '1' },
+        paths: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/p${i}`, { get: {} }])),
+      }),
+      'big.json',
+    );
     const bigAnswer = await validationAnswer(big);
     expect(bigAnswer.length).toBeGreaterThan(size * 2);
     // Its memory is the larger of the bound and that one answer, never their sum.

@@ -53,9 +53,7 @@ describe("the interface's validator example", () => {
     expect(Object.keys(body.validations.endpoints_without_operation_id as object)).toEqual(['1']);
     expect(Object.keys(body.validations.endpoints_without_description as object)).toEqual(['5', '7', '14', '15', '16']);
     expect(Object.keys(example.validations.endpoints_without_description as object)).toEqual(['5', '7']);
-    expect(
-      [14, 15, 16].map((i) => body.all_endpoints[i]!.operationId),
-    ).toEqual(['loginUser', 'logoutUser', 'getUserByName']);
+    expect([14, 15, 16].map((i) => body.all_endpoints[i]!.operationId)).toEqual(['loginUser', 'logoutUser', 'getUserByName']);
   });
 
   it('keeps the key order of the interface, then the additive findings', () => {

@@ -1,14 +1,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ENDPOINT_FINDINGS,
-  parseDocument,
-  renderResult,
-  validateDocument,
-  type Endpoint,
-  type ValidationResult,
-} from '../../../src/domain/validator/index.js';
+import { ENDPOINT_FINDINGS, parseDocument, renderResult, validateDocument, type Endpoint, type ValidationResult } from '../../../src/domain/validator/index.js';
 
 const jsYaml = createRequire(import.meta.url)('js-yaml') as { dump: (value: unknown) => string };
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -71,9 +64,7 @@ function build(input: GeneratedInput): Generated {
     paths[`/p${i}`] = pathItemValue;
   });
   const doc = { openapi: '3.0.3', info: { title: 'generated', version: '1' }, paths };
-  return input.yaml
-    ? { text: jsYaml.dump(doc), fileName: 'g.yaml', operations }
-    : { text: JSON.stringify(doc), fileName: 'g.json', operations };
+  return input.yaml ? { text: jsYaml.dump(doc), fileName: 'g.yaml', operations } : { text: JSON.stringify(doc), fileName: 'g.json', operations };
 }
 
 const missing = (v: unknown) => typeof v !== 'string' || v.trim() === '';

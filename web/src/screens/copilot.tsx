@@ -25,7 +25,13 @@ export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
       <section>
         <h1 tabIndex={-1}>Copilot</h1>
         <ErrorNotice error={copilot.error}>
-          {notFound ? <a href={href({ name: 'copilots' })}>Back to the copilots</a> : <button type="button" onClick={() => copilot.reload()}>Try again</button>}
+          {notFound ? (
+            <a href={href({ name: 'copilots' })}>Back to the copilots</a>
+          ) : (
+            <button type="button" onClick={() => copilot.reload()}>
+              Try again
+            </button>
+          )}
         </ErrorNotice>
       </section>
     );

@@ -107,11 +107,7 @@ export function CopilotsScreen() {
             ← Previous
           </button>
           <span>Page {page}</span>
-          <button
-            type="button"
-            disabled={!list.data?.next || list.loading}
-            onClick={() => list.data?.next && setCursors([...cursors, list.data.next])}
-          >
+          <button type="button" disabled={!list.data?.next || list.loading} onClick={() => list.data?.next && setCursors([...cursors, list.data.next])}>
             Next →
           </button>
         </nav>

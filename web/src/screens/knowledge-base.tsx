@@ -48,8 +48,8 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
           <h3 id="links-title">Links</h3>
           {links.data && list.length > 0 && (
             <p class="muted" data-testid="kb-summary">
-              {plural(list.length, 'link')} · {formatCount(totals.indexed)} indexed · {formatCount(totals.pending)} pending ·{' '}
-              {formatCount(totals.failed)} failed · {plural(totals.passages, 'passage')}
+              {plural(list.length, 'link')} · {formatCount(totals.indexed)} indexed · {formatCount(totals.pending)} pending · {formatCount(totals.failed)}{' '}
+              failed · {plural(totals.passages, 'passage')}
             </p>
           )}
         </div>
@@ -109,7 +109,14 @@ function AddLinks({ botId, onAdded }: { botId: string; onAdded(): void }) {
 
   async function submit(event: Event) {
     event.preventDefault();
-    const urls = [...new Set(text.split(/\s+/).map((s) => s.trim()).filter(Boolean))];
+    const urls = [
+      ...new Set(
+        text
+          .split(/\s+/)
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
     if (urls.length === 0) {
       setError(new Error('Enter at least one link (http:// or https://), one per line.'));
       return;
@@ -223,7 +230,12 @@ function LinksTable(props: {
             {links.map((l) => (
               <tr key={l.url} data-status={l.status}>
                 <td class="select">
-                  <input type="checkbox" aria-label={`Select ${l.url}`} checked={selected.has(l.url)} onChange={(e) => toggle(l.url, (e.target as HTMLInputElement).checked)} />
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${l.url}`}
+                    checked={selected.has(l.url)}
+                    onChange={(e) => toggle(l.url, (e.target as HTMLInputElement).checked)}
+                  />
                 </td>
                 <td class="url">
                   <a href={l.url} target="_blank" rel="noopener noreferrer">
@@ -305,7 +317,9 @@ function SearchKnowledgeBase({ botId, disabled }: { botId: string; disabled: boo
       {results && (
         <div aria-live="polite">
           <p class="result-count">
-            {results.items.length === 0 ? `No passage matches “${results.query}”.` : `${plural(results.items.length, 'passage')} for “${results.query}”, best first`}
+            {results.items.length === 0
+              ? `No passage matches “${results.query}”.`
+              : `${plural(results.items.length, 'passage')} for “${results.query}”, best first`}
           </p>
           <ol class="search-results">
             {results.items.map((r) => (

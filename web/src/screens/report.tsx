@@ -135,9 +135,7 @@ export function ReportScreen({ copilot }: { copilot: Copilot }) {
       </form>
 
       <p class="result-count" role="status" data-testid="endpoint-count">
-        {rows.length === total
-          ? plural(total, 'endpoint')
-          : `${plural(rows.length, 'endpoint')} of ${formatCount(total)}`}
+        {rows.length === total ? plural(total, 'endpoint') : `${plural(rows.length, 'endpoint')} of ${formatCount(total)}`}
         {pages > 1 && ` · showing ${formatCount(current * ROWS_PER_PAGE + 1)}–${formatCount(current * ROWS_PER_PAGE + visible.length)}`}
       </p>
 

@@ -64,7 +64,11 @@ function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: C
       setWebsite(next.website);
       setStatus(next.status);
       setPrompt(next.prompt_message);
-      setFlags({ enhanced_privacy: next.enhanced_privacy === 1, smart_sync: next.smart_sync === 1, is_premade_demo_template: next.is_premade_demo_template === 1 });
+      setFlags({
+        enhanced_privacy: next.enhanced_privacy === 1,
+        smart_sync: next.smart_sync === 1,
+        is_premade_demo_template: next.is_premade_demo_template === 1,
+      });
       onChange(next);
       setSaved('Saved.');
     } catch (err) {
@@ -102,11 +106,7 @@ function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: C
         <legend>Options</legend>
         {FLAGS.map(({ key, label }) => (
           <label key={key} class="check">
-            <input
-              type="checkbox"
-              checked={flags[key]}
-              onChange={(e) => setFlags({ ...flags, [key]: (e.target as HTMLInputElement).checked })}
-            />
+            <input type="checkbox" checked={flags[key]} onChange={(e) => setFlags({ ...flags, [key]: (e.target as HTMLInputElement).checked })} />
             {label}
           </label>
         ))}
@@ -308,8 +308,8 @@ function DeleteCopilot({ copilot }: { copilot: Copilot }) {
         onConfirm={confirm}
       >
         <p>
-          The copilot <strong>{copilot.name}</strong> (<code>{copilot.id}</code>) will no longer be listed, and its validation report and
-          knowledge base will answer “not found”.
+          The copilot <strong>{copilot.name}</strong> (<code>{copilot.id}</code>) will no longer be listed, and its validation report and knowledge base will
+          answer “not found”.
         </p>
       </ConfirmDialog>
     </section>

@@ -55,8 +55,8 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
           required
         />
         <p id="api-key-help" class="hint">
-          The key stays in this browser tab only (session storage) and is sent only to this service. On its first start the service writes
-          an admin key to <code>DATA_DIR/bootstrap-admin-key</code>.
+          The key stays in this browser tab only (session storage) and is sent only to this service. On its first start the service writes an admin key to{' '}
+          <code>DATA_DIR/bootstrap-admin-key</code>.
         </p>
         <ErrorNotice error={error} />
         <button type="submit" class="primary" disabled={busy}>

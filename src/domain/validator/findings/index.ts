@@ -17,15 +17,7 @@ export { TOOL_NAME } from './invalid-operation-id.js';
  * Every finding, in the order its key appears in `validations`: the interface's four
  * first (interface §2.4), then the additive ones (DESIGN §5).
  */
-export const FINDINGS: readonly Finding[] = [
-  withoutOperationId,
-  withoutDescription,
-  withoutName,
-  authType,
-  duplicateOperationId,
-  invalidOperationId,
-  baseUrl,
-];
+export const FINDINGS: readonly Finding[] = [withoutOperationId, withoutDescription, withoutName, authType, duplicateOperationId, invalidOperationId, baseUrl];
 
 export const ENDPOINT_FINDINGS: readonly EndpointFinding[] = FINDINGS.filter((f): f is EndpointFinding => f.kind === 'endpoint');
 
