@@ -30,6 +30,8 @@ async function compile(into: string): Promise<string> {
   mkdirSync(into, { recursive: true });
   writeFileSync(path.join(into, 'package.json'), JSON.stringify({ type: 'module' }));
   symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(into, 'node_modules'), 'dir');
+  // The built dashboard (web/dist, from `npm run build`) where the server looks for it, beside dist/.
+  symlinkSync(path.join(REPO_ROOT, 'web'), path.join(into, 'web'), 'dir');
   const tsc = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
   return new Promise<string>((resolve) => {
     execFile(tsc, ['-p', 'tsconfig.build.json', '--outDir', path.join(into, 'dist'), '--sourceMap', 'false'], { cwd: REPO_ROOT }, (_err, stdout, stderr) =>
