@@ -511,10 +511,10 @@ export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: numb
 }
 
 /**
- * One bounded step (about MERGE_PAGES pages written) of merging the SQLite full-text index's
- * segments. A smaller budget does not make steps shorter: on an index that has seen many
- * deletions, steps of 8 or 64 pages fell behind while a large page was stored until one step
- * had to write a very long list of passages at once (bench/README.md, issue 13 §10).
+ * One step (about MERGE_PAGES pages written) of merging the SQLite full-text index's segments.
+ * A smaller budget does not make steps shorter: steps of 8 or 64 pages fell behind while a
+ * large page was stored, until one step had to merge a very long list of passages at once.
+ * No budget bounds every step on a large index (bench/README.md, issue 13 §10).
  */
 export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promise<void> {
   if (dialect !== 'sqlite') return;
