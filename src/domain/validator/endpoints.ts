@@ -1,5 +1,6 @@
 import { isPlainObject } from './problems.js';
 import { HTTP_METHODS, specVersion } from './root-check.js';
+import { resolveLocalRef } from './refs.js';
 import type { ApiDocument, Endpoint } from './types.js';
 
 /** Method key → endpoint `type` (a table rather than `toUpperCase`, which allocates a string per endpoint). */
@@ -17,26 +18,34 @@ const METHOD_TYPES: Record<string, string> = {
 /**
  * Every (path, method) of a root-checked document: paths in document order, methods in
  * the order they appear under their path; other path-item keys (`parameters`, `summary`,
- * `servers`, `$ref`, `x-…`) and `webhooks` are not endpoints. Endpoint values are the
- * document's own subtrees (never copies), so building them is linear in the number of
- * operations, not in the size of the document.
+ * `servers`, `x-…`) and `webhooks` are not endpoints, nor are `x-` keys of `paths`
+ * (extensions). A path item given by a local `$ref` is followed (refs.ts); its own fields
+ * win over the referenced ones. Endpoint values are the document's own subtrees (never
+ * copies) except where Swagger 2.0 is converted, so building them is linear in the number
+ * of operations, not in the size of the document.
  */
 export function extractEndpoints(doc: ApiDocument): Endpoint[] {
   const paths = doc.paths;
   if (!isPlainObject(paths)) return [];
   const swagger2 = specVersion(doc) === 'swagger2';
+  // A Swagger 2.0 parameter converted once, however many operations inherit or refer to it.
+  const converted = new Map<Record<string, unknown>, Record<string, unknown>>();
   const endpoints: Endpoint[] = [];
   for (const path in paths) {
-    const item = paths[path] as Record<string, unknown>;
+    if (path.startsWith('x-')) continue;
+    const item = pathItem(doc, paths[path]);
+    if (!item) continue;
     for (const method in item) {
       if (!HTTP_METHODS.has(method)) continue;
-      const operation = item[method] as Record<string, unknown>;
-      const parameters = mergeParameters(item.parameters, operation.parameters);
+      const operation = item[method];
+      // Operations of a directly written path item are root-checked; a referenced one's are not.
+      if (!isPlainObject(operation)) continue;
+      const parameters = mergeParameters(doc, item.parameters, operation.parameters);
       let requestBody: unknown;
       let requestParameters: Record<string, unknown>[];
       let responseBody: Record<string, unknown>;
       if (swagger2) {
-        const parts = splitSwagger2Parameters(doc, operation, parameters);
+        const parts = splitSwagger2Parameters(doc, operation, parameters, converted);
         requestBody = parts.requestBody;
         requestParameters = parts.requestParameters;
         responseBody = convertSwagger2Responses(doc, operation);
@@ -45,8 +54,10 @@ export function extractEndpoints(doc: ApiDocument): Endpoint[] {
         requestParameters = parameters;
         responseBody = isPlainObject(operation.responses) ? operation.responses : {};
       }
+      const operationId = operation.operationId;
       endpoints.push({
-        operationId: typeof operation.operationId === 'string' ? operation.operationId : null,
+        // Missing (absent, not a string, blank) is null, as the interface says.
+        operationId: typeof operationId === 'string' && operationId.trim() !== '' ? operationId : null,
         type: METHOD_TYPES[method]!,
         name: typeof operation.summary === 'string' ? operation.summary : '',
         description: typeof operation.description === 'string' ? operation.description : '',
@@ -61,13 +72,37 @@ export function extractEndpoints(doc: ApiDocument): Endpoint[] {
 }
 
 /**
+ * The path item a `paths` entry stands for: itself, or what its local `$ref` points to,
+ * with the entry's own fields (besides `$ref`) winning. Null when it is not an object
+ * (only a referenced one can be: the root check refuses the others).
+ */
+function pathItem(doc: ApiDocument, entry: unknown): Record<string, unknown> | null {
+  if (!isPlainObject(entry)) return null;
+  if (typeof entry.$ref !== 'string') return entry;
+  const target = resolveLocalRef(doc, entry);
+  if (!target) return entry;
+  let own = false;
+  for (const key in entry) {
+    if (key !== '$ref') {
+      own = true;
+      break;
+    }
+  }
+  if (!own) return target;
+  const merged: Record<string, unknown> = { ...target };
+  for (const key in entry) if (key !== '$ref') merged[key] = entry[key];
+  return merged;
+}
+
+/**
  * An operation's parameters with its path item's (DESIGN §5): path-level parameters
  * first, each replaced in place by the operation's parameter of the same name and `in`,
- * then the operation's other parameters in their order. A `$ref` parameter is not
- * resolved; two are the same when their `$ref` strings are. Entries that are not
+ * then the operation's other parameters in their order. A local `$ref` parameter is
+ * resolved to learn its name and `in` (it is still written as the `$ref`); one that does
+ * not resolve is the same as another with the same `$ref` string. Entries that are not
  * objects are dropped. Returns the document's own array when there is nothing to merge.
  */
-function mergeParameters(pathLevel: unknown, operationLevel: unknown): Record<string, unknown>[] {
+function mergeParameters(doc: ApiDocument, pathLevel: unknown, operationLevel: unknown): Record<string, unknown>[] {
   const base = objectsOf(pathLevel);
   const own = objectsOf(operationLevel);
   if (base.length === 0) return own;
@@ -75,9 +110,9 @@ function mergeParameters(pathLevel: unknown, operationLevel: unknown): Record<st
 
   // Parameter lists are short: a linear search beats building a map for each operation.
   const merged = base.slice();
-  const baseKeys = base.map(parameterKey);
+  const baseKeys = base.map((p) => parameterKey(doc, p));
   for (const parameter of own) {
-    const key = parameterKey(parameter);
+    const key = parameterKey(doc, parameter);
     const i = key === null ? -1 : baseKeys.indexOf(key);
     if (i === -1) {
       merged.push(parameter);
@@ -97,9 +132,10 @@ function objectsOf(list: unknown): Record<string, unknown>[] {
   return list as Record<string, unknown>[];
 }
 
-function parameterKey(parameter: Record<string, unknown>): string | null {
+function parameterKey(doc: ApiDocument, parameter: Record<string, unknown>): string | null {
+  const target = typeof parameter.$ref === 'string' ? resolveLocalRef(doc, parameter) : parameter;
+  if (target && typeof target.name === 'string' && typeof target.in === 'string') return `${target.in}\u0000${target.name}`;
   if (typeof parameter.$ref === 'string') return `$ref\u0000${parameter.$ref}`;
-  if (typeof parameter.name === 'string' && typeof parameter.in === 'string') return `${parameter.in}\u0000${parameter.name}`;
   return null;
 }
 
@@ -113,6 +149,9 @@ function parameterKey(parameter: Record<string, unknown>): string | null {
  *   `{type: string, format: binary}`), under the form media types of `consumes`, else
  *   `multipart/form-data` when a file is sent and `application/x-www-form-urlencoded`
  *   otherwise.
+ * - A parameter given by a local `$ref` is resolved to learn its `in`: a body or formData
+ *   one is converted as an inline one is, any other stays written as the `$ref`.
+ * - Other parameters → the OpenAPI 3 parameter form (`parameter3`).
  * - `consumes`/`produces`: the operation's, else the document's, else `application/json`.
  * - A response `schema` (and `examples`) → `content: {<produces…>: {schema, example?}}`.
  */
@@ -147,22 +186,24 @@ interface Swagger2Parts {
   requestParameters: Record<string, unknown>[];
 }
 
-function splitSwagger2Parameters(doc: Record<string, unknown>, operation: Record<string, unknown>, parameters: Record<string, unknown>[]): Swagger2Parts {
+function splitSwagger2Parameters(
+  doc: Record<string, unknown>,
+  operation: Record<string, unknown>,
+  parameters: Record<string, unknown>[],
+  converted: Map<Record<string, unknown>, Record<string, unknown>>,
+): Swagger2Parts {
   let body: Record<string, unknown> | null = null;
   const form: Record<string, unknown>[] = [];
-  let rest: Record<string, unknown>[] | null = null;
-  for (let i = 0; i < parameters.length; i++) {
-    const parameter = parameters[i]!;
-    const location = parameter.in;
-    if (location === 'body' || location === 'formData') {
-      rest ??= parameters.slice(0, i);
-      if (location === 'body') body ??= parameter;
-      else form.push(parameter);
-    } else if (rest) {
-      rest.push(parameter);
-    }
+  const rest: Record<string, unknown>[] = [];
+  for (const parameter of parameters) {
+    const isRef = typeof parameter.$ref === 'string';
+    const resolved = isRef ? resolveLocalRef(doc, parameter) : parameter;
+    const location = resolved?.in;
+    if (location === 'body') body ??= resolved;
+    else if (location === 'formData') form.push(resolved!);
+    else rest.push(isRef ? parameter : parameter3(parameter, converted));
   }
-  if (!rest) return { requestBody: null, requestParameters: parameters };
+  if (!body && form.length === 0) return { requestBody: null, requestParameters: rest };
 
   const consumes = mediaTypes(operation.consumes, doc.consumes);
   const content: Record<string, unknown> = {};
@@ -198,6 +239,45 @@ function splitSwagger2Parameters(doc: Record<string, unknown>, operation: Record
   if (required !== undefined) requestBody.required = required;
   return { requestBody, requestParameters: rest };
 }
+
+/**
+ * A Swagger 2.0 non-body parameter in the interface's (OpenAPI 3) form: `name`, `in`,
+ * `description`, `required` as written, its schema keywords under `schema`,
+ * `collectionFormat` as `style`/`explode` (csv, the 2.0 default for arrays, is
+ * `explode: false`; `tsv` has no equivalent and stays), other fields (`allowEmptyValue`,
+ * `x-…`) as written. Converted once per parameter object (`converted`).
+ */
+function parameter3(parameter: Record<string, unknown>, converted: Map<Record<string, unknown>, Record<string, unknown>>): Record<string, unknown> {
+  const known = converted.get(parameter);
+  if (known) return known;
+  const out: Record<string, unknown> = {};
+  for (const key of PARAMETER_FIELDS) if (Object.hasOwn(parameter, key)) out[key] = parameter[key];
+  const schema: Record<string, unknown> = {};
+  for (const key in parameter) {
+    if (PARAMETER_FIELDS.includes(key) || key === 'collectionFormat') continue;
+    if (SCHEMA_FIELDS.has(key)) schema[key] = parameter[key];
+    else out[key] = parameter[key];
+  }
+  const format = parameter.collectionFormat ?? (parameter.type === 'array' ? 'csv' : undefined);
+  const form = parameter.in === 'query' || parameter.in === 'formData';
+  if (format === 'csv') {
+    if (form) Object.assign(out, { style: 'form', explode: false });
+  } else if (format === 'multi') {
+    Object.assign(out, { style: 'form', explode: true });
+  } else if (format === 'ssv') {
+    Object.assign(out, { style: 'spaceDelimited', explode: false });
+  } else if (format === 'pipes') {
+    Object.assign(out, { style: 'pipeDelimited', explode: false });
+  } else if (format !== undefined) {
+    out.collectionFormat = format;
+  }
+  out.schema = schema;
+  converted.set(parameter, out);
+  return out;
+}
+
+/** The fields a Swagger 2.0 parameter shares with an OpenAPI 3 one, written first. */
+const PARAMETER_FIELDS = ['name', 'in', 'description', 'required'];
 
 function formFieldSchema(parameter: Record<string, unknown>): Record<string, unknown> {
   const schema: Record<string, unknown> = {};

@@ -18,7 +18,8 @@ export function specVersion(doc: Record<string, unknown>): SpecVersion | null {
 /**
  * What the validator needs to trust before it reads a document: a plain object that
  * declares `openapi: "3.x…"` or `swagger: "2.0"`; `paths`, when present, an object of
- * path items that are objects; every operation (a method key of a path item) an object.
+ * path items that are objects (its `x-` keys are extensions, not path items); every
+ * operation (a method key of a path item) an object.
  * Anything else is `invalid_swagger_file` with a JSON pointer to the offending value.
  * Values below an operation are not checked: they are reported as written.
  */
@@ -45,6 +46,7 @@ export function checkRoot(doc: unknown): asserts doc is ApiDocument {
     throw invalidDocument(`"paths" must be an object, not ${describeValue(paths)}.`, { pointer: '/paths' });
   }
   for (const path in paths) {
+    if (path.startsWith('x-')) continue; // an extension of the Paths Object, whatever its value
     const item = paths[path];
     if (!isPlainObject(item)) {
       throw invalidDocument(`The path item ${JSON.stringify(path)} must be an object, not ${describeValue(item)}.`, {

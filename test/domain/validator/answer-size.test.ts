@@ -182,6 +182,41 @@ describe('the answer bound', () => {
     expect((error.details as { estimated_answer_chars: number }).estimated_answer_chars).toBeGreaterThan(32 * (bytes.length - 1_000));
   });
 
+  it('a JSON document whose path item is referenced by many paths is refused (issue 18 A.5: refs are followed, and counted)', () => {
+    const long = 'A'.repeat(1_000_000);
+    const paths: Record<string, unknown> = { '/target': { get: { description: long } } };
+    for (let i = 0; i < 60; i++) paths[`/alias${i}`] = { $ref: '#/paths/~1target' };
+    const bytes = Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths }));
+    const error = expectAppError(() => renderFresh({ bytes, fileName: 'refs.json' }));
+    // 61 endpoints, each in all_endpoints and two flag maps (no operationId, no summary).
+    expect((error.details as { estimated_answer_chars: number }).estimated_answer_chars).toBeGreaterThan(3 * 61 * long.length);
+  });
+
+  it('counts the converted Swagger 2.0 parameters, resolved bodies and followed path items exactly as rendered (issue 18 A)', () => {
+    const doc = parseDocument({
+      bytes: Buffer.from(
+        JSON.stringify({
+          swagger: '2.0',
+          info: { title: 't', version: '1' },
+          parameters: { Body: { name: 'b', in: 'body', description: 'é\u0001"', schema: { type: 'object' } } },
+          paths: {
+            '/a/{id}': {
+              parameters: [{ name: 'id', in: 'path', required: true, type: 'string', description: 'x'.repeat(300) }],
+              get: { operationId: ' ', parameters: [{ name: 'q', in: 'query', type: 'array', items: { type: 'string' } }] },
+              post: { parameters: [{ $ref: '#/parameters/Body' }] },
+            },
+            '/b/{id}': { $ref: '#/paths/~1a~1{id}' },
+          },
+        }),
+      ),
+      fileName: 's.json',
+    });
+    const result = validateDocument(doc);
+    expect(result.all_endpoints).toHaveLength(4);
+    expect(jsonLength(result)).toBe(JSON.stringify(result).length);
+    expect(jsonLengthWithoutEscapes(result)).toBeLessThanOrEqual(JSON.stringify(result).length);
+  });
+
   it('a smaller document of the same shapes stays accepted when its answer is within the floor', () => {
     expect(() => renderFresh({ bytes: yamlAliasBomb({ bytes: 8_000, operations: 150 }), fileName: 'a.yaml' })).not.toThrow();
     expect(() => renderFresh({ bytes: jsonPathParameterBomb({ bytes: 100_000 }), fileName: 'a.json' })).not.toThrow();

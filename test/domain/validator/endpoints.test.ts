@@ -42,11 +42,12 @@ describe('document order', () => {
       'OPTIONS /a',
       'PUT /a',
       'POST /a',
+      'GET /referenced',
     ]);
   });
 
-  it('does not follow a path item $ref', () => {
-    expect(endpointsOf('method-order.yaml').some((e) => e.path === '/referenced')).toBe(false);
+  it('follows a local path item $ref (issue 18 A.5)', () => {
+    expect(endpointsOf('method-order.yaml').filter((e) => e.path === '/referenced')).toMatchObject([{ type: 'GET', name: 'Not followed' }]);
   });
 
   it('does not count webhooks (OpenAPI 3.1)', () => {
@@ -71,9 +72,9 @@ describe('names, descriptions and operationIds as written', () => {
     }
   });
 
-  it('emits empty, blank and padded strings exactly as written', () => {
-    expect(endpoints[1]).toMatchObject({ operationId: '', name: '', description: '' });
-    expect(endpoints[2]).toMatchObject({ operationId: '   ', name: ' \t ', description: '\n' });
+  it('emits empty, blank and padded summaries and descriptions exactly as written, a blank operationId as null (issue 18 A.4)', () => {
+    expect(endpoints[1]).toMatchObject({ operationId: null, name: '', description: '' });
+    expect(endpoints[2]).toMatchObject({ operationId: null, name: ' \t ', description: '\n' });
     expect(endpoints[5]).toMatchObject({ operationId: ' spaced ', name: '  Summary with spaces  ', description: '  Described.  ' });
   });
 });
@@ -128,7 +129,7 @@ describe('Swagger 2.0 in OpenAPI 3 form', () => {
       required: true,
     });
     expect(Object.keys(post.requestBody as object)).toEqual(['description', 'content', 'required']);
-    expect(post.requestParameters).toEqual([{ in: 'query', name: 'dryRun', type: 'boolean' }]);
+    expect(post.requestParameters).toEqual([{ in: 'query', name: 'dryRun', schema: { type: 'boolean' } }]);
     expect(post.responseBody).toEqual({
       '200': {
         description: 'The pet',
@@ -171,7 +172,7 @@ describe('Swagger 2.0 in OpenAPI 3 form', () => {
     };
     expect(form.requestBody).toEqual({ content: { 'application/x-www-form-urlencoded': { schema } }, required: true });
     // The path-level path parameter is merged in; the formData ones are not repeated.
-    expect(form.requestParameters).toEqual([{ name: 'petId', in: 'path', required: true, type: 'integer', format: 'int64' }]);
+    expect(form.requestParameters).toEqual([{ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }]);
   });
 
   it('uses multipart/form-data when a file is sent and nothing is declared', () => {
@@ -186,6 +187,202 @@ describe('Swagger 2.0 in OpenAPI 3 form', () => {
         },
       },
     });
-    expect(upload.requestParameters).toEqual([{ name: 'petId', in: 'path', required: true, type: 'integer' }]);
+    expect(upload.requestParameters).toEqual([{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }]);
+  });
+});
+
+/** Endpoints of an inline document, read as JSON like an upload. */
+const endpointsOfDoc = (doc: object): Endpoint[] => validateDocument(parseDocument(source(JSON.stringify(doc), 'inline.json'))).all_endpoints;
+const swagger2 = (paths: object, rest: object = {}) => ({ swagger: '2.0', info: { title: 't', version: '1' }, host: 'x.example.com', paths, ...rest });
+const openapi3 = (paths: object, rest: object = {}) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths, ...rest });
+
+describe('Swagger 2.0 body and formData parameters given by a local $ref (issue 18 A.1)', () => {
+  const doc = swagger2(
+    {
+      '/pets/{id}': {
+        parameters: [{ $ref: '#/parameters/Id' }],
+        delete: { operationId: 'deletePet', parameters: [{ $ref: '#/parameters/DeleteOptions' }], responses: {} },
+        post: { operationId: 'renamePet', parameters: [{ $ref: '#/parameters/Name' }, { $ref: '#/parameters/Tag' }], responses: {} },
+        put: { operationId: 'unresolved', parameters: [{ $ref: '#/parameters/Missing' }, { $ref: 'other.yaml#/parameters/Body' }], responses: {} },
+      },
+    },
+    {
+      parameters: {
+        Id: { name: 'id', in: 'path', required: true, type: 'string' },
+        DeleteOptions: { name: 'body', in: 'body', description: 'Options', required: true, schema: { $ref: '#/definitions/DeleteOptions' } },
+        Name: { name: 'name', in: 'formData', required: true, type: 'string' },
+        Tag: { $ref: '#/parameters/TagTarget' },
+        TagTarget: { name: 'tag', in: 'formData', type: 'string' },
+      },
+    },
+  );
+  const [del, post, put] = endpointsOfDoc(doc);
+
+  it('turns a referenced body parameter into requestBody and leaves it out of requestParameters', () => {
+    expect(del!.requestBody).toEqual({
+      description: 'Options',
+      content: { 'application/json': { schema: { $ref: '#/definitions/DeleteOptions' } } },
+      required: true,
+    });
+    expect(del!.requestParameters).toEqual([{ $ref: '#/parameters/Id' }]);
+  });
+
+  it('turns referenced formData parameters (a chain of refs too) into the form schema', () => {
+    expect(post!.requestBody).toEqual({
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: { type: 'object', properties: { name: { type: 'string' }, tag: { type: 'string' } }, required: ['name'] },
+        },
+      },
+      required: true,
+    });
+    expect(post!.requestParameters).toEqual([{ $ref: '#/parameters/Id' }]);
+  });
+
+  it('leaves a $ref that points nowhere or outside the document as written', () => {
+    expect(put!.requestBody).toBeNull();
+    expect(put!.requestParameters).toEqual([{ $ref: '#/parameters/Id' }, { $ref: '#/parameters/Missing' }, { $ref: 'other.yaml#/parameters/Body' }]);
+  });
+});
+
+describe('x- keys under paths (issue 18 A.2)', () => {
+  it('are extensions: a string value is not refused, an object with get: is not an endpoint', () => {
+    const doc = openapi3({
+      'x-codegen-contextRoot': '/api',
+      'x-internal': { get: { operationId: 'hidden' } },
+      'x-list': [1, 2],
+      '/a': { get: { operationId: 'getA' } },
+    });
+    expect(endpointsOfDoc(doc).map((e) => e.operationId)).toEqual(['getA']);
+    expect(endpointsOfDoc(swagger2({ 'x-n': 3, '/b': { get: { operationId: 'getB' } } })).map((e) => e.operationId)).toEqual(['getB']);
+  });
+});
+
+describe('a path-level parameter given by $ref (issue 18 A.3)', () => {
+  it('is replaced in place by the operation’s parameter of the same name and in, and kept as written otherwise', () => {
+    const doc = openapi3(
+      {
+        '/items/{id}': {
+          parameters: [{ $ref: '#/components/parameters/Id' }, { $ref: '#/components/parameters/Limit' }],
+          get: { operationId: 'getItem', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }] },
+          put: { operationId: 'putItem', parameters: [{ $ref: '#/components/parameters/IdAgain' }] },
+          post: { operationId: 'postItem', parameters: [{ name: 'id', in: 'query', schema: { type: 'string' } }] },
+        },
+      },
+      {
+        components: {
+          parameters: {
+            Id: { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+            IdAgain: { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+            Limit: { name: 'limit', in: 'query', schema: { type: 'integer' } },
+          },
+        },
+      },
+    );
+    const [get, put, post] = endpointsOfDoc(doc);
+    expect(get!.requestParameters).toEqual([
+      { name: 'id', in: 'path', required: true, schema: { type: 'integer' } },
+      { $ref: '#/components/parameters/Limit' },
+    ]);
+    expect(put!.requestParameters).toEqual([{ $ref: '#/components/parameters/IdAgain' }, { $ref: '#/components/parameters/Limit' }]);
+    expect(post!.requestParameters).toEqual([
+      { $ref: '#/components/parameters/Id' },
+      { $ref: '#/components/parameters/Limit' },
+      { name: 'id', in: 'query', schema: { type: 'string' } },
+    ]);
+  });
+});
+
+describe('a blank operationId (issue 18 A.4)', () => {
+  it('is null on the wire and still flagged as missing', () => {
+    const doc = openapi3({ '/a': { get: { operationId: '' }, put: { operationId: ' \t' }, post: { operationId: ' padded ' } } });
+    const result = validateDocument(parseDocument(source(JSON.stringify(doc), 'inline.json')));
+    expect(result.all_endpoints.map((e) => e.operationId)).toEqual([null, null, ' padded ']);
+    expect(Object.keys(result.validations.endpoints_without_operation_id)).toEqual(['0', '1']);
+  });
+});
+
+describe('a Path Item $ref (issue 18 A.5)', () => {
+  it('is followed within the document, through chains, with the referring path as the path', () => {
+    const doc = openapi3(
+      {
+        '/pets': { get: { operationId: 'listPets' } },
+        '/support/pets': { $ref: '#/paths/~1pets' },
+        '/chained': { $ref: '#/paths/~1support~1pets' },
+        '/component': { $ref: '#/components/pathItems/Thing' },
+      },
+      { components: { pathItems: { Thing: { parameters: [{ name: 'q', in: 'query' }], post: { operationId: 'postThing' } } } } },
+    );
+    expect(endpointsOfDoc(doc).map((e) => `${e.type} ${e.path} ${e.operationId}`)).toEqual([
+      'GET /pets listPets',
+      'GET /support/pets listPets',
+      'GET /chained listPets',
+      'POST /component postThing',
+    ]);
+    expect(endpointsOfDoc(doc)[3]!.requestParameters).toEqual([{ name: 'q', in: 'query' }]);
+  });
+
+  it('is cycle-safe and bounded: cycles, dangling, external and non-object targets give no endpoints', () => {
+    const chain: Record<string, object> = {};
+    for (let i = 0; i < 100; i++) chain[`/c${i}`] = { $ref: `#/paths/~1c${i + 1}` };
+    chain['/c100'] = { get: { operationId: 'deep' } };
+    const doc = openapi3({
+      '/a': { $ref: '#/paths/~1b' },
+      '/b': { $ref: '#/paths/~1a' },
+      '/self': { $ref: '#/paths/~1self' },
+      '/dangling': { $ref: '#/paths/~1nowhere' },
+      '/external': { $ref: 'other.yaml#/paths/~1x' },
+      '/string': { $ref: '#/info/title' },
+      '/proto': { $ref: '#/paths/constructor' },
+      ...chain,
+    });
+    const endpoints = endpointsOfDoc(doc);
+    // Only the end of the chain and the few refs within the hop bound resolve.
+    expect(endpoints.every((e) => e.operationId === 'deep')).toBe(true);
+    expect(endpoints.some((e) => e.path === '/c0')).toBe(false);
+    expect(endpoints.some((e) => e.path === '/c100')).toBe(true);
+  });
+});
+
+describe('Swagger 2.0 non-body parameters in the interface’s form (issue 18 A.6)', () => {
+  it('moves the schema keywords under schema, keeps name, in, description, required first', () => {
+    const doc = swagger2({
+      '/pets': {
+        get: {
+          operationId: 'listPets',
+          parameters: [
+            { name: 'limit', in: 'query', description: 'How many', required: false, type: 'integer', format: 'int32', default: 20, maximum: 100 },
+            { name: 'tags', in: 'query', type: 'array', items: { type: 'string' }, collectionFormat: 'multi', 'x-note': 'n' },
+            { name: 'ids', in: 'query', type: 'array', items: { type: 'integer' }, collectionFormat: 'csv' },
+            { name: 'status', in: 'header', type: 'string', enum: ['a', 'b'] },
+            { name: 'empty', in: 'query', type: 'string', allowEmptyValue: true },
+            { name: 'csvByDefault', in: 'query', type: 'array', items: { type: 'string' } },
+            { name: 'pathList', in: 'path', required: true, type: 'array', items: { type: 'string' }, collectionFormat: 'csv' },
+            { name: 'tabs', in: 'query', type: 'array', items: { type: 'string' }, collectionFormat: 'tsv' },
+          ],
+        },
+      },
+    });
+    const [list] = endpointsOfDoc(doc);
+    expect(list!.requestParameters).toEqual([
+      { name: 'limit', in: 'query', description: 'How many', required: false, schema: { type: 'integer', format: 'int32', default: 20, maximum: 100 } },
+      { name: 'tags', in: 'query', style: 'form', explode: true, 'x-note': 'n', schema: { type: 'array', items: { type: 'string' } } },
+      { name: 'ids', in: 'query', style: 'form', explode: false, schema: { type: 'array', items: { type: 'integer' } } },
+      { name: 'status', in: 'header', schema: { type: 'string', enum: ['a', 'b'] } },
+      { name: 'empty', in: 'query', allowEmptyValue: true, schema: { type: 'string' } },
+      { name: 'csvByDefault', in: 'query', style: 'form', explode: false, schema: { type: 'array', items: { type: 'string' } } },
+      { name: 'pathList', in: 'path', required: true, schema: { type: 'array', items: { type: 'string' } } },
+      { name: 'tabs', in: 'query', collectionFormat: 'tsv', schema: { type: 'array', items: { type: 'string' } } },
+    ]);
+    expect(Object.keys(list!.requestParameters![0]!)).toEqual(['name', 'in', 'description', 'required', 'schema']);
+  });
+
+  it('converts a path-level parameter once for every method that inherits it', () => {
+    const doc = swagger2({
+      '/pets/{id}': { parameters: [{ name: 'id', in: 'path', required: true, type: 'string' }], get: {}, delete: {} },
+    });
+    const [get, del] = endpointsOfDoc(doc);
+    expect(get!.requestParameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
+    expect(get!.requestParameters![0]).toBe(del!.requestParameters![0]);
   });
 });

@@ -1,0 +1,58 @@
+import { isPlainObject } from './problems.js';
+
+/**
+ * Local references (`#/…`) followed within the document, never fetched: a reference to
+ * another file or URL is left as written. Bounded and cycle-safe: at most MAX_REF_HOPS
+ * references are followed from one value, and a chain that comes back to a reference
+ * already followed resolves to nothing. Only own properties are read, so `#/paths/constructor`
+ * points nowhere.
+ */
+
+/** The most `$ref`s followed from one value (real documents chain two or three). */
+export const MAX_REF_HOPS = 16;
+
+/**
+ * The object `value` stands for: `value` itself when it has no string `$ref`, else the
+ * object its local reference (chain) points to; null when the reference is external,
+ * points nowhere or to something that is not an object, cycles, or is longer than
+ * MAX_REF_HOPS.
+ */
+export function resolveLocalRef(doc: Record<string, unknown>, value: unknown): Record<string, unknown> | null {
+  let current = value;
+  let seen: string[] | null = null;
+  for (let hops = 0; ; hops++) {
+    if (!isPlainObject(current)) return null;
+    const ref = current.$ref;
+    if (typeof ref !== 'string') return current;
+    if (hops === MAX_REF_HOPS || !ref.startsWith('#')) return null;
+    seen ??= [];
+    if (seen.includes(ref)) return null;
+    seen.push(ref);
+    current = pointerTarget(doc, ref);
+  }
+}
+
+/** The value at a URI-fragment JSON pointer (`#/paths/~1pets%7Bid%7D`), or undefined. */
+function pointerTarget(doc: Record<string, unknown>, ref: string): unknown {
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined;
+  }
+  if (pointer === '') return doc;
+  if (!pointer.startsWith('/')) return undefined;
+  let node: unknown = doc;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (Array.isArray(node)) {
+      if (!/^(0|[1-9]\d*)$/.test(token)) return undefined;
+      node = node[Number(token)];
+    } else if (isPlainObject(node) && Object.hasOwn(node, token)) {
+      node = node[token];
+    } else {
+      return undefined;
+    }
+  }
+  return node;
+}
