@@ -211,18 +211,20 @@ export class IngestionWorker {
    */
   private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages, lease: KeptLease) {
     const { db, dialect } = this.storage;
+    // Inside the publishing transaction the bot's stores run one at a time (the lock), so the
+    // count read holds until it commits; the early check needs no lock.
     const overLimit = async (trx: Db) => {
       if (!Number.isFinite(this.maxPassagesPerBot)) return null;
-      await kb.lockBotForStore(trx, dialect, job.bot_id);
+      if (trx.isTransaction) await kb.lockBotForStore(trx, dialect, job.bot_id);
       const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
       if (total <= this.maxPassagesPerBot) return null;
       return `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
     };
-    const failed = async (error: string) =>
-      (await kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
+    const failed = async (trx: Db, error: string) =>
+      (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
     // Checked before storing too, so a page over the limit is not written for nothing.
     const early = await overLimit(db);
-    if (early) return failed(early);
+    if (early) return failed(db, early);
     const version = await kb.beginStaging(db, ref, job.bot_id, nowTimestamp());
     if (version === null) return null;
     let termCount = 0;
@@ -235,7 +237,7 @@ export class IngestionWorker {
       ? null
       : await db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
           const error = await overLimit(trx);
-          if (error) return (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed', error } : null;
+          if (error) return failed(trx, error);
           const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp() });
           return published ? { status: 'indexed' } : null;
         });

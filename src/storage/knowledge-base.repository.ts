@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
-import type { Db, KbLinkRow } from './schema.js';
+import type { Database, Db, KbLinkRow } from './schema.js';
 
 // Rows per multi-row INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
 const INSERT_BATCH = 500;
@@ -167,7 +167,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await deleteSqlitePassagesInBatches(db, ids);
+    await deletePassagesInBatches(db, dialect, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
 }
@@ -184,13 +184,25 @@ async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<voi
     .execute();
 }
 
-/** SQLite: deletes every passage of the links, PASSAGE_DELETE_BATCH at a time, yielding after each batch. */
-async function deleteSqlitePassagesInBatches(db: Db, linkIds: readonly string[]): Promise<void> {
+/**
+ * Deletes the passages `which` selects, PASSAGE_DELETE_BATCH per statement, with a turn of the
+ * event loop after each on SQLite; stops once about `budget` are deleted. `done` is false when
+ * the budget stopped it before the last of them.
+ */
+async function deletePassagesInBatches(
+  db: Db,
+  dialect: DialectName,
+  which: (eb: ExpressionBuilder<Database, 'kb_passages'>) => Expression<SqlBool>,
+  budget = Number.POSITIVE_INFINITY,
+): Promise<{ deleted: number; done: boolean }> {
+  let deleted = 0;
   for (;;) {
-    const batch = db.selectFrom('kb_passages').select('id').where('link_id', 'in', linkIds).limit(PASSAGE_DELETE_BATCH);
-    const result = await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst();
-    await yieldToEventLoop();
-    if (Number(result.numDeletedRows) < PASSAGE_DELETE_BATCH) break;
+    const batch = db.selectFrom('kb_passages').select('id').where(which).limit(PASSAGE_DELETE_BATCH);
+    const n = Number((await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst()).numDeletedRows);
+    deleted += n;
+    if (dialect === 'sqlite') await yieldToEventLoop();
+    if (n < PASSAGE_DELETE_BATCH) return { deleted, done: true };
+    if (deleted >= budget) return { deleted, done: false };
   }
 }
 
@@ -466,14 +478,14 @@ export async function deleteRetiredPassages(db: Db, dialect: DialectName, option
     .execute();
   let deleted = 0;
   for (const set of sets) {
-    for (;;) {
-      const batch = db.selectFrom('kb_passages').select('id').where('link_id', '=', set.link_id).where('version', '=', set.version).limit(PASSAGE_DELETE_BATCH);
-      const n = Number((await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst()).numDeletedRows);
-      deleted += n;
-      if (dialect === 'sqlite') await yieldToEventLoop();
-      if (n < PASSAGE_DELETE_BATCH) break;
-      if (deleted >= options.budget) return deleted;
-    }
+    const result = await deletePassagesInBatches(
+      db,
+      dialect,
+      (eb) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)]),
+      options.budget - deleted,
+    );
+    deleted += result.deleted;
+    if (!result.done) return deleted;
     await db.deleteFrom('kb_hidden_passages').where('link_id', '=', set.link_id).where('version', '=', set.version).where('state', '=', 'retired').execute();
   }
   return deleted;
