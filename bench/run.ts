@@ -493,8 +493,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     results.list_copilots = [];
     for (const dialect of dialects) {
       results.list_copilots.push(
-        await withHost(dialect, { KB_WORKERS: '0' }, (_host, service) =>
-          benchListCopilots(service, {
+        await withHost(dialect, { KB_WORKERS: '0' }, (host, service) =>
+          benchListCopilots(host, service, {
             copilots: opts.quick ? 1000 : 10_000,
             rate: 1000,
             runs,

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
-import type { Storage } from './storage/database.js';
+import { databaseAdvice, type Storage } from './storage/database.js';
 import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
 
@@ -45,6 +45,7 @@ export async function startService(config: Config): Promise<RunningService> {
     if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
+    for (const advice of await databaseAdvice(storage)) app.log.warn(advice);
     services.startJobs(app.log);
     const running = app;
     return {

@@ -54,10 +54,12 @@ async function run(url: string, headers: Record<string, string>, rate: number, s
 }
 
 export async function benchListCopilots(
+  host: { call(cmd: string): Promise<unknown> },
   service: { url: string; key: string; dialect: string },
   opts: { copilots: number; rate: number; runs: number; seconds: number; warmup: boolean; log: (line: string) => void },
 ): Promise<ListResult> {
   await seed(service, opts.copilots);
+  await host.call('analyze');
   const url = `${service.url}/backend/api/copilots?limit=100`;
   const headers = { authorization: `Bearer ${service.key}` };
   const real = await send('GET', url, { headers });

@@ -149,3 +149,17 @@ export async function isDatabaseReachable(storage: Storage): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * What an operator should change in the database's own settings, one sentence each (logged
+ * at start). PostgreSQL's planner chooses plans from table statistics that autovacuum keeps
+ * current; with it off, a table that grew since its last ANALYZE is planned as if it were
+ * still small, and the copilot list reads the whole table for every page.
+ */
+export async function databaseAdvice(storage: Storage): Promise<string[]> {
+  if (storage.dialect !== 'postgres') return [];
+  const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(storage.db);
+  return rows[0]?.autovacuum === 'off'
+    ? ['PostgreSQL runs with autovacuum off: table statistics go stale and lists can read whole tables; turn it on, or run ANALYZE after large changes']
+    : [];
+}
