@@ -1,4 +1,5 @@
-import { Migrator, sql, type Kysely, type MigrationResultSet } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { Storage } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { knowledgeBase } from './migrations/002-knowledge-base.js';

@@ -4,7 +4,8 @@
  * again under its search terms, and search then answers alike on both databases.
  */
 import { randomUUID } from 'node:crypto';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryTerms } from '../../src/text/search-terms.js';
 import { listCopilots } from '../../src/storage/copilot.repository.js';

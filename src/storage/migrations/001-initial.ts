@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { DialectName } from '../database.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.

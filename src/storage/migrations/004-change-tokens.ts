@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { DialectName } from '../database.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.

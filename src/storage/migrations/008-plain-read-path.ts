@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { DialectName } from '../database.js';
 import { changeCounters } from './003-change-counters.js';
 import { changeTokens } from './004-change-tokens.js';
