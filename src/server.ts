@@ -19,15 +19,7 @@ export interface RunningService {
 /** Opens the database, migrates it, builds the app and listens. */
 export async function startService(config: Config): Promise<RunningService> {
   let app: FastifyInstance | null = null;
-  const services = createServices(config, {
-    backgroundCheckpoints: {
-      onFailure: (err) => {
-        const message = 'The SQLite checkpoint thread stopped; checkpoints run on the main thread again';
-        if (app) app.log.error({ err }, message);
-        else process.emitWarning(`${message}: ${String(err)}`);
-      },
-    },
-  });
+  const services = createServices(config);
   const { storage } = services;
   try {
     await waitForDatabase(storage, config);

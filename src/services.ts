@@ -38,8 +38,6 @@ export interface ServiceParts {
   storage?: Storage;
   /** Task threads to use instead of building them (tests run a build of the sources under test). */
   taskThreads?: TaskThreads;
-  /** SQLite: run WAL checkpoints on a thread (a long-running service); told if that thread stops. */
-  backgroundCheckpoints?: { onFailure(error: unknown): void };
 }
 
 export function createServices(config: Config, parts: ServiceParts = {}): Services {
@@ -49,7 +47,6 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
-      backgroundCheckpoints: parts.backgroundCheckpoints,
     });
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });
   const validationCache = createValidationCache({ maxBytes: config.validationCacheBytes });

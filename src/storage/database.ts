@@ -5,21 +5,20 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
-import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js';
+import { sqliteWriterDialect } from './sqlite-writer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
 /**
  * The open database. `db` is the connection used for writes (and for reads on
- * PostgreSQL); on SQLite `readDb` is a second connection so that reads are served
- * from the WAL snapshot while a long write transaction is running.
+ * PostgreSQL); on SQLite it runs on a thread of its own (sqlite-writer.ts), and `readDb`
+ * is a second connection on the main thread, served from the WAL snapshot while a long
+ * write transaction is running.
  */
 export interface Storage {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
-  /** SQLite with background checkpoints: the worker running them. */
-  readonly checkpointer?: Checkpointer;
   close(): Promise<void>;
 }
 
@@ -30,11 +29,6 @@ export interface StorageOptions {
   poolSize?: number;
   /** PostgreSQL: give up on a connection that has not completed its start-up within this time. */
   connectTimeoutMs?: number;
-  /**
-   * SQLite: run WAL checkpoints on a worker thread instead of in the committing call
-   * (a long-running service wants this; a one-shot CLI command does not).
-   */
-  backgroundCheckpoints?: { onFailure(error: unknown): void };
 }
 
 // PostgreSQL int8 (count(*), bigserial) arrives as a string by default; our counts fit in a double.
@@ -57,18 +51,13 @@ function makePrivate(file: string): void {
   }
 }
 
-function openSqlite(file: string, readonly: boolean): SQLite.Database {
-  const connection = new SQLite(file, { readonly: false, fileMustExist: readonly });
-  connection.pragma('journal_mode = WAL');
-  connection.pragma('busy_timeout = 5000');
-  connection.pragma('synchronous = NORMAL');
-  connection.pragma('foreign_keys = ON');
-  if (readonly) connection.pragma('query_only = ON');
-  // The writer's commit writes every page its cache still holds dirty to the WAL, on the
-  // event loop. With SQLite's own default of 2 MB (better-sqlite3 sets 16 MB), a large
-  // transaction spills most of its pages while it runs, between the steps that yield to the
-  // event loop (bench/README.md has the measurements).
-  else connection.pragma('cache_size = -2000');
+/** Pragmas of every connection to the file; the reader's is query-only besides. */
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'busy_timeout = 5000', 'synchronous = NORMAL', 'foreign_keys = ON'];
+
+function openSqliteReader(file: string): SQLite.Database {
+  const connection = new SQLite(file, { fileMustExist: true });
+  for (const pragma of SQLITE_PRAGMAS) connection.pragma(pragma);
+  connection.pragma('query_only = ON');
   return connection;
 }
 
@@ -92,49 +81,31 @@ export function openStorage(options: StorageOptions): Storage {
   }
   prepareDataDir(options.dataDir);
   const file = path.join(options.dataDir, SQLITE_FILE_NAME);
-  let writer: SQLite.Database;
   try {
+    // Opened for writing here (the writer thread opens it later), so that a file that cannot
+    // be written stops the start with a clear error.
     makePrivate(file);
-    writer = openSqlite(file, false);
   } catch (err) {
     throw new DataDirError(options.dataDir, `the database file ${SQLITE_FILE_NAME} cannot be opened for writing (${describeFsError(err)})`);
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
-  let reader: Kysely<Database> | null = null;
   let closed = false;
-  let checkpointer: Checkpointer | undefined;
-  if (options.backgroundCheckpoints) {
-    const { onFailure } = options.backgroundCheckpoints;
-    try {
-      checkpointer = startCheckpointer(file, (error) => {
-        // Back to SQLite's own checkpoints, so the WAL stays bounded.
-        if (writer.open) writer.pragma('wal_autocheckpoint = 1000');
-        onFailure(error);
-      });
-    } catch (err) {
-      writer.close();
-      throw err;
-    }
-    writer.pragma('wal_autocheckpoint = 0');
-  }
+  const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed) });
+  let reader: Kysely<Database> | null = null;
   const storage: Storage = {
     dialect: 'sqlite',
     db,
-    checkpointer,
     // Opened lazily: the file and its schema must exist first (after migrations).
     // Once closed, the destroyed writer is handed out so that queries fail instead of
     // silently opening a new connection.
     get readDb() {
       if (closed) return db;
-      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file, true) }) });
+      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqliteReader(file) }) });
       return reader;
     },
     async close() {
       closed = true;
-      await checkpointer?.stop();
       if (reader) await reader.destroy();
       await db.destroy();
-      if (writer.open) writer.close(); // destroy() skips a connection no query ever used
     },
   };
   return storage;

@@ -29,7 +29,7 @@ describe('file permissions of the data directory', () => {
     const previous = process.umask(0o022);
     try {
       const dataDir = path.join(freshRoot(), 'data', 'nested');
-      const storage = openStorage({ databaseUrl: null, dataDir, backgroundCheckpoints: { onFailure: () => undefined } });
+      const storage = openStorage({ databaseUrl: null, dataDir });
       await migrateToLatest(storage);
       const file = path.join(dataDir, SQLITE_FILE_NAME);
       expect(mode(dataDir)).toBe(0o700);
