@@ -2,9 +2,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Storage } from '../storage/database.js';
 import { deleteRetiredPassages, mergeSearchIndexStep, sweepSearchIndex } from '../storage/knowledge-base.repository.js';
 
-/** Stale index entries removed per step: a short piece of synchronous SQLite work. */
+/** Stale index entries removed per step: a short hold of the write lock. */
 const SWEEP_BATCH = 50;
-/** Passages of retired sets deleted per step (in batches that yield on SQLite). */
+/** Passages of retired sets deleted per step (in bounded statements). */
 const RETIRED_BUDGET = 2000;
 
 export interface Housekeeping {

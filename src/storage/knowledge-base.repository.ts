@@ -11,8 +11,8 @@ const INSERT_BATCH = 500;
 const DELETE_BATCH = 200;
 // Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
 const PASSAGE_DELETE_BATCH = 2000;
-// Passages per INSERT while storing a page on SQLite: the FTS5 trigger indexes every passage,
-// so each statement is real work on the event loop, which gets a turn between them.
+// Passages per INSERT while storing a page: the FTS5 trigger indexes every passage on SQLite,
+// and their search terms are computed on the event loop, a batch at a time.
 const PASSAGE_INSERT_BATCH = 200;
 // Pages written per merge step of the SQLite full-text index (see mergeSearchIndexStep).
 const MERGE_PAGES = 128;
@@ -138,13 +138,6 @@ export async function countLinks(db: Db, botId: string): Promise<number> {
 }
 
 /**
- * SQLite runs every statement on the event loop: a large change goes in bounded batches with a
- * turn of the event loop after each, so it never holds other requests for long. PostgreSQL
- * works in its own processes, where one statement is fastest.
- */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
  * Deletes the links and then every passage indexed from them. Deleting the link rows first
  * matters on PostgreSQL: it waits for a worker's transaction that holds the row, so the
  * passages that worker committed are seen and deleted too. Run it in a transaction.
@@ -185,8 +178,9 @@ async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<voi
 }
 
 /**
- * Deletes the passages `which` selects, PASSAGE_DELETE_BATCH per statement, with a turn of the
- * event loop after each on SQLite; stops once about `budget` are deleted. `done` is false when
+ * Deletes the passages `which` selects, PASSAGE_DELETE_BATCH per statement (on SQLite a large
+ * change goes in bounded statements, so that other writes interleave; PostgreSQL works in its
+ * own processes, where one statement is fastest); stops once about `budget` are deleted. `done` is false when
  * the budget stopped it before the last of them.
  */
 async function deletePassagesInBatches(
@@ -200,7 +194,6 @@ async function deletePassagesInBatches(
     const batch = db.selectFrom('kb_passages').select('id').where(which).limit(PASSAGE_DELETE_BATCH);
     const n = Number((await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst()).numDeletedRows);
     deleted += n;
-    if (dialect === 'sqlite') await yieldToEventLoop();
     if (n < PASSAGE_DELETE_BATCH) return { deleted, done: true };
     if (deleted >= budget) return { deleted, done: false };
   }
@@ -408,20 +401,16 @@ export async function beginStaging(db: Db, job: JobRef, botId: string, now: stri
 
 /**
  * Writes a part of a staged set (hidden until published) in one transaction; returns its search
- * terms. On SQLite the rows go in batches, each followed by a turn of the event loop and a
- * bounded merge step of the full-text index (so its segments never pile up into a crisis merge
- * inside one INSERT); a part of a few thousand passages keeps the commit short.
+ * terms. The rows go in batches; on SQLite each is followed by a bounded merge step of the
+ * full-text index (so its segments never pile up into a crisis merge inside one INSERT); a
+ * part of a few thousand passages keeps the write lock's hold short.
  */
 export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number> {
   return inTransaction(db, async (trx) => {
     let terms = 0;
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
       for (const n of (await writePassages(trx, rows.slice(i, i + PASSAGE_INSERT_BATCH), version)).values()) terms += n;
-      if (dialect === 'sqlite') {
-        await yieldToEventLoop();
-        await mergeSearchIndexStep(trx, dialect);
-        await yieldToEventLoop();
-      }
+      await mergeSearchIndexStep(trx, dialect);
     }
     return terms;
   });
@@ -464,7 +453,7 @@ export async function retireSet(db: Db, linkId: string, version: number, botId: 
 
 /**
  * Deletes the passages of retired sets (of one link, or of any), a bounded batch per
- * transaction with a turn of the event loop between on SQLite, and then the sets' rows.
+ * statement, and then the sets' rows.
  * Returns how many passages it deleted; stops after about `budget` of them.
  */
 export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
@@ -526,7 +515,8 @@ export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: numb
  * One step (about MERGE_PAGES pages written) of merging the SQLite full-text index's segments.
  * A smaller budget does not make steps shorter: steps of 8 or 64 pages fell behind while a
  * large page was stored, until one step had to merge a very long list of passages at once.
- * No budget bounds every step on a large index (bench/README.md, issue 13 §10).
+ * No budget bounds every step on a large index (bench/README.md, issue 13 §10); the steps run on
+ * the writer's thread (sqlite-writer.ts), so they delay other writes, not the event loop.
  */
 export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promise<void> {
   if (dialect !== 'sqlite') return;
