@@ -27,6 +27,7 @@ import {
   type IngestionResult,
   type LargePageResult,
 } from './sections/knowledge-base.js';
+import { benchApiChanges, type ApiChangesResult } from './sections/api-changes.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
 import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
@@ -56,6 +57,7 @@ export interface BenchResults {
   hostile_documents?: HostileSection;
   list_copilots?: ListResult[];
   knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[]; fairness?: FairnessResult[]; large_page?: LargePageResult[] };
+  api_changes?: ApiChangesResult;
   targets: Target[];
 }
 
@@ -72,7 +74,7 @@ function parseArgs(argv: string[]): BenchOptions {
     quick,
     out: path.resolve(value('--out') ?? (quick ? path.join(WORK_DIR, 'results.quick.json') : path.join(REPO_ROOT, 'bench', 'results.json'))),
     cli: path.resolve(value('--cli') ?? installedCli()),
-    sections: new Set((only ?? '1,2,3,4').split(',').map(Number)),
+    sections: new Set((only ?? '1,2,3,4,5').split(',').map(Number)),
     postgres: !argv.includes('--no-postgres'),
     log: (line) => process.stdout.write(`${line}\n`),
   };
@@ -255,6 +257,16 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
       ' ms',
     );
   }
+  const changes = r.api_changes;
+  if (changes) {
+    add(
+      'api-changes-vs-validate',
+      `Changes between two versions of a ${(changes.bytes / MiB).toFixed(0)} MiB description / validating it (medians)`,
+      ratio(changes.median_diff_ms, changes.median_validate_ms),
+      2,
+      '≤',
+    );
+  }
   return targets;
 }
 
@@ -412,6 +424,24 @@ export function renderReport(r: BenchResults): string {
     if (large.length > 0)
       out.push('', table(['database', 'large page', 'POST → indexed (rounds)', 'lists during ingestion p50 / p99 / max ms', 'lists idle p50 / p99 ms'], large));
   }
+  if (r.api_changes) {
+    const c = r.api_changes;
+    out.push('', '### 5. API description changes (two parses + the diff, against parse + validate + render; in process)', '');
+    out.push(
+      table(
+        ['document', 'changes', 'validate: median (runs) ms', 'diff: median (runs) ms', 'diff / validate'],
+        [
+          [
+            `generated, ${c.operations} operations, ${(c.bytes / MiB).toFixed(2)} MiB`,
+            String(c.changes),
+            `${c.median_validate_ms} (${c.validate_ms.join(', ')})`,
+            `${c.median_diff_ms} (${c.diff_ms.join(', ')})`,
+            fmtX(ratio(c.median_diff_ms, c.median_validate_ms)),
+          ],
+        ],
+      ),
+    );
+  }
   out.push('', '### Targets (ratios from the same run; evaluated, never asserted)', '');
   out.push(
     table(
@@ -544,6 +574,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         );
       });
     }
+  }
+
+  if (opts.sections.has(5)) {
+    opts.log('\n5. API description changes');
+    results.api_changes = benchApiChanges({ bytes: (opts.quick ? 1 : 4) * MiB, runs: opts.quick ? 2 : 5, log: opts.log });
   }
 
   results.meta.loadavg_end = os

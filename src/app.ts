@@ -6,12 +6,15 @@ import { accessHook, publishAccessRules } from './http/auth.js';
 import { clientErrorHandler, documentFrameworkErrors, frameworkErrorHandler, registerErrorHandling, type ErrorHandlingDeps } from './http/errors.js';
 import { refuseUnstorableText } from './http/text-guard.js';
 import { registerMetrics } from './http/metrics.js';
+import { apiDescriptionHistoryRoutes } from './http/routes/api-description-history.js';
 import { apiDescriptionRoutes } from './http/routes/api-descriptions.js';
 import { copilotRoutes } from './http/routes/copilots.js';
 import { DASHBOARD_ROOT, dashboardRoutes } from './http/routes/dashboard.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { knowledgeBaseRoutes } from './http/routes/knowledge-base.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { systemRoutes } from './http/routes/system.js';
+import { validatorExtrasRoutes } from './http/routes/validator-extras.js';
 import { registerOpenApi } from './http/openapi.js';
 import { COMPONENTS } from './http/schemas.js';
 import type { Services } from './services.js';
@@ -62,6 +65,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     requestIdHeader: false,
+    // request.ip (logs, audit) follows X-Forwarded-For only from the proxies TRUST_PROXY names.
+    trustProxy: typeof config.trustProxy === 'boolean' ? config.trustProxy : [...config.trustProxy],
     return503OnClosing: true,
     ajv: { customOptions: { removeAdditional: false } },
   });
@@ -88,13 +93,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook('preValidation', async (request) => refuseUnstorableText(request));
   const routeDeps = { storage, access, config };
 
-  systemRoutes(app, { storage, metrics });
+  systemRoutes(app, { storage, metrics, metricsToken: config.metricsToken });
   copilotRoutes(app, routeDeps);
-  apiDescriptionRoutes(app, {
-    ...routeDeps,
-    fetchPolicy: services.fetchPolicy,
-    validation: { cache: services.validationCache, renderer: services.taskThreads },
-  });
+  const validation = { cache: services.validationCache, renderer: services.taskThreads, history: services.history };
+  apiDescriptionRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
+  validatorExtrasRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
+  apiDescriptionHistoryRoutes(app, { ...routeDeps, sync: services.sync });
+  webhookRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
   knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued });
   await dashboardRoutes(app, { root: DASHBOARD_ROOT });

@@ -2,12 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import dotenv from 'dotenv';
+import ipaddr from 'ipaddr.js';
+import { KEY_FORMAT_DESCRIPTION, KEY_PATTERN } from './domain/auth/key-format.js';
 // From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
 import { parseAllowNetworks } from './net/address-policy.js';
 
 /** Everything the service reads from its environment, validated once at start. */
 export interface Config {
   readonly port: number;
+  /** 127.0.0.1 by default: only this machine reaches the API and /metrics until HOST says otherwise (the container sets 0.0.0.0). */
   readonly host: string;
   readonly dataDir: string;
   /** `postgres://…` selects PostgreSQL; otherwise the embedded SQLite file under dataDir. */
@@ -41,6 +44,20 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Soft-deleted copilots are purged this many days after deletion; 0 keeps them until an admin purges them. */
   readonly purgeDeletedAfterDays: number;
+  /** Time between two syncs of a copilot's swagger_url (smart_sync = 1), ±10%. */
+  readonly syncIntervalMs: number;
+  /** Versions of an API description kept per copilot; older ones go with their changes. */
+  readonly apiDescriptionVersionsKept: number;
+  /** WEBHOOK_URL: where breaking changes of API descriptions are POSTed (guarded fetch); null: nowhere. */
+  readonly webhookUrl: string | null;
+  /** WEBHOOK_SECRET: the HMAC-SHA256 key of the `x-cms-signature` header (required with WEBHOOK_URL). */
+  readonly webhookSecret: string | null;
+  /** ADMIN_API_KEY: stored as the first admin key when the database holds none (never logged). */
+  readonly adminApiKey: string | null;
+  /** METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | null;
+  /** TRUST_PROXY, as Fastify's trustProxy: which peers' X-Forwarded-For / -Proto / -Host count. */
+  readonly trustProxy: boolean | readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -56,6 +73,44 @@ type Env = Record<string, string | undefined>;
 export const defaultTaskThreads = (): number => Math.max(1, os.availableParallelism() - 1);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+// RFC 6750's b64token, at least 16 characters: a token that fits a Bearer header as it is.
+const METRICS_TOKEN = /^[A-Za-z0-9\-._~+/]{16,256}=*$/;
+// Names proxy-addr (Fastify's trustProxy) knows for address ranges.
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: `false` (the default: the peer is the client), `true` (trust every peer: only
+ * when nothing but the proxy can reach the service), or a comma-separated list of addresses,
+ * CIDRs and proxy-addr's names (loopback, linklocal, uniquelocal). No hop count: Fastify 5
+ * trusts no peer on a count, since a client could forge the hops.
+ */
+function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | string[] {
+  if (raw === undefined || /^(false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) {
+    problems.push(`TRUST_PROXY takes no hop count (got "${raw}"): name the proxy's addresses or networks, e.g. 10.0.0.5 or 10.0.0.0/8`);
+    return false;
+  }
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  const bad = entries.filter((entry) => {
+    if (PROXY_RANGE_NAMES.includes(entry.toLowerCase())) return false;
+    const [address, prefix, ...rest] = entry.split('/');
+    if (rest.length > 0 || !ipaddr.isValid(address!)) return true;
+    if (prefix === undefined) return false;
+    const max = ipaddr.parse(address!).kind() === 'ipv4' ? 32 : 128;
+    return !/^\d{1,3}$/.test(prefix) || Number(prefix) > max;
+  });
+  if (bad.length > 0 || entries.length === 0) {
+    problems.push(
+      `TRUST_PROXY must be true, false, or a comma-separated list of addresses, CIDRs, loopback, linklocal or uniquelocal (bad: ${bad.map((b) => JSON.stringify(b)).join(', ') || 'empty'})`,
+    );
+  }
+  return entries.map((e) => (PROXY_RANGE_NAMES.includes(e.toLowerCase()) ? e.toLowerCase() : e));
+}
 
 /**
  * Reads `.env` in the working directory (if any) under the real environment:
@@ -110,10 +165,28 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     problems.push(`FETCH_ALLOW_NETWORKS: ${(err as Error).message}`);
   }
 
+  // Never echoed in a problem: the value is a credential.
+  const adminApiKey = get('ADMIN_API_KEY') ?? null;
+  if (adminApiKey !== null && !KEY_PATTERN.test(adminApiKey)) {
+    problems.push(`ADMIN_API_KEY must be an API key as the service makes them: ${KEY_FORMAT_DESCRIPTION} (\`copilot-service keys generate\` prints one)`);
+  }
+  const metricsToken = get('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && !METRICS_TOKEN.test(metricsToken)) {
+    problems.push('METRICS_TOKEN must be 16 to 256 characters from A–Z a–z 0–9 - . _ ~ + / (then optional =)');
+  }
+  const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
+  const webhookUrl = get('WEBHOOK_URL') ?? null;
+  if (webhookUrl !== null && !/^https?:\/\/[^\s]+$/i.test(webhookUrl)) problems.push(`WEBHOOK_URL must be an http(s) URL (got "${webhookUrl.slice(0, 100)}")`);
+  // Never echoed in a problem: the value is a credential.
+  const webhookSecret = get('WEBHOOK_SECRET') ?? null;
+  if (webhookUrl !== null && (webhookSecret === null || webhookSecret.length < 16)) {
+    problems.push('WEBHOOK_SECRET must be set, at least 16 characters, when WEBHOOK_URL is (the deliveries are signed with it)');
+  }
+
   const MiB = 1024 * 1024;
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
-    host: get('HOST') ?? '0.0.0.0',
+    host: get('HOST') ?? '127.0.0.1',
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
@@ -136,7 +209,18 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),
+    syncIntervalMs: int('SYNC_INTERVAL_MS', 6 * 3_600_000, 1000, 30 * 86_400_000),
+    apiDescriptionVersionsKept: int('API_DESCRIPTION_VERSIONS_KEPT', 50, 1, 100_000),
+    webhookUrl,
+    webhookSecret,
+    adminApiKey,
+    metricsToken,
+    trustProxy,
   };
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze({ ...config, fetchAllowNetworks: Object.freeze([...fetchAllowNetworks]) });
+  return Object.freeze({
+    ...config,
+    fetchAllowNetworks: Object.freeze([...fetchAllowNetworks]),
+    trustProxy: Array.isArray(trustProxy) ? Object.freeze([...trustProxy]) : trustProxy,
+  });
 }

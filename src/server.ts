@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { ensureBootstrapAdminKey } from './domain/auth/api-keys.js';
+import { ensureBootstrapAdminKey, seedAdminKey } from './domain/auth/api-keys.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
@@ -33,8 +33,15 @@ export async function startService(config: Config): Promise<RunningService> {
     app.addHook('onSend', async (_request, reply) => {
       if (draining) reply.header('connection', 'close');
     });
-    const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
-    if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
+    if (config.adminApiKey !== null) {
+      // ADMIN_API_KEY: the operator already knows the key, so nothing is written (its id only is logged).
+      const keyId = await seedAdminKey(storage.db, config.adminApiKey);
+      if (keyId) app.log.warn({ keyId }, 'Stored ADMIN_API_KEY as the first admin API key');
+      else app.log.info('ADMIN_API_KEY left unused: the database already holds API keys');
+    } else {
+      const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
+      if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
+    }
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
     for (const advice of await databaseAdvice(storage)) app.log.warn(advice);

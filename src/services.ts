@@ -1,12 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { randomUUID } from 'node:crypto';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.js';
+import type { HistoryDeps, SyncDeps } from './domain/copilots/api-description-history.service.js';
 import { createValidationCache, type ValidationCache } from './domain/validator/index.js';
-import { IngestionWorker } from './jobs/ingestion-worker.js';
+import { enqueueWebhook } from './domain/webhooks/webhook.service.js';
+import { startApiDescriptionSync } from './jobs/api-description-sync.js';
+import { startWebhookDelivery } from './jobs/webhook-delivery.js';
+import { IngestionWorker, type IngestionMetrics } from './jobs/ingestion-worker.js';
 import { startRetention } from './jobs/retention.js';
 import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { fetchPolicyOf, type FetchPolicy } from './net/guarded-fetch.js';
 import { openStorage, type Storage } from './storage/database.js';
+import { countLinksByStatus } from './storage/knowledge-base.repository.js';
 import { createTaskThreads, type TaskThreads } from './threads/task-threads.js';
 
 type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -23,7 +29,11 @@ export interface Services {
   readonly fetchPolicy: FetchPolicy;
   /** The Prometheus registry `/metrics` answers: process, task threads, validation cache (the app adds HTTP). */
   readonly metrics: Registry;
-  /** Starts the background jobs: the ingestion worker (KB_WORKERS), search-index housekeeping, retention. */
+  /** The versions of API descriptions: where their changes are computed, how many are kept, who is told. */
+  readonly history: HistoryDeps;
+  /** What syncing an API description from its URL needs (the job and POST …/sync). */
+  readonly sync: SyncDeps;
+  /** Starts the background jobs: the ingestion worker (KB_WORKERS), search-index housekeeping, API description sync, retention. */
   startJobs(logger: Logger): void;
   /** New links were queued: the local ingestion worker looks at once instead of at its next poll. */
   linksQueued(): void;
@@ -51,7 +61,49 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });
   const validationCache = createValidationCache({ maxBytes: config.validationCacheBytes });
   const fetchPolicy = fetchPolicyOf(config);
-  const metrics = serviceMetrics(taskThreads, validationCache);
+  const metrics = serviceMetrics(taskThreads, validationCache, storage);
+  const ingestionMetrics = knowledgeBaseMetrics(metrics, storage);
+  const apiChanges = new Counter({
+    name: 'api_description_changes',
+    help: 'Changes between consecutive versions of API descriptions (upload or sync), by whether they break a copilot calling the API',
+    labelNames: ['breaking'] as const,
+    registers: [metrics],
+  });
+  // Set when the jobs start (the server's logger); uploads before that are counted, not logged.
+  let logger: Logger | null = null;
+  const webhookTarget = config.webhookUrl && config.webhookSecret ? { url: config.webhookUrl, secret: config.webhookSecret } : null;
+  const history: HistoryDeps = {
+    differ: taskThreads,
+    versionsKept: config.apiDescriptionVersionsKept,
+    onVersion(copilotId, recorded, source, changes) {
+      apiChanges.inc({ breaking: 'true' }, recorded.breaking);
+      apiChanges.inc({ breaking: 'false' }, recorded.other);
+      if (recorded.breaking === 0) return;
+      logger?.warn({ copilot: copilotId, source, ...recorded }, 'An API description changed in a way that breaks a copilot calling it');
+      const breaking = changes.filter((c) => c.breaking);
+      const data = {
+        version: recorded.version,
+        source,
+        changes: { breaking: recorded.breaking, other: recorded.other },
+        // The first 50 breaking changes; the rest are at changes_path.
+        breaking_changes: breaking.slice(0, 50).map(({ kind, method, path, message }) => ({ kind, method, path, message })),
+        changes_path: `/backend/api/copilot/${copilotId}/swagger/changes`,
+      };
+      enqueueWebhook(storage.db, webhookTarget, 'api_description.breaking_change', copilotId, data).catch((err: unknown) =>
+        logger?.error({ err, copilot: copilotId }, 'Queueing a webhook delivery failed'),
+      );
+    },
+  };
+  const sync: SyncDeps = {
+    ...history,
+    policy: fetchPolicy,
+    intervalMs: config.syncIntervalMs,
+    owner: randomUUID(),
+    // A fetched document is validated into the cache: its first validation is then an answer from memory.
+    check: async (src, sha256) => {
+      await validationCache.answer(src, { sha256 }, (doc, opts) => taskThreads.answerOnThread(doc, opts));
+    },
+  };
 
   let worker: IngestionWorker | null = null;
   const jobs: Array<{ stop(): Promise<void> }> = [];
@@ -67,21 +119,30 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
     validationCache,
     fetchPolicy,
     metrics,
-    startJobs(logger) {
+    history,
+    sync,
+    startJobs(jobLogger) {
       if (worker || closing) return;
+      logger = jobLogger;
       worker = new IngestionWorker(storage, {
         concurrency: config.kbWorkers,
         pollIntervalMs: config.kbPollIntervalMs,
         fetchPolicy,
         maxPassagesPerLink: config.kbMaxPassagesPerLink,
         maxPassagesPerBot: config.kbMaxPassagesPerBot,
-        logger,
+        logger: jobLogger,
         taskThreads,
+        metrics: ingestionMetrics,
       });
       worker.start();
       jobs.push(worker);
-      jobs.push(startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger }));
-      if (config.purgeDeletedAfterDays > 0) jobs.push(startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger }));
+      jobs.push(startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger: jobLogger }));
+      jobs.push(startApiDescriptionSync(storage, sync, { logger: jobLogger }));
+      if (webhookTarget) {
+        const delivery = { policy: fetchPolicy, secret: webhookTarget.secret, owner: sync.owner, retryBaseMs: 10_000 };
+        jobs.push(startWebhookDelivery(storage, delivery, { intervalMs: 1000, logger: jobLogger }));
+      }
+      if (config.purgeDeletedAfterDays > 0) jobs.push(startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger: jobLogger }));
     },
     linksQueued() {
       worker?.notify();
@@ -103,7 +164,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
 }
 
 /** The registry with what the services themselves report; each app adds its HTTP metrics to it. */
-function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache: Pick<ValidationCache, 'stats'>): Registry {
+function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache: Pick<ValidationCache, 'stats'>, storage: Storage): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   new Gauge({
@@ -116,6 +177,29 @@ function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache
       this.set({ state: 'busy' }, busy);
       this.set({ state: 'idle' }, threads - busy);
       this.set({ state: 'queued' }, queued);
+    },
+  });
+  new Gauge({
+    name: 'task_threads_wait_milliseconds',
+    help: 'How long tasks waited for a task thread since the start: median and 99th percentile',
+    labelNames: ['quantile'] as const,
+    registers: [registry],
+    collect() {
+      const { waitP50Ms, waitP99Ms } = taskThreads.stats();
+      this.set({ quantile: '0.5' }, waitP50Ms);
+      this.set({ quantile: '0.99' }, waitP99Ms);
+    },
+  });
+  new Gauge({
+    name: 'database_connections',
+    help: 'Write connections in use and idle, and queries waiting for one (PostgreSQL: the pool; SQLite: the writer thread)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const { inUse, idle, waiting } = storage.connections();
+      this.set({ state: 'in_use' }, inUse);
+      this.set({ state: 'idle' }, idle);
+      this.set({ state: 'waiting' }, waiting);
     },
   });
   new Gauge({
@@ -132,4 +216,41 @@ function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache
     },
   });
   return registry;
+}
+
+/** The knowledge base's series: links by state (read at each scrape), fetches, pages indexed, failures by reason. */
+function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMetrics {
+  new Gauge({
+    name: 'kb_links',
+    help: 'Knowledge-base links by state (pending, indexed, failed), in the whole database',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const { status, n } of await countLinksByStatus(storage.readDb)) this.set({ state: status }, n);
+    },
+  });
+  const fetchSeconds = new Histogram({
+    name: 'kb_fetch_duration_seconds',
+    help: 'Time to fetch a knowledge-base page (headers and body), by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const pages = new Counter({ name: 'kb_pages_indexed_total', help: 'Pages indexed by this instance', registers: [registry] });
+  const passages = new Counter({ name: 'kb_passages_stored_total', help: 'Passages stored by this instance', registers: [registry] });
+  const failures = new Counter({
+    name: 'kb_link_failures_total',
+    help: 'Links that failed for good in this instance, by reason (timeout, http_status, too_large, refused, extract, limit, …)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return {
+    fetched: (outcome, seconds) => fetchSeconds.observe({ outcome }, seconds),
+    indexed(count) {
+      pages.inc();
+      passages.inc(count);
+    },
+    failed: (reason) => failures.inc({ reason }),
+  };
 }

@@ -1,16 +1,24 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
 
-// The README's configuration table, as the code reads it.
+// docs/configuration.md's table, as the code reads it.
 describe('configuration', () => {
+  it('documents every variable the code reads, and only those', () => {
+    const code = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+    const read = new Set([...code.matchAll(/\b(?:get|int|bool)\('([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]!));
+    const doc = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    const documented = new Set([...doc.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
+    expect([...read].sort()).toEqual([...documented].sort());
+  });
+
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       dataDir: path.resolve('./data'),
       databaseUrl: null,
       logLevel: 'info',
@@ -26,6 +34,13 @@ describe('configuration', () => {
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 300000,
       purgeDeletedAfterDays: 0,
+      syncIntervalMs: 21_600_000,
+      apiDescriptionVersionsKept: 50,
+      webhookUrl: null,
+      webhookSecret: null,
+      adminApiKey: null,
+      metricsToken: null,
+      trustProxy: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -142,6 +157,58 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
     for (const key of keys) expect(problems).toContain(key);
+  });
+
+  // Issue 17 §1: what listens where, the seeded admin key, the metrics token, the proxies trusted.
+  describe('HOST, ADMIN_API_KEY, METRICS_TOKEN and TRUST_PROXY', () => {
+    const problemsOf = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as ConfigError).problems.join('\n');
+      }
+      return '';
+    };
+    const KEY = `cms_${'A1b2C3d4E5f6G7h8'}_${'x'.repeat(16)}${'Y9'.repeat(8)}`;
+
+    it('listens on loopback unless HOST says otherwise', () => {
+      expect(loadConfig({}).host).toBe('127.0.0.1');
+      expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+      expect(loadConfig({ HOST: '::' }).host).toBe('::');
+    });
+
+    it('ADMIN_API_KEY must be a key in the format the service makes, and a bad one is never echoed', () => {
+      expect(loadConfig({ ADMIN_API_KEY: KEY }).adminApiKey).toBe(KEY);
+      expect(loadConfig({ ADMIN_API_KEY: '  ' }).adminApiKey).toBeNull();
+      for (const bad of ['secret-admin-password', `${KEY}x`, KEY.replace('cms_', 'cmx_'), KEY.replace('x', '-'), KEY.slice(0, -1)]) {
+        const problems = problemsOf({ ADMIN_API_KEY: bad });
+        expect(problems, bad).toContain('ADMIN_API_KEY');
+        expect(problems).not.toContain(bad);
+      }
+    });
+
+    it('METRICS_TOKEN is a bearer token of 16 characters or more', () => {
+      expect(loadConfig({ METRICS_TOKEN: 'abcdefghij-._~+/0123==' }).metricsToken).toBe('abcdefghij-._~+/0123==');
+      for (const bad of ['short', 'has a space in it here', 'quote"quote"quote"', 'x'.repeat(257)])
+        expect(problemsOf({ METRICS_TOKEN: bad }), bad).toContain('METRICS_TOKEN');
+    });
+
+    it('TRUST_PROXY takes false (default), true, or addresses, CIDRs and names; no hop count', () => {
+      expect(loadConfig({}).trustProxy).toBe(false);
+      expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+      expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7 ,fd00::/8,::1,Loopback' }).trustProxy).toEqual([
+        '10.0.0.0/8',
+        '192.168.1.7',
+        'fd00::/8',
+        '::1',
+        'loopback',
+      ]);
+      expect(Object.isFrozen(loadConfig({ TRUST_PROXY: '10.0.0.1' }).trustProxy)).toBe(true);
+      for (const bad of ['maybe', '0', '2', '10.0.0.0/33', '10.0.0.0/8,proxy.example', '::1/129', '1.2.3.4/8/8', ','])
+        expect(problemsOf({ TRUST_PROXY: bad }), bad).toContain('TRUST_PROXY');
+    });
   });
 
   it('reads .env under the real environment (the environment wins)', () => {

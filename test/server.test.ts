@@ -18,13 +18,14 @@ const { startService } = (await import(builtModule('server.js').href)) as typeof
 
 const KEY_LINE = new RegExp(`${API_KEY.source.slice(0, -1)}\\n$`);
 
-function serviceConfig(database: TestDatabase, dataDir = database.dataDir) {
+function serviceConfig(database: TestDatabase, dataDir = database.dataDir, env: Record<string, string> = {}) {
   return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }),
     LOG_LEVEL: 'silent',
+    ...env,
   });
 }
 
@@ -131,6 +132,47 @@ for (const dialect of DIALECTS) {
         }
         await stop(a);
         await stop(b);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    // Issue 17 §1: a container start yields a usable admin key without reading a file inside it.
+    it('ADMIN_API_KEY on a fresh database: that key is the first admin key, no file is written; later starts add no key', async () => {
+      const fresh = await createTestDatabase(dialect);
+      const adminKey = `cms_${'Env0Admin0Key000'}_${'s3cr3t'.repeat(5)}zz`;
+      try {
+        // Two instances at once, as a compose file with replicas would start them.
+        const [a, b] = await Promise.all([
+          startService(serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey })),
+          startService(serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey })),
+        ]);
+        running.push(a, b);
+        expect(existsSync(path.join(fresh.dataDir, BOOTSTRAP_KEY_FILE))).toBe(false);
+        const authorization = `Bearer ${adminKey}`;
+        for (const service of [a, b]) {
+          const keys = await fetch(`${service.address}/backend/api/keys`, { headers: { authorization } });
+          expect(keys.status).toBe(200);
+          const listed = await json(keys);
+          expect(listed).toHaveLength(1);
+          expect(listed[0]).toMatchObject({ id: 'Env0Admin0Key000', name: 'ADMIN_API_KEY', scopes: ['admin'], bots: null, revoked_at: null });
+        }
+        const created = await fetch(`${a.address}/backend/api/copilots`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Seeded' }),
+        });
+        expect(created.status).toBe(201);
+        await stop(a);
+        await stop(b);
+
+        // Once a key exists, another ADMIN_API_KEY adds nothing (rotate keys through the API or the CLI).
+        const other = `cms_${'Another0Key00000'}_${'x'.repeat(32)}`;
+        const again = await startService(serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: other }));
+        running.push(again);
+        expect((await fetch(`${again.address}/backend/api/keys`, { headers: { authorization: `Bearer ${other}` } })).status).toBe(401);
+        expect(await json(await fetch(`${again.address}/backend/api/keys`, { headers: { authorization } }))).toHaveLength(1);
+        await stop(again);
       } finally {
         await fresh.drop();
       }

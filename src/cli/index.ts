@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { VERSION } from './version.js';
 
 // Each command imports what it needs when it runs, so `validate` starts without
 // loading the HTTP framework or the database drivers.
@@ -8,7 +9,15 @@ const program = new Command();
 program
   .name('copilot-service')
   .description('Copilot Management Service: serve the API, manage the database and API keys, validate API descriptions.')
-  .showHelpAfterError();
+  .version(VERSION)
+  .showHelpAfterError()
+  // Before any command is added: subcommands inherit it. Commander's errors are thrown and
+  // given their exit code at the end of this file (2 for a usage error).
+  .exitOverride()
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 success (validate: no finding at or above --fail-on), 1 findings at or above --fail-on, 2 usage error or unreadable input.',
+  );
 
 async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');
@@ -30,7 +39,7 @@ const list = (value: string): string[] =>
     .filter((s) => s !== '');
 
 program
-  .command('serve', { isDefault: true })
+  .command('serve')
   .description('Run the HTTP service (configuration from the environment and .env)')
   .action(async () => {
     const { serve, reportStartupError } = await import('../server.js');
@@ -69,6 +78,14 @@ keys
     const { createApiKey } = await import('../domain/auth/api-keys.js');
     const created = await withStorage((storage) => createApiKey(storage.db, options));
     process.stdout.write(`${created.key}\n`);
+  });
+
+keys
+  .command('generate')
+  .description("Print a new key in the service's format without storing it (a value for ADMIN_API_KEY)")
+  .action(async () => {
+    const { randomAlphanumeric } = await import('../domain/ids.js');
+    process.stdout.write(`cms_${randomAlphanumeric(16)}_${randomAlphanumeric(32)}\n`);
   });
 
 keys
@@ -131,32 +148,85 @@ copilotCommands
   });
 
 program
-  .command('validate')
-  .description('Validate an API description (file or http(s) URL) as the validator endpoint does')
-  .argument('<file-or-url>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
-  .option(
-    '--format <format>',
-    "json (the endpoint's answer) or text (a readable summary)",
-    (value: string) => {
-      if (value !== 'json' && value !== 'text') throw new InvalidArgumentError('use json or text');
-      return value;
-    },
-    'json',
-  )
-  .action(async (target: string, options: { format: 'json' | 'text' }) => {
-    const { runValidate } = await import('./validate.js');
-    const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
-    let fetchPolicy: import('../net/guarded-fetch.js').FetchPolicy | undefined;
-    if (/^https?:\/\//i.test(target)) {
-      const { loadConfig } = await import('../config.js');
-      const config = loadConfig();
-      const { fetchPolicyOf } = await import('../net/guarded-fetch.js');
-      fetchPolicy = fetchPolicyOf(config);
-    }
-    process.exitCode = await runValidate(target, { format: options.format, fetchPolicy }, io);
+  .command('tools')
+  .description('Print the tool definitions an LLM would be given for an API description (JSON)')
+  .argument('<file>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
+  .requiredOption('--platform <platform>', 'openai, anthropic, gemini or mcp', (value: string) => {
+    if (!['openai', 'anthropic', 'gemini', 'mcp'].includes(value)) throw new InvalidArgumentError('use openai, anthropic, gemini or mcp');
+    return value as import('../domain/validator/tools.js').ToolPlatform;
+  })
+  .action(async (file: string, options: { platform: import('../domain/validator/tools.js').ToolPlatform }) => {
+    const { runTools } = await import('./tools.js');
+    process.exitCode = runTools(file, options, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
   });
 
-program.parseAsync(process.argv).catch(async (err: unknown) => {
+program
+  .command('fix')
+  .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (JSON)")
+  .argument('<file>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
+  .option('--apply', 'print the document with the fixes applied (JSON) instead of the overlay')
+  .action(async (file: string, options: { apply?: boolean }) => {
+    const { runFix } = await import('./fix.js');
+    process.exitCode = runFix(file, options, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
+  });
+
+program
+  .command('validate')
+  .description('Validate API descriptions (files, globs, http(s) URLs, - for standard input) as the validator endpoint does')
+  .argument('<inputs...>', 'OpenAPI 3.x or Swagger 2.0 documents, JSON or YAML: files, globs (quote them), URLs, or -')
+  .addOption(
+    new Option(
+      '--format <format>',
+      "json: the endpoint's answer (JSON Lines with a file key for several inputs); text: file:line:col per finding and a summary; sarif: SARIF 2.1.0; junit: JUnit XML; github: workflow annotations",
+    )
+      .choices(['json', 'text', 'sarif', 'junit', 'github'])
+      .default('json'),
+  )
+  .addOption(new Option('--fail-on <severity>', 'least finding severity that makes the exit code 1').choices(['error', 'warning', 'info']).default('error'))
+  .option('--platform <list>', 'only findings for these platforms (comma-separated: openai, gpt_actions, anthropic, gemini, mcp, copilot_studio)', list)
+  .option('--max-bytes <n>', 'refuse a document larger than n bytes (default: no limit for files and stdin; MAX_DOCUMENT_BYTES for URLs)', (value: string) => {
+    if (!/^[1-9]\d{0,15}$/.test(value)) throw new InvalidArgumentError('a positive whole number of bytes');
+    return Number(value);
+  })
+  .option('--deny-private', 'fetch URLs only from public addresses, as the server does (default: localhost and private addresses allowed)')
+  .addHelpText('after', '\nExit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 usage error or an input that cannot be read.')
+  .action(
+    async (
+      inputs: string[],
+      options: { format: import('./formats.js').Format; failOn: 'error' | 'warning' | 'info'; platform?: string[]; maxBytes?: number; denyPrivate?: boolean },
+      command: Command,
+    ) => {
+      const { runValidate, unknownPlatforms, PLATFORMS } = await import('./validate.js');
+      const unknown = options.platform === undefined ? [] : unknownPlatforms(options.platform);
+      if (unknown.length > 0 || options.platform?.length === 0)
+        command.error(`error: --platform takes platform ids among ${PLATFORMS.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`);
+      // A reader that stops early (`| head`) ends the run quietly, with the exit code so far.
+      process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE') throw err;
+        process.exit(process.exitCode ?? 0);
+      });
+      const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
+      process.exitCode = await runValidate(
+        inputs,
+        {
+          format: options.format,
+          failOn: options.failOn,
+          platforms: options.platform as import('../domain/validator/index.js').Platform[] | undefined,
+          maxBytes: options.maxBytes,
+          denyPrivate: options.denyPrivate === true,
+        },
+        io,
+      );
+    },
+  );
+
+// A bare `copilot-service` prints the help (serving is `copilot-service serve`).
+(process.argv.length <= 2 ? Promise.resolve(program.outputHelp()) : program.parseAsync(process.argv)).catch(async (err: unknown) => {
+  if (err instanceof CommanderError) {
+    // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+    return;
+  }
   const { AppError } = await import('../errors.js');
   const { ConfigError } = await import('../config.js');
   const message = err instanceof AppError || err instanceof ConfigError ? err.message : `Error: ${(err as Error).message ?? String(err)}`;

@@ -1,24 +1,29 @@
-import { readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
 import { isAppError } from '../errors.js';
 import {
+  detectFormat,
   ENDPOINT_FINDING_TEXTS,
-  hasFindings,
   parseDocument,
+  PLATFORMS,
   renderResult,
   validateDocument,
   validationSummary,
   type DocumentSource,
+  type Platform,
+  type RuleFinding,
+  type Severity,
   type ValidationResult,
 } from '../domain/validator/index.js';
-import type { FetchPolicy } from '../net/guarded-fetch.js';
+import { atLeast, githubFailure, githubLines, printable, renderJunit, renderSarif, textLines, type FileReport, type Format, type Located } from './formats.js';
+import { CliFailure, expandInputs, readInput, type Input, type ReadOptions } from './inputs.js';
 
 /**
- * `copilot-service validate FILE|URL [--format json|text]` (DESIGN §5: the validator
- * offline): the endpoint's `{all_endpoints, validations}` (json) or a readable summary
- * (text). Exit code 0 when there is nothing to fix, 1 when a flag map is not empty or
- * the document names no server (`base_url` null), 2 when the document cannot be read.
- * Imports only the validator; the URL fetcher is loaded when a URL is given.
+ * `copilot-service validate FILE|GLOB|URL|- … [--format …] [--fail-on …] [--platform …]`
+ * (DESIGN §5: the validator offline; issue 18 C). Exit code 0 when nothing reaches
+ * `--fail-on`, 1 when a finding does (at `error`, the default: a non-empty flag map or an
+ * error-severity rule finding, `validationSummary().has_findings`, as before), 2 when an
+ * input cannot be read (the others are still validated and reported).
+ * Imports only the validator; the URL fetcher, the glob matcher and the position readers
+ * are loaded when needed. docs/cli.md describes the formats.
  */
 
 export interface CliIo {
@@ -26,58 +31,107 @@ export interface CliIo {
   stderr: (s: string) => void;
 }
 
-export interface ValidateOptions {
-  format: 'json' | 'text';
-  /** For an http(s) target; defaults to the service's own policy with the default configuration. */
-  fetchPolicy?: FetchPolicy;
-  /** Largest file accepted (default: the fetch policy's maxBytes, else 25 MiB). */
-  maxBytes?: number;
+export interface ValidateOptions extends ReadOptions {
+  format: Format;
+  /** The least severity that fails the run (exit code 1); default error. */
+  failOn?: Severity;
+  /** Only findings that list one of these platforms (and readiness for these only); default all. */
+  platforms?: readonly Platform[];
 }
 
 export const EXIT_OK = 0;
 export const EXIT_FINDINGS = 1;
 export const EXIT_UNREADABLE = 2;
 
-const DEFAULT_MAX_BYTES = 25 * 1024 * 1024;
-
-export async function runValidate(target: string, opts: ValidateOptions, io: CliIo): Promise<number> {
-  let result: ValidationResult;
+export async function runValidate(targets: string | readonly string[], opts: ValidateOptions, io: CliIo): Promise<number> {
+  const args = typeof targets === 'string' ? [targets] : targets;
+  let inputs: Input[];
   try {
-    const remote = /^https?:\/\//i.test(target);
-    const source = remote ? await fetchSource(target, opts.fetchPolicy) : readSource(target, opts.maxBytes ?? opts.fetchPolicy?.maxBytes ?? DEFAULT_MAX_BYTES);
-    // A file the user chose, in a process of its own: no nesting scan before JSON.parse
-    // (a too-deep document is still refused, after parsing, at the same place). What a
-    // server sends is scanned first, as the service scans what its clients send.
-    result = validateDocument(parseDocument(source, { scanNestingFirst: remote }));
+    inputs = await expandInputs(args);
   } catch (err) {
-    io.stderr(`${describeFailure(target, err)}\n`);
+    io.stderr(`${describeFailure('', err)}\n`);
     return EXIT_UNREADABLE;
   }
-  io.stdout(opts.format === 'text' ? renderText(target, result) : `${renderResult(result)}\n`);
-  return hasFindings(result) ? EXIT_FINDINGS : EXIT_OK;
+  const failOn = opts.failOn ?? 'error';
+  const several = inputs.length > 1;
+  const reports: FileReport[] = [];
+  let unreadable = false;
+  let failing = false;
+  for (const input of inputs) {
+    const label = input.target;
+    let source: DocumentSource;
+    let result: ValidationResult;
+    try {
+      source = await readInput(input, opts);
+      // A file the user chose, in a process of its own: no nesting scan before JSON.parse
+      // (a too-deep document is still refused, after parsing, at the same place). What a
+      // server sends is scanned first, as the service scans what its clients send.
+      result = validateDocument(parseDocument(source, { scanNestingFirst: input.kind === 'url' }));
+    } catch (err) {
+      const message = describeFailure(label, err);
+      io.stderr(`${message}\n`);
+      unreadable = true;
+      if (opts.format === 'github') io.stdout(githubFailure(label, message));
+      else if (opts.format === 'sarif' || opts.format === 'junit') reports.push({ label, located: [], error: message });
+      continue;
+    }
+    const shown = opts.platforms === undefined ? result : forPlatforms(result, opts.platforms);
+    if (fails(shown, failOn, opts.platforms === undefined)) failing = true;
+    if (opts.format === 'json') {
+      const answer = renderResult(shown);
+      // Several inputs: JSON Lines, each answer with the input's name first.
+      io.stdout(several ? `{"file":${JSON.stringify(label)},${answer.slice(1)}\n` : `${answer}\n`);
+      continue;
+    }
+    const located = await locate(source, shown.validations.findings);
+    if (opts.format === 'text') io.stdout(`${textLines(label, located)}${renderText(label, shown)}${several ? '\n' : ''}`);
+    else if (opts.format === 'github') io.stdout(githubLines(label, located));
+    else reports.push({ label, located });
+  }
+  if (opts.format === 'sarif') io.stdout(renderSarif(reports));
+  else if (opts.format === 'junit') io.stdout(renderJunit(reports, failOn));
+  return unreadable ? EXIT_UNREADABLE : failing ? EXIT_FINDINGS : EXIT_OK;
 }
 
 /**
- * Reads the file in one synchronous call: a one-shot command has nothing else to do
- * meanwhile, and the promise API reads a large file in many small thread-pool rounds.
+ * Whether a result fails at `failOn`: a rule finding of that severity or more, or (with every
+ * platform shown) a non-empty flag map of the interface, which counts as an error as it
+ * always has. With `--platform`, the flag maps' findings count through their rules
+ * (`operation-id-missing`, `summary-missing`, `description-missing`), for the platforms they list.
  */
-function readSource(file: string, maxBytes: number): DocumentSource {
-  const info = statSync(file);
-  if (!info.isFile()) throw new CliFailure(`${file} is not a file.`);
-  if (info.size > maxBytes) throw new CliFailure(`${file} is larger than ${maxBytes} bytes.`);
-  return { bytes: readFileSync(file), fileName: basename(file) };
+function fails(result: ValidationResult, failOn: Severity, withFlagMaps: boolean): boolean {
+  if (withFlagMaps) {
+    for (const f of ENDPOINT_FINDING_TEXTS) {
+      const map = result.validations[f.key];
+      if (!Array.isArray(map) && Object.keys(map).length > 0) return true;
+    }
+  }
+  return result.validations.findings.some((f) => atLeast(f.severity, failOn));
 }
 
-async function fetchSource(url: string, policy: FetchPolicy | undefined): Promise<DocumentSource> {
-  // Loaded only for a URL, so validating a file starts without the HTTP client.
-  const { fetchGuarded, fetchPolicyOf } = await import('../net/guarded-fetch.js');
-  const { loadConfig } = await import('../config.js');
-  const fetched = await fetchGuarded(url, policy ?? fetchPolicyOf(loadConfig({})), { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
-  if (fetched.status < 200 || fetched.status > 299) throw new CliFailure(`${url} answered HTTP ${fetched.status}.`);
-  return { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+/** The result with only the findings that list one of `platforms`, and readiness for those platforms only (the score unchanged). */
+export function forPlatforms(result: ValidationResult, platforms: readonly Platform[]): ValidationResult {
+  const chosen = new Set<string>(platforms);
+  const { readiness } = result.validations;
+  return {
+    all_endpoints: result.all_endpoints,
+    validations: {
+      ...result.validations,
+      readiness: {
+        ...readiness,
+        platforms: Object.fromEntries(Object.entries(readiness.platforms).filter(([p]) => chosen.has(p))) as typeof readiness.platforms,
+      },
+      findings: result.validations.findings.filter((f) => f.platforms.some((p) => chosen.has(p))),
+    },
+  };
 }
 
-class CliFailure extends Error {}
+async function locate(source: DocumentSource, findings: readonly RuleFinding[]): Promise<Located[]> {
+  if (findings.length === 0) return [];
+  const { positionsOf } = await import('./positions.js');
+  const at = await positionsOf(source, detectFormat(source));
+  return findings.map((finding) => ({ finding, position: at(finding.pointer) }));
+}
 
 function describeFailure(target: string, err: unknown): string {
   if (err instanceof CliFailure) return err.message;
@@ -91,31 +145,56 @@ function describeFailure(target: string, err: unknown): string {
   return `${printable(target)}: ${message}`;
 }
 
-/** The text format: counts, auth type, base URL, then one row per flagged endpoint. */
+/**
+ * The text format: counts, readiness per platform, auth type, base URL, the count of each
+ * flag map and rule, one row per flagged endpoint (its flag maps' labels, then its rules'
+ * ids), and the document's own findings.
+ */
 export function renderText(target: string, result: ValidationResult): string {
   const summary = validationSummary(result);
+  const { readiness, findings } = result.validations;
   const lines: string[] = [];
   lines.push(`API description: ${printable(target)}`);
   lines.push(`Endpoints:       ${summary.endpoints} (${summary.flagged_endpoints} with findings)`);
+  lines.push(`Readiness:       ${readiness.score}/100`);
+  lines.push(
+    `Platforms:       ${Object.entries(readiness.platforms)
+      .map(([platform, v]) => `${platform} ${v.ready ? 'ready' : `${v.blocking} blocking`}`)
+      .join(' · ')}`,
+  );
   lines.push(`Auth type:       ${printable(summary.auth_type)}`);
   lines.push(`Base URL:        ${summary.base_url === null ? '(none: the document names no server; a copilot cannot call it)' : printable(summary.base_url)}`);
   lines.push('');
-  const width = Math.max(...ENDPOINT_FINDING_TEXTS.map((f) => f.label.length));
-  for (const finding of ENDPOINT_FINDING_TEXTS) {
-    lines.push(`  ${finding.label.padEnd(width)}  ${summary.findings[finding.key]}`);
-  }
+  const counts: [string, number][] = ENDPOINT_FINDING_TEXTS.map((f) => [f.label, summary.findings[f.key]]);
+  for (const [rule, n] of Object.entries(summary.rules)) counts.push([rule, n]);
+  const width = Math.max(...counts.map(([label]) => label.length));
+  for (const [label, n] of counts) lines.push(`  ${label.padEnd(width)}  ${n}`);
 
+  const byEndpoint: string[][] = result.all_endpoints.map(() => []);
+  result.all_endpoints.forEach((_, i) => {
+    for (const f of ENDPOINT_FINDING_TEXTS) {
+      const map = result.validations[f.key];
+      if (!Array.isArray(map) && Object.hasOwn(map, String(i))) byEndpoint[i]!.push(f.label);
+    }
+  });
+  const documentRows: string[][] = [];
+  for (const f of findings) {
+    if (f.endpoint === null) documentRows.push([f.severity, f.rule, printable(f.pointer), printable(f.message)]);
+    else if (f.endpoint < byEndpoint.length && !byEndpoint[f.endpoint]!.includes(f.rule)) byEndpoint[f.endpoint]!.push(f.rule);
+  }
   const rows: string[][] = [];
   result.all_endpoints.forEach((endpoint, i) => {
-    const labels = ENDPOINT_FINDING_TEXTS.filter((f) => {
-      const map = result.validations[f.key];
-      return !Array.isArray(map) && Object.hasOwn(map, String(i));
-    }).map((f) => f.label);
+    const labels = byEndpoint[i]!;
     if (labels.length > 0) rows.push([String(i), printable(endpoint.type), printable(endpoint.path), labels.join(', ')]);
   });
   if (rows.length > 0) {
     lines.push('');
     lines.push(...table(['#', 'METHOD', 'PATH', 'FINDINGS'], rows));
+  }
+  if (documentRows.length > 0) {
+    lines.push('');
+    lines.push('Document:');
+    lines.push(...table(['SEVERITY', 'RULE', 'POINTER', 'MESSAGE'], documentRows).map((l) => `  ${l}`));
   }
   lines.push('');
   lines.push(summary.has_findings ? 'Result: findings to fix.' : 'Result: no findings.');
@@ -132,8 +211,9 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-/** Text from the document shown on a terminal: control characters escaped, so a document cannot drive it. */
-function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+/** The names in `names` that are not platform ids. */
+export function unknownPlatforms(names: readonly string[]): string[] {
+  return names.filter((n) => !(PLATFORMS as readonly string[]).includes(n));
 }
+
+export { PLATFORMS };

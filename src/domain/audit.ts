@@ -24,7 +24,8 @@ export async function recordAudit(
     actor_key_id: actor?.kind === 'key' ? actor.keyId : null,
     action,
     bot_id: botId,
-    details: JSON.stringify(details),
+    // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
+    details: JSON.stringify(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details),
   });
 }
 

@@ -27,3 +27,21 @@ export function decodeCursor(text: string): Cursor {
   }
   return { createdAt, id };
 }
+
+/** A position given by small whole numbers (a version, a change's place in it); opaque to clients. */
+export function encodePosition(parts: readonly number[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+export function decodePosition(text: string, count: number): number[] {
+  const invalid = () => new AppError('invalid_cursor', 'The cursor is not one this service issued.', { cursor: text.slice(0, 100) });
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(text)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(value) || value.length !== count || !value.every((n) => Number.isSafeInteger(n) && n >= 0)) throw invalid();
+  return value as number[];
+}

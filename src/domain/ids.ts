@@ -37,3 +37,8 @@ export function isTimestamp(value: string): boolean {
 export function daysAgo(days: number): string {
   return formatMicros(Math.floor((performance.timeOrigin + performance.now() - days * 86_400_000) * 1000));
 }
+
+/** The wire timestamp `ms` milliseconds from now (negative: ago). */
+export function timestampIn(ms: number): string {
+  return formatMicros(Math.floor((performance.timeOrigin + performance.now() + ms) * 1000));
+}

@@ -251,8 +251,86 @@ export const AuditEntry = Type.Object(
     // A string, not an enum: a client must keep working when a later version audits more actions.
     action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}; later versions may add more`, examples: ['knowledgebase.delete_links'] }),
     bot_id: nullable(Type.String()),
-    details: jsonObject({ description: 'What the action did; its keys depend on the action' }),
+    details: jsonObject({ description: "What the action did; its keys depend on the action. client_ip: the calling client's address (an action over HTTP)" }),
   },
   { $id: 'AuditEntry', title: 'AuditEntry' },
 );
 export type AuditEntry = Static<typeof AuditEntry>;
+
+// ——— API description history and sync (issue 16 §1)
+
+export const API_DESCRIPTION_SOURCES = ['upload', 'sync'] as const;
+
+export const ChangeCounts = Type.Object(
+  {
+    breaking: Type.Integer({ description: 'Changes that break a copilot calling the API (a removed operation, a new required parameter, …)' }),
+    other: Type.Integer(),
+  },
+  { $id: 'ChangeCounts', title: 'ChangeCounts', description: 'Changes from the previous version' },
+);
+
+export const ApiDescriptionVersion = Type.Object(
+  {
+    version: Type.Integer({ description: 'From 1, one more for each accepted document whose content differs from the one before' }),
+    sha256: Type.String({ description: 'SHA-256 of the document as stored, hex' }),
+    size: Type.Integer({ description: 'Bytes' }),
+    media_type: Type.String({ examples: ['application/json'] }),
+    source: oneOf(API_DESCRIPTION_SOURCES, { description: 'upload: PUT …/swagger or POST …/copilot/swagger; sync: fetched from swagger_url' }),
+    url: nullable(Type.String({ description: 'The URL a synced version was fetched from' })),
+    created_at: Timestamp,
+    changes: ref(ChangeCounts),
+  },
+  { $id: 'ApiDescriptionVersion', title: 'ApiDescriptionVersion' },
+);
+export type ApiDescriptionVersion = Static<typeof ApiDescriptionVersion>;
+
+export const ApiDescriptionChange = Type.Object(
+  {
+    version: Type.Integer({ description: 'The version that brought the change' }),
+    kind: Type.String({ description: 'What changed (docs: the list of kinds); later versions may add more', examples: ['endpoint-removed'] }),
+    breaking: Type.Boolean(),
+    method: nullable(Type.String({ description: 'HTTP method, upper case; null for a change of the whole document' })),
+    path: nullable(Type.String()),
+    message: Type.String(),
+    before: Type.Unknown({ description: 'The value before, when it is small (an operationId, a server URL); else null' }),
+    after: Type.Unknown({ description: 'The value after' }),
+  },
+  { $id: 'ApiDescriptionChange', title: 'ApiDescriptionChange' },
+);
+export type ApiDescriptionChange = Static<typeof ApiDescriptionChange>;
+
+export const SYNC_OUTCOMES = ['unchanged', 'changed', 'failed'] as const;
+
+export const ApiDescriptionSync = Type.Object(
+  {
+    smart_sync: Type.Integer({ description: 'The copilot’s setting: 1 = synced on a schedule' }),
+    url: nullable(Type.String({ description: 'The http(s) swagger_url synced from; null when swagger_url is not a URL' })),
+    last_synced_at: nullable(Timestamp),
+    last_outcome: nullable(oneOf(SYNC_OUTCOMES)),
+    last_error: nullable(Type.String()),
+    next_sync_at: nullable(Timestamp),
+    latest_version: nullable(ref(ApiDescriptionVersion)),
+  },
+  { $id: 'ApiDescriptionSync', title: 'ApiDescriptionSync' },
+);
+export type ApiDescriptionSync = Static<typeof ApiDescriptionSync>;
+
+export const WEBHOOK_DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ description: 'Also the `id` of the body and the `x-cms-delivery` header' }),
+    event: Type.String({ examples: ['api_description.breaking_change'] }),
+    copilot_id: nullable(Type.String()),
+    url: Type.String({ description: 'WEBHOOK_URL when the event happened' }),
+    state: oneOf(WEBHOOK_DELIVERY_STATES, { description: 'pending: to be (re)tried; delivered: answered 2xx; failed: every attempt failed' }),
+    attempts: Type.Integer(),
+    last_status: nullable(Type.Integer({ description: 'HTTP status of the last attempt, when one came' })),
+    last_error: nullable(Type.String()),
+    created_at: Timestamp,
+    next_attempt_at: nullable(Timestamp),
+    delivered_at: nullable(Timestamp),
+  },
+  { $id: 'WebhookDelivery', title: 'WebhookDelivery' },
+);
+export type WebhookDelivery = Static<typeof WebhookDelivery>;

@@ -34,7 +34,9 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
     }
     // The key is read from the database on every request: a revocation on any instance
     // acts on the next request.
-    const principal = await authenticate(request.headers.authorization, findKey);
+    const authenticated = await authenticate(request.headers.authorization, findKey);
+    // request.ip follows X-Forwarded-For only from the proxies TRUST_PROXY names.
+    const principal: Principal = authenticated.kind === 'key' ? { ...authenticated, clientIp: request.ip } : authenticated;
     request.principal = principal;
     return principal;
   }

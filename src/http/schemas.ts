@@ -21,8 +21,14 @@ export const COMPONENTS: readonly TSchema[] = [
   wire.ApiKeyCreated,
   validatorWire.Endpoint,
   validatorWire.FlagMap,
+  validatorWire.RuleFinding,
+  validatorWire.Readiness,
   validatorWire.Validations,
   validatorWire.CopilotValidationResult,
+  validatorWire.ToolDefinition,
+  validatorWire.CopilotTools,
+  validatorWire.OverlayAction,
+  validatorWire.Overlay,
   wire.KnowledgeBaseLink,
   wire.KnowledgeBaseLinks,
   wire.LinksRequest,
@@ -30,6 +36,11 @@ export const COMPONENTS: readonly TSchema[] = [
   wire.SearchResult,
   wire.SearchResults,
   wire.AuditEntry,
+  wire.ChangeCounts,
+  wire.ApiDescriptionVersion,
+  wire.ApiDescriptionChange,
+  wire.ApiDescriptionSync,
+  wire.WebhookDelivery,
 ];
 
 export { ref };
@@ -47,6 +58,13 @@ export function jsonAnswer<T extends TSchema>(description: string, schema: T, he
 export const LINK_HEADER: Headers = {
   link: Type.String({ description: 'Present when more remain: `<URL of the next page>; rel="next"`; the body stays a plain array or object' }),
 };
+
+/** The `Link` header of a list's next page (`path` with these parameters and the cursor), or null on the last page. */
+export function nextLink(path: string, limit: number, cursor: string | null, extra: Record<string, string> = {}): string | null {
+  if (!cursor) return null;
+  const query = new URLSearchParams({ ...extra, limit: String(limit), cursor });
+  return `<${path}?${query.toString()}>; rel="next"`;
+}
 
 /** Where the created resource is. */
 export const LOCATION_HEADER: Headers = { location: Type.String({ description: 'The path of the created copilot' }) };

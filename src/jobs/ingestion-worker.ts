@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ExtractError } from '../domain/knowledgebase/extract.js';
-import { formatMicros, nowTimestamp } from '../domain/ids.js';
+import { nowTimestamp, timestampIn } from '../domain/ids.js';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch.js';
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
@@ -31,14 +31,22 @@ export interface WorkerOptions {
   logger?: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
   /** The process's task threads: pages are extracted there. */
   taskThreads: Pick<TaskThreads, 'passagesOnThread'>;
+  /** Told what the worker did (the service counts it in /metrics). */
+  metrics?: IngestionMetrics;
+}
+
+/** What the worker reports: each fetch, each page indexed, each link failed for good and why. */
+export interface IngestionMetrics {
+  fetched(outcome: 'ok' | 'error', seconds: number): void;
+  indexed(passages: number): void;
+  /** `reason`: a FetchError kind, 'extract', 'limit', 'abandoned' or 'internal'. */
+  failed(reason: string): void;
 }
 
 // Passages per staged part: each part is its own transaction, short enough to commit quickly.
 const STAGE_BATCH = 5000;
 
 const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1';
-
-const inMicros = (ms: number) => formatMicros(Math.floor((performance.timeOrigin + performance.now() + ms) * 1000));
 
 /** Transient failures are retried with backoff; anything the page itself decides is final. */
 function isTransient(err: unknown): boolean {
@@ -145,7 +153,7 @@ export class IngestionWorker {
   /** Claims and runs one job; false when none was due. */
   async runOne(): Promise<boolean> {
     const now = nowTimestamp();
-    const job = await kb.claimNextJob(this.storage.db, this.storage.dialect, this.owner, now, inMicros(this.leaseMs));
+    const job = await kb.claimNextJob(this.storage.db, this.storage.dialect, this.owner, now, timestampIn(this.leaseMs));
     if (!job) return false;
     await this.process(job);
     return true;
@@ -159,24 +167,30 @@ export class IngestionWorker {
       // beyond the last ended without one, its lease running out (the process died, perhaps
       // because of this very page). Not tried again.
       const error = `The page was tried ${attempts - 1} times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.`;
-      if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error);
+      if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'abandoned');
       return;
     }
     const lease = this.keepLease(ref);
     try {
-      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal });
+      const started = performance.now();
+      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal }).catch((err: unknown) => {
+        this.options.metrics?.fetched('error', (performance.now() - started) / 1000);
+        throw err;
+      });
+      this.options.metrics?.fetched('ok', (performance.now() - started) / 1000);
       // Extraction is synchronous CPU work on a page the remote server chose: a task thread.
       const passages = await this.options.taskThreads.passagesOnThread(page.body, page.contentType);
       if (lease.lost) return;
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
-        if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error);
+        if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'limit');
         return;
       }
       const outcome = await this.store(job, ref, passages, lease);
-      if (outcome?.status === 'indexed')
+      if (outcome?.status === 'indexed') {
+        this.options.metrics?.indexed(passages.length);
         this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
-      else if (outcome) this.failed(job, outcome.error);
+      } else if (outcome) this.failed(job, outcome.error, 'limit');
     } catch (err) {
       if (this.abort.signal.aborted) {
         await kb.releaseJob(this.storage.db, ref);
@@ -189,12 +203,13 @@ export class IngestionWorker {
       const written = await kb.finishJob(this.storage.db, ref, {
         status: retry ? 'pending' : 'failed',
         error,
-        ...(retry && { runAfter: inMicros(this.backoffMs * 2 ** (attempts - 1)) }),
+        ...(retry && { runAfter: timestampIn(this.backoffMs * 2 ** (attempts - 1)) }),
         now: nowTimestamp(),
       });
-      if (!(err instanceof FetchError || err instanceof ExtractError))
+      if (!(err instanceof FetchError || err instanceof ExtractError)) {
         this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
-      else if (written && !retry) this.failed(job, error);
+        if (written && !retry) this.options.metrics?.failed('internal');
+      } else if (written && !retry) this.failed(job, error, err instanceof FetchError ? err.kind : 'extract');
       else if (written)
         this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
     } finally {
@@ -242,7 +257,7 @@ export class IngestionWorker {
           return published ? { status: 'indexed' } : null;
         });
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
-    await kb.deleteRetiredPassages(db, dialect, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
+    await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
     return outcome;
   }
 
@@ -264,7 +279,7 @@ export class IngestionWorker {
     let stopped = false;
     const renew = async () => {
       try {
-        const ours = await kb.extendLease(this.storage.db, ref, inMicros(this.leaseMs));
+        const ours = await kb.extendLease(this.storage.db, ref, timestampIn(this.leaseMs));
         if (!ours && !stopped) lost.abort(new Error("The job is no longer this worker's."));
       } catch (err) {
         this.options.logger?.warn({ err }, 'knowledge-base lease renewal failed');
@@ -293,7 +308,8 @@ export class IngestionWorker {
   }
 
   /** Every final failure of a link is logged with its bot and reason (DESIGN §9); the page decided it, so not as an error. */
-  private failed(job: KbLinkRow, reason: string): void {
+  private failed(job: KbLinkRow, reason: string, kind: string): void {
+    this.options.metrics?.failed(kind);
     this.options.logger?.warn({ bot_id: job.bot_id, url: withoutQuery(job.url), reason }, 'knowledge-base link failed');
   }
 }

@@ -36,7 +36,7 @@ export function startSearchIndexHousekeeping(storage: Storage, options: { interv
   const loop = async () => {
     while (!stopped) {
       try {
-        const retired = await deleteRetiredPassages(storage.db, storage.dialect, { budget: RETIRED_BUDGET });
+        const retired = await deleteRetiredPassages(storage.db, { budget: RETIRED_BUDGET });
         const swept = await sweepSearchIndex(storage.db, storage.dialect, SWEEP_BATCH);
         if (retired + swept > 0) {
           await new Promise<void>((resolve) => setImmediate(resolve));

@@ -53,8 +53,11 @@ export interface FetchedResource {
   url: string;
   status: number;
   contentType: string | null;
-  /** The decoded body (Content-Encoding removed), at most `maxBytes` long. */
+  /** The decoded body (Content-Encoding removed), at most `maxBytes` long; empty for a 304. */
   body: Buffer;
+  /** The validators a later conditional request sends back (`init.conditional`). */
+  etag: string | null;
+  lastModified: string | null;
 }
 
 export type FetchErrorKind =
@@ -117,13 +120,20 @@ interface CallState {
 }
 
 /**
- * Fetch `url` under `policy`. Resolves with the final 2xx response and its decoded body;
- * rejects with a `FetchError`, or with `init.signal.reason` when the caller aborts.
+ * Fetch `url` under `policy`. Resolves with the final 2xx response and its decoded body (or,
+ * for a conditional request, a 304 with an empty body); rejects with a `FetchError`, or with
+ * `init.signal.reason` when the caller aborts.
  */
 export async function fetchGuarded(
   url: string,
   policy: FetchPolicy,
-  init: { accept?: string; signal?: AbortSignal } = {},
+  init: {
+    accept?: string;
+    signal?: AbortSignal;
+    conditional?: { etag: string | null; lastModified: string | null };
+    /** A POST (webhooks): its body and headers; a redirect is not followed (it would send the body elsewhere). */
+    post?: { body: string; headers: Record<string, string> };
+  } = {},
   hooks: GuardedFetchHooks = {},
 ): Promise<FetchedResource> {
   assertPolicy(policy);
@@ -152,15 +162,27 @@ export async function fetchGuarded(
     for (let redirects = 0; ; redirects++) {
       state.currentUrl = target.href;
       const response = await fetch(target, {
-        method: 'GET',
+        method: init.post ? 'POST' : 'GET',
         redirect: 'manual',
         dispatcher: agent,
         signal: controller.signal,
-        headers: { 'user-agent': USER_AGENT, accept: init.accept ?? '*/*' },
+        ...(init.post && { body: init.post.body }),
+        headers: {
+          ...init.post?.headers,
+          'user-agent': USER_AGENT,
+          accept: init.accept ?? '*/*',
+          ...(init.conditional?.etag && { 'if-none-match': init.conditional.etag }),
+          ...(init.conditional?.lastModified && { 'if-modified-since': init.conditional.lastModified }),
+        },
       });
       const { status } = response;
+      const validators = { etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified') };
+      if (status === 304 && init.conditional) {
+        await discardBody(response.body);
+        return { url: target.href, status, contentType: response.headers.get('content-type'), body: Buffer.alloc(0), ...validators };
+      }
 
-      if (REDIRECT_STATUSES.has(status)) {
+      if (REDIRECT_STATUSES.has(status) && !init.post) {
         await discardBody(response.body);
         const location = response.headers.get('location');
         if (location === null || location.trim() === '') {
@@ -203,7 +225,7 @@ export async function fetchGuarded(
       const meter = rateMeter(policy, () => fail(tooSlow(target.href, policy)));
       try {
         const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)), meter.add);
-        return { url: target.href, status, contentType: response.headers.get('content-type'), body };
+        return { url: target.href, status, contentType: response.headers.get('content-type'), body, ...validators };
       } finally {
         meter.stop();
       }

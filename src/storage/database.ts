@@ -19,6 +19,8 @@ export interface Storage {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
+  /** Write connections in use and queries waiting for one (PostgreSQL: the pool; SQLite: the writer). */
+  connections(): { inUse: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export function openStorage(options: StorageOptions): Storage {
       dialect: 'postgres',
       db,
       readDb: db,
+      connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {
         await db.destroy();
         // Kysely's destroy is a no-op when no query ever ran; the pool must still end,
@@ -89,11 +92,13 @@ export function openStorage(options: StorageOptions): Storage {
     throw new DataDirError(options.dataDir, `the database file ${SQLITE_FILE_NAME} cannot be opened for writing (${describeFsError(err)})`);
   }
   let closed = false;
-  const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed) });
+  const writer = { inUse: 0, waiting: 0 };
+  const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed, writer) });
   let reader: Kysely<Database> | null = null;
   const storage: Storage = {
     dialect: 'sqlite',
     db,
+    connections: () => ({ inUse: writer.inUse, idle: 1 - writer.inUse, waiting: writer.waiting }),
     // Opened lazily: the file and its schema must exist first (after migrations).
     // Once closed, the destroyed writer is handed out so that queries fail instead of
     // silently opening a new connection.

@@ -128,6 +128,16 @@ export async function countPendingLinks(db: Db, botId: string): Promise<number> 
   return Number(row.n);
 }
 
+/** Links of every bot by status (for /metrics). */
+export async function countLinksByStatus(db: Db): Promise<Array<{ status: string; n: number }>> {
+  const rows = await db
+    .selectFrom('kb_links')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
+  return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+}
+
 export async function countLinks(db: Db, botId: string): Promise<number> {
   const row = await db
     .selectFrom('kb_links')
@@ -160,7 +170,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await deletePassagesInBatches(db, dialect, (eb) => eb('link_id', 'in', ids));
+    await deletePassagesInBatches(db, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
 }
@@ -185,7 +195,6 @@ async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<voi
  */
 async function deletePassagesInBatches(
   db: Db,
-  dialect: DialectName,
   which: (eb: ExpressionBuilder<Database, 'kb_passages'>) => Expression<SqlBool>,
   budget = Number.POSITIVE_INFINITY,
 ): Promise<{ deleted: number; done: boolean }> {
@@ -411,6 +420,9 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
       for (const n of (await writePassages(trx, rows.slice(i, i + PASSAGE_INSERT_BATCH), version)).values()) terms += n;
       await mergeSearchIndexStep(trx, dialect);
+      // A batch's search terms are computed on the event loop: one batch per turn (the
+      // writer thread's answers may otherwise arrive within one turn).
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return terms;
   });
@@ -456,7 +468,7 @@ export async function retireSet(db: Db, linkId: string, version: number, botId: 
  * statement, and then the sets' rows.
  * Returns how many passages it deleted; stops after about `budget` of them.
  */
-export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
+export async function deleteRetiredPassages(db: Db, options: { linkId?: string; budget: number }): Promise<number> {
   const sets = await db
     .selectFrom('kb_hidden_passages')
     .select(['link_id', 'version'])
@@ -469,7 +481,6 @@ export async function deleteRetiredPassages(db: Db, dialect: DialectName, option
   for (const set of sets) {
     const result = await deletePassagesInBatches(
       db,
-      dialect,
       (eb) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)]),
       options.budget - deleted,
     );

@@ -1,5 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import { Migrator, type MigrationResultSet } from 'kysely/migration';
+import { Migrator, sql, type Kysely, type MigrationResultSet } from 'kysely';
 import type { Storage } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { knowledgeBase } from './migrations/002-knowledge-base.js';
@@ -10,6 +9,7 @@ import { canonicalLinks } from './migrations/006-canonical-links.js';
 import { unicodeSearch } from './migrations/007-unicode-search.js';
 import { plainReadPath } from './migrations/008-plain-read-path.js';
 import { stagedPassages } from './migrations/009-staged-passages.js';
+import { apiDescriptionVersions } from './migrations/010-api-description-versions.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -25,6 +25,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '007-unicode-search': unicodeSearch(storage.dialect),
     '008-plain-read-path': plainReadPath(storage.dialect),
     '009-staged-passages': stagedPassages(),
+    '010-api-description-versions': apiDescriptionVersions(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -43,6 +43,68 @@ export interface SwaggerDocumentRow {
   created_at: string;
 }
 
+export interface ApiDescriptionVersionRow {
+  copilot_id: string;
+  version: number;
+  sha256: string;
+  size: number;
+  media_type: string;
+  content: Buffer;
+  /** 'upload' (PUT …/swagger, POST …/copilot/swagger) or 'sync' (fetched from swagger_url). */
+  source: string;
+  /** The URL a synced version was fetched from. */
+  url: string | null;
+  breaking_changes: number;
+  other_changes: number;
+  created_at: string;
+}
+
+export interface ApiDescriptionChangeRow {
+  copilot_id: string;
+  version: number;
+  seq: number;
+  kind: string;
+  breaking: number;
+  method: string | null;
+  path: string | null;
+  message: string;
+  before_value: string | null; // JSON
+  after_value: string | null; // JSON
+}
+
+export interface ApiDescriptionSyncRow {
+  copilot_id: string;
+  next_sync_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  last_synced_at: string | null;
+  /** 'unchanged', 'changed' or 'failed'. */
+  last_outcome: string | null;
+  last_error: string | null;
+}
+
+export interface WebhookDeliveryRow {
+  id: string;
+  /** What happened, e.g. 'api_description.breaking_change'. */
+  event: string;
+  copilot_id: string | null;
+  url: string;
+  /** The JSON body POSTed. */
+  payload: string;
+  /** 'pending', 'delivered' or 'failed' (attempts used up). */
+  state: string;
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface KnowledgeBaseRow {
   bot_id: string;
   created_at: string;
@@ -119,6 +181,10 @@ export interface Database {
   copilots: CopilotTable;
   api_keys: ApiKeyRow;
   swagger_documents: SwaggerDocumentRow;
+  api_description_versions: ApiDescriptionVersionRow;
+  api_description_changes: ApiDescriptionChangeRow;
+  api_description_sync: ApiDescriptionSyncRow;
+  webhook_deliveries: WebhookDeliveryRow;
   knowledge_bases: KnowledgeBaseRow;
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;

@@ -1,8 +1,15 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
-import { GenericSqliteWorkerDialect } from 'kysely-generic-sqlite/worker';
-import { createNodeWorkerExecutor } from 'kysely-generic-sqlite/worker-helper-node';
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
 
 /**
  * The SQLite writer connection lives on a thread of its own, so that nothing a write does
@@ -12,93 +19,156 @@ import { createNodeWorkerExecutor } from 'kysely-generic-sqlite/worker-helper-no
  * up to the busy timeout). Reads keep their own connection on the main thread: in WAL mode
  * they never wait for the writer.
  *
- * kysely-generic-sqlite carries the queries over: Kysely serialises them on its single
- * connection (transactions included), the thread runs each on better-sqlite3. The thread's
- * source is inline, like the task threads' would be if they had no build, so the service,
- * its bundle and its tests all start it the same way.
+ * Written here rather than taken from kysely-generic-sqlite: its version for this Kysely (1.x)
+ * loses errors' SQLite codes and never settles a query whose thread died, and its 2.x needs
+ * Kysely 0.29, which requires Node 22. The thread's source is inline (like the Kysely SQLite
+ * driver's own loop, one statement per message), so the service, its bundle and its tests
+ * start it the same way.
  */
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const { createNodeOnMessageCallback } = require(workerData.helper);
-createNodeOnMessageCallback(({ file, pragmas }) => {
-  const db = new Database(file);
-  for (const pragma of pragmas) db.pragma(pragma);
-  // Errors cross the thread as {name, message, stack}: the SQLite code rides in the name.
-  const coded = (err) => {
-    if (err && typeof err.code === 'string' && err.code.startsWith('SQLITE_')) err.name = err.code;
-    return err;
-  };
-  return {
-    db,
-    query(_isSelect, sql, parameters) {
-      try {
-        const statement = db.prepare(sql);
-        if (statement.reader) return { rows: statement.all(parameters) };
-        const { changes, lastInsertRowid } = statement.run(parameters);
-        return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
-      } catch (err) {
-        throw coded(err);
-      }
-    },
-    close() {
-      db.close();
-    },
-  };
+const db = new Database(workerData.file);
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+parentPort.on('message', (message) => {
+  if (message.close) {
+    db.close();
+    parentPort.postMessage({ id: message.id });
+    return;
+  }
+  try {
+    const statement = db.prepare(message.sql);
+    if (statement.reader) {
+      parentPort.postMessage({ id: message.id, rows: statement.all(message.parameters) });
+    } else {
+      const { changes, lastInsertRowid } = statement.run(message.parameters);
+      parentPort.postMessage({ id: message.id, changes, lastInsertRowid: BigInt(lastInsertRowid) });
+    }
+  } catch (err) {
+    parentPort.postMessage({ id: message.id, error: { message: String(err && err.message), code: err && err.code } });
+  }
 });
 `;
 
-/** A writer's error with its SQLite code back in `code` (SQLITE_BUSY and the like), as on the main thread. */
-function withSqliteCode(error: unknown): never {
-  if (error instanceof Error && /^SQLITE_[A-Z_]+$/.test(error.name)) Object.assign(error, { code: error.name, name: 'SqliteError' });
-  throw error;
+interface Answer {
+  id: number;
+  rows?: unknown[];
+  changes?: number;
+  lastInsertRowid?: bigint;
+  error?: { message: string; code?: string };
 }
 
-class CodedConnection implements DatabaseConnection {
-  constructor(readonly inner: DatabaseConnection) {}
-  executeQuery<R>(query: CompiledQuery, options?: Parameters<DatabaseConnection['executeQuery']>[1]): Promise<QueryResult<R>> {
-    return this.inner.executeQuery<R>(query, options).catch(withSqliteCode);
+/** The one connection: each query is a message to the thread, answered in order. */
+class WriterConnection implements DatabaseConnection {
+  private readonly pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
+  private next = 0;
+  private failure: Error | null = null;
+
+  constructor(private readonly worker: Worker) {
+    worker.on('message', (answer: Answer) => {
+      const waiter = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      waiter?.resolve(answer);
+    });
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`The SQLite writer thread exited (code ${code}).`)));
   }
-  streamQuery<R>(query: CompiledQuery, chunkSize: number, options?: Parameters<DatabaseConnection['streamQuery']>[2]): AsyncIterableIterator<QueryResult<R>> {
-    return this.inner.streamQuery<R>(query, chunkSize, options);
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiter of this.pending.values()) waiter.reject(this.failure);
+    this.pending.clear();
+  }
+
+  request(message: { sql?: string; parameters?: readonly unknown[]; close?: true }): Promise<Answer> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const answer = await this.request({ sql: query.sql, parameters: query.parameters });
+    if (answer.error) {
+      // As better-sqlite3 throws it on the main thread: the SQLite code in `code`.
+      throw Object.assign(new Error(answer.error.message), { name: 'SqliteError', code: answer.error.code });
+    }
+    if (answer.rows) return { rows: answer.rows as R[] };
+    return { rows: [], numAffectedRows: BigInt(answer.changes ?? 0), insertId: answer.lastInsertRowid };
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is not offered on the writer.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('The SQLite writer does not stream; read through storage.readDb.');
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.request({ close: true });
+    } catch {
+      // A thread that already ended has nothing left to close.
+    }
+    await this.worker.terminate();
   }
 }
 
-/** The library's driver, its one connection wrapped so that errors keep their SQLite code. */
-class CodedDriver implements Driver {
-  private connection: CodedConnection | null = null;
-  constructor(private readonly inner: Driver) {}
-  init(options?: Parameters<Driver['init']>[0]) {
-    return this.inner.init(options);
+/** The writer's one connection: held by a query or transaction, and how many wait for it. */
+export interface WriterStats {
+  inUse: number;
+  waiting: number;
+}
+
+/** Kysely runs a transaction on one connection; here there is one, so queries wait their turn. */
+class WriterDriver implements Driver {
+  private connection: WriterConnection | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private release: (() => void) | null = null;
+
+  constructor(
+    private readonly open: () => Worker,
+    private readonly stats: WriterStats,
+  ) {}
+
+  async init(): Promise<void> {
+    this.connection = new WriterConnection(this.open());
   }
-  async acquireConnection(options?: Parameters<Driver['acquireConnection']>[0]) {
-    const inner = await this.inner.acquireConnection(options);
-    if (this.connection?.inner !== inner) this.connection = new CodedConnection(inner);
-    return this.connection;
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const previous = this.queue;
+    let release!: () => void;
+    this.queue = new Promise<void>((resolve) => (release = resolve));
+    this.stats.waiting++;
+    await previous;
+    this.stats.waiting--;
+    this.stats.inUse = 1;
+    this.release = release;
+    return this.connection!;
   }
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
-    return this.inner.beginTransaction(connection, settings);
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
   }
-  commitTransaction(connection: DatabaseConnection) {
-    return this.inner.commitTransaction(connection);
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
   }
-  rollbackTransaction(connection: DatabaseConnection) {
-    return this.inner.rollbackTransaction(connection);
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
-  savepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['savepoint']>>[2]) {
-    return this.inner.savepoint!(connection, name, compile);
+
+  async releaseConnection(): Promise<void> {
+    const release = this.release;
+    this.release = null;
+    this.stats.inUse = 0;
+    release?.();
   }
-  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['savepoint']>>[2]) {
-    return this.inner.rollbackToSavepoint!(connection, name, compile);
-  }
-  releaseSavepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['savepoint']>>[2]) {
-    return this.inner.releaseSavepoint!(connection, name, compile);
-  }
-  releaseConnection(connection: DatabaseConnection, options?: Parameters<Driver['releaseConnection']>[1]) {
-    return this.inner.releaseConnection((connection as CodedConnection).inner ?? connection, options);
-  }
-  destroy(options?: Parameters<Driver['destroy']>[0]) {
-    return this.inner.destroy(options);
+
+  async destroy(): Promise<void> {
+    await this.connection?.close();
+    this.connection = null;
   }
 }
 
@@ -107,24 +177,16 @@ class CodedDriver implements Driver {
  * pragmas run first. The thread starts with the first query and ends with `destroy()`; once
  * `closed()` says so, no query starts it again (Kysely would, had none run before `destroy()`).
  */
-export function sqliteWriterDialect(file: string, pragmas: readonly string[], closed: () => boolean): Dialect {
-  const require = createRequire(import.meta.url);
-  const base = new GenericSqliteWorkerDialect(
-    createNodeWorkerExecutor({
-      worker: () => {
-        if (closed()) throw new Error('The database has been closed.');
-        return new Worker(WORKER_SOURCE, {
-          eval: true,
-          workerData: { driver: require.resolve('better-sqlite3'), helper: require.resolve('kysely-generic-sqlite/worker-helper-node') },
-        });
-      },
-      data: { file, pragmas: [...pragmas] },
-    }),
-  );
+export function sqliteWriterDialect(file: string, pragmas: readonly string[], closed: () => boolean, stats: WriterStats): Dialect {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const open = () => {
+    if (closed()) throw new Error('The database has been closed.');
+    return new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, pragmas: [...pragmas] } });
+  };
   return {
-    createAdapter: () => base.createAdapter(),
-    createDriver: () => new CodedDriver(base.createDriver()),
-    createIntrospector: (db) => base.createIntrospector(db),
-    createQueryCompiler: () => base.createQueryCompiler(),
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new WriterDriver(open, stats),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
   };
 }

@@ -21,6 +21,8 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
+import type { ApiChange } from '../domain/api-changes/diff.js';
+import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
@@ -97,12 +99,19 @@ export class TaskThreads {
     return answer.value as ReturnType<Tasks[K]>;
   }
 
-  /** Threads running, threads busy with a task, tasks waiting for a thread. */
-  stats(): { threads: number; busy: number; queued: number } {
-    if (!this.pool) return { threads: 0, busy: 0, queued: 0 };
+  /** Threads running, threads busy with a task, tasks waiting for a thread, and how long tasks waited (ms, since the start). */
+  stats(): { threads: number; busy: number; queued: number; waitP50Ms: number; waitP99Ms: number } {
+    if (!this.pool) return { threads: 0, busy: 0, queued: 0, waitP50Ms: 0, waitP99Ms: 0 };
     const threads = this.pool.threads.length;
     const queued = this.pool.queueSize;
-    return { threads, busy: Math.max(0, Math.min(threads, this.pending - queued)), queued };
+    const wait = this.pool.histogram.waitTime;
+    return {
+      threads,
+      busy: Math.max(0, Math.min(threads, this.pending - queued)),
+      queued,
+      waitP50Ms: Number.isFinite(wait.p50) ? wait.p50 : 0,
+      waitP99Ms: Number.isFinite(wait.p99) ? wait.p99 : 0,
+    };
   }
 
   /** Stops every thread; their tasks, the queued ones and any later one fail with `stopped`. */
@@ -128,6 +137,33 @@ export class TaskThreads {
    */
   answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
     return this.answerOn(src, opts, movable(src.bytes));
+  }
+
+  /** The changes between two accepted versions of an API description, computed on a task thread. */
+  changesOnThread(before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
+    return this.runForRequest('changes', [before, after], before.bytes.length + after.bytes.length);
+  }
+
+  /** The tool definitions of an accepted API description, built on a task thread. */
+  toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]> {
+    return this.runForRequest('tools', [src, platform, maxChars], src.bytes.length);
+  }
+
+  /** The fixes of an accepted API description as an OpenAPI Overlay, computed on a task thread. */
+  fixesOnThread(src: DocumentSource): Promise<Overlay> {
+    return this.runForRequest('fixes', [src], src.bytes.length);
+  }
+
+  /** A task for a request: a full queue is the service's 503, not a failure. */
+  private async runForRequest<K extends TaskName>(task: K, args: Parameters<Tasks[K]>, bytes: number): Promise<ReturnType<Tasks[K]>> {
+    try {
+      return await this.run(task, args, { bytes });
+    } catch (err) {
+      if (err instanceof TaskThreadError && err.reason === 'busy') {
+        throw new AppError('service_unavailable', 'The service is busy with other documents; try again shortly.');
+      }
+      throw err;
+    }
   }
 
   /**

@@ -7,7 +7,11 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import { ExtractError, extractText } from '../domain/knowledgebase/extract.js';
 import { packPassages, splitPassages, type PackedPassages } from '../domain/knowledgebase/passages.js';
-import { renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
+import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
+import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
+import { fixesOverlay } from '../domain/validator/overlay.js';
+import { toolDefinitions } from '../domain/validator/tools.js';
+import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 
 const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
@@ -28,6 +32,19 @@ export const tasks = {
     const bytes = Buffer.from(renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts), 'utf8');
     // Short texts are encoded into Node's shared pool: copied out of it.
     return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
+  },
+  /** The tool definitions an LLM would be given for an accepted API description. */
+  tools(src: DocumentSource, platform: ToolPlatform, maxChars: number): ToolDefinition[] {
+    return toolDefinitions(parseDocument({ ...src, bytes: asBuffer(src.bytes) }), platform, { maxChars });
+  },
+  /** The computable fixes of an accepted API description, as an OpenAPI Overlay. */
+  fixes(src: DocumentSource): Overlay {
+    return fixesOverlay(parseDocument({ ...src, bytes: asBuffer(src.bytes) }));
+  },
+  /** The changes from one accepted version of an API description to the next. */
+  changes(before: DocumentSource, after: DocumentSource): ApiChange[] {
+    const parse = (src: DocumentSource) => parseDocument({ ...src, bytes: asBuffer(src.bytes) });
+    return diffApiDescriptions(parse(before), parse(after));
   },
   /** A fetched page's passages, packed to move back without a copy (throws ExtractError). */
   passages(body: Uint8Array, contentType: string | null): PackedPassages {

@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { authenticate, listApiKeys, readKeys } from '../../src/domain/auth/api-keys.js';
 import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
@@ -155,5 +159,24 @@ describe('copilot-service usage errors', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('DATABASE_URL');
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+// Issue 17 §1: a value for ADMIN_API_KEY, made without a database.
+describe('copilot-service keys generate', () => {
+  it('prints a new key in the service format, alone, touching no database; ADMIN_API_KEY accepts it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cms-generate-'));
+    try {
+      const [a, b] = await Promise.all([run(['keys', 'generate'], { DATA_DIR: dir }, dir), run(['keys', 'generate'], { DATA_DIR: dir }, dir)]);
+      for (const result of [a, b]) {
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stdout).toMatch(KEY_ALONE);
+        expect(loadConfig({ ADMIN_API_KEY: result.stdout }).adminApiKey).toBe(result.stdout.trim());
+      }
+      expect(a.stdout).not.toBe(b.stdout);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

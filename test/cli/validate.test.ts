@@ -23,10 +23,10 @@ const expectedJson = (path: string) => `${renderResult(validateDocument(parseDoc
 
 describe('copilot-service validate FILE', () => {
   it('json (default): the endpoint’s {all_endpoints, validations} text and exit 0 when there is nothing to fix', async () => {
-    const { code, stdout, stderr } = await run(specs('petstore3.json'));
+    const { code, stdout, stderr } = await run(specs('nl_business_gov.json'));
     expect(code).toBe(0);
     expect(stderr).toBe('');
-    expect(stdout).toBe(expectedJson(specs('petstore3.json')));
+    expect(stdout).toBe(expectedJson(specs('nl_business_gov.json')));
     expect(stdout.startsWith('{"all_endpoints":[')).toBe(true);
   });
 
@@ -43,31 +43,44 @@ describe('copilot-service validate FILE', () => {
   it('text: counts, auth type, base URL, and a table of the flagged endpoints', async () => {
     const { code, stdout } = await run(cases('operation-ids.json'), 'text');
     expect(code).toBe(1);
-    expect(stdout).toContain('Endpoints:       10 (7 with findings)');
+    expect(stdout).toContain('Endpoints:       10 (8 with findings)');
     expect(stdout).toContain('Auth type:       none');
     expect(stdout).toContain('Base URL:        (none');
-    expect(stdout).toMatch(/duplicate operationId\s+4/);
-    expect(stdout).toMatch(/invalid operationId\s+5/);
+    expect(stdout).toMatch(/^Readiness: +\d+\/100$/m);
+    expect(stdout).toMatch(/^Platforms: +openai \d+ blocking · gpt_actions \d+ blocking/m);
+    expect(stdout).toMatch(/operation-id-duplicate\s+5/);
+    expect(stdout).toMatch(/operation-id-invalid\s+4/);
+    expect(stdout).toMatch(/operation-id-too-long\s+1/);
     expect(stdout).toMatch(/^ *# +METHOD +PATH +FINDINGS$/m);
-    expect(stdout).toMatch(/^ *6 +PUT +\/c +duplicate operationId, invalid operationId$/m);
+    expect(stdout).toMatch(/^ *6 +PUT +\/c +operation-id-invalid, operation-id-duplicate$/m);
+    expect(stdout).toMatch(/^ +error +server-missing +\/servers +The document names no server/m);
     expect(stdout).not.toMatch(/^ *2 +GET/m);
     expect(stdout.trimEnd().endsWith('Result: findings to fix.')).toBe(true);
   });
 
-  it('text on a YAML document without findings: exit 0 and no table', async () => {
-    const { code, stdout } = await run(specs('petstore3.yaml'), 'text');
+  it('text on a document without findings: exit 0 and no table', async () => {
+    const { code, stdout } = await run(specs('nl_business_gov.json'), 'text');
     expect(code).toBe(0);
-    expect(stdout).toContain('Endpoints:       19 (0 with findings)');
-    expect(stdout).toContain('Auth type:       oauth2');
-    expect(stdout).toContain('Base URL:        https://petstore3.swagger.io/api/v3');
+    expect(stdout).toContain('Endpoints:       4 (0 with findings)');
+    expect(stdout).toContain('Readiness:       100/100');
+    expect(stdout).toContain('Auth type:       none');
     expect(stdout).not.toContain('METHOD');
     expect(stdout).toContain('Result: no findings.');
+  });
+
+  it('text on a YAML document whose only findings are rules: their rows, exit 1 for the error-severity ones', async () => {
+    const { code, stdout } = await run(specs('petstore3.yaml'), 'text');
+    expect(code).toBe(1);
+    expect(stdout).toContain('Auth type:       oauth2');
+    expect(stdout).toContain('Base URL:        https://petstore3.swagger.io/api/v3');
+    expect(stdout).toMatch(/^ *6 +DELETE +\/pet\/\{petId\} +header-parameter-unsupported$/m);
+    expect(stdout).toContain('Result: findings to fix.');
   });
 
   it('text on slack.json lists its 174 endpoints without summary', async () => {
     const { code, stdout } = await run(specs('slack.json'), 'text');
     expect(code).toBe(1);
-    expect(stdout.match(/no summary$/gm)).toHaveLength(174);
+    expect(stdout.match(/^ *\d+ .*no summary(, |$)/gm)).toHaveLength(174);
   });
 
   it('exit 2 with the parser’s position on stderr when the document cannot be read', async () => {
@@ -154,7 +167,7 @@ describe('copilot-service validate URL', () => {
 
   it('fetches under the policy and validates by the response’s media type', async () => {
     const { code, stdout } = await run(`${server.origin}/openapi.yaml`, 'json', { fetchPolicy: policy });
-    expect(code).toBe(0);
+    expect(code).toBe(1); // petstore3 has error-severity rule findings (a custom header, two auth types)
     expect(stdout).toBe(expectedJson(specs('petstore3.yaml')));
   });
 
@@ -191,10 +204,14 @@ describe('copilot-service validate URL', () => {
     expect(stderr).not.toBe('');
   });
 
-  it('exit 2 for a loopback URL under the default policy (no private addresses)', async () => {
-    const { code, stderr } = await run(`${server.origin}/openapi.yaml`);
+  it('a loopback URL is fetched under the default policy (the user’s own machine), refused with denyPrivate', async () => {
+    const allowed = await run(`${server.origin}/openapi.yaml`);
+    expect(allowed.code).toBe(1);
+    expect(allowed.stdout).toBe(expectedJson(specs('petstore3.yaml')));
+    const before = server.connections;
+    const { code, stderr } = await run(`${server.origin}/openapi.yaml`, 'json', { denyPrivate: true });
     expect(code).toBe(2);
-    expect(stderr).not.toBe('');
-    expect(server.connections).toBeGreaterThan(0); // only from the allowed calls above
+    expect(stderr).toContain('127.0.0.1');
+    expect(server.connections).toBe(before);
   });
 });

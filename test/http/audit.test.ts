@@ -67,11 +67,13 @@ for (const dialect of DIALECTS) {
         expect(e.bot_id).toBe(e.action.startsWith('key.') ? null : bot);
       }
       const by = (action: string) => entries.find((e) => e.action === action)!.details;
-      expect(by('copilot.update')).toEqual({ fields: ['name', 'status'] });
+      // Every entry of a request names the client's address (TRUST_PROXY: test/http/deployment-settings.test.ts).
+      for (const e of entries) expect(e.details.client_ip, e.action).toBe('127.0.0.1');
+      expect(by('copilot.update')).toEqual({ fields: ['name', 'status'], client_ip: '127.0.0.1' });
       expect(by('api_description.upload')).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), size: spec('petstore3.json').length });
       expect(by('knowledgebase.add_links')).toMatchObject({ links: ['https://docs.example/a'] });
       expect(by('key.create')).toMatchObject({ key_id: mintedId, scopes: ['copilots:read'], bots: [bot] });
-      expect(by('key.revoke')).toEqual({ key_id: mintedId });
+      expect(by('key.revoke')).toEqual({ key_id: mintedId, client_ip: '127.0.0.1' });
       expect(JSON.stringify(entries)).not.toMatch(/cms_[A-Za-z0-9]{16}_[A-Za-z0-9]{32}/);
     });
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { renderFresh } from '../../src/domain/validator/index.js';
+import { renderFresh, type Validations } from '../../src/domain/validator/index.js';
 import { jsonPathParameterBomb, yamlAliasBomb } from '../domain/validator/answer-bombs.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -81,6 +81,33 @@ for (const dialect of DIALECTS) {
         for (const endpoint of body.all_endpoints) {
           expect(Object.keys(endpoint)).toEqual(['operationId', 'type', 'name', 'description', 'requestBody', 'requestParameters', 'responseBody', 'path']);
         }
+        // Issue 18: the readiness and the rule findings, the validator's own, in the documented order.
+        expect(Object.keys(v)).toEqual([
+          'endpoints_without_operation_id',
+          'endpoints_without_description',
+          'endpoints_without_name',
+          'auth_type',
+          'base_url',
+          'readiness',
+          'findings',
+        ]);
+        const fresh = JSON.parse(renderFresh({ bytes: spec(file), fileName: file }));
+        const rv = v as unknown as Validations;
+        expect(rv.readiness).toEqual(fresh.validations.readiness);
+        expect(rv.findings).toEqual(fresh.validations.findings);
+        expect(Object.keys(rv.readiness.platforms)).toEqual(['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio']);
+        for (const f of rv.findings) expect(Object.keys(f)).toEqual(['rule', 'severity', 'endpoint', 'pointer', 'message', 'platforms', 'fix']);
+      });
+
+      it('readiness and findings of a document with known problems', async () => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'uber.swagger2.json');
+        const validations = expectValidation(await call(t, 'GET', validatorPath(c.id)), c.id).validations as unknown as Validations;
+        expect(validations.findings.filter((f) => f.rule === 'operation-id-missing')).toHaveLength(5);
+        expect(validations.readiness.platforms.gpt_actions).toMatchObject({ ready: false });
+        expect(validations.readiness.platforms.openai).toEqual({ ready: true, blocking: 0, warnings: 0 });
+        expect(validations.readiness.score).toBeLessThan(100);
+        expect(validations.readiness.worst_endpoints.length).toBeGreaterThan(0);
       });
 
       it('an upload then a validation of the same copilot by a read-only key and a key limited to it', async () => {

@@ -358,9 +358,9 @@ for (const dialect of DIALECTS) {
         const [newest, oldest] = entries as [AuditEntry, AuditEntry];
         expect(newest.id).toBeGreaterThan(oldest.id);
         expect(oldest.actor_key_id).toBe(keyIdOf(deleter));
-        expect(oldest.details).toEqual({ deleted_links: [y], not_found_links: [pages.url('/kb/nope')], knowledge_base_deleted: false });
+        expect(oldest.details).toEqual({ deleted_links: [y], not_found_links: [pages.url('/kb/nope')], knowledge_base_deleted: false, client_ip: '127.0.0.1' });
         expect(newest.actor_key_id).toBe(keyIdOf(second));
-        expect(newest.details).toEqual({ deleted_links: [z], not_found_links: [], knowledge_base_deleted: true });
+        expect(newest.details).toEqual({ deleted_links: [z], not_found_links: [], knowledge_base_deleted: true, client_ip: '127.0.0.1' });
         // No secret in the log.
         expect(res.body).not.toContain(deleter.slice(7));
       });

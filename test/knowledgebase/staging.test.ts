@@ -86,7 +86,7 @@ for (const dialect of DIALECTS) {
         term_count: terms,
       });
 
-      expect(await kb.deleteRetiredPassages(storage.db, dialect, { linkId: job.id, budget: Infinity })).toBe(1);
+      expect(await kb.deleteRetiredPassages(storage.db, { linkId: job.id, budget: Infinity })).toBe(1);
       expect(await stored(job.id)).toBe(2);
       expect(await storage.db.selectFrom('kb_hidden_passages').selectAll().where('link_id', '=', job.id).execute()).toEqual([]);
     });
@@ -101,7 +101,7 @@ for (const dialect of DIALECTS) {
       await kb.retireSet(storage.db, job.id, version, bot, NOW);
       expect(await hits(bot, 'keptword')).toEqual(['Kept passage keptword.']);
       expect(await hits(bot, 'lostword')).toEqual([]);
-      expect(await kb.deleteRetiredPassages(storage.db, dialect, { linkId: job.id, budget: Infinity })).toBe(1);
+      expect(await kb.deleteRetiredPassages(storage.db, { linkId: job.id, budget: Infinity })).toBe(1);
       expect(await stored(job.id)).toBe(1);
     });
 
@@ -118,7 +118,7 @@ for (const dialect of DIALECTS) {
         { version: first, state: 'retired' },
         { version: second, state: 'staging' },
       ]);
-      expect(await kb.deleteRetiredPassages(storage.db, dialect, { budget: Infinity })).toBeGreaterThanOrEqual(1);
+      expect(await kb.deleteRetiredPassages(storage.db, { budget: Infinity })).toBeGreaterThanOrEqual(1);
       expect(await stored(job.id)).toBe(0);
     });
 

@@ -63,7 +63,7 @@ for (const dialect of DIALECTS) {
 
     it('inserts the passages in bounded batches with the event loop turning between them', async () => {
       const plugin = new InsertTurns();
-      const storage: Storage = { dialect: t.storage.dialect, db: t.storage.db.withPlugin(plugin), readDb: t.storage.readDb, close: async () => undefined };
+      const storage: Storage = { ...t.storage, db: t.storage.db.withPlugin(plugin), readDb: t.storage.readDb, close: async () => undefined };
       const worker = new IngestionWorker(storage, { ...t.workerOptions, concurrency: 1 });
       const bot = (await createCopilot(t)).id;
       pages.set('/large', { type: 'text/plain', body: passagesText(1800, 'largepage') });

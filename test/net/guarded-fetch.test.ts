@@ -30,6 +30,15 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
   if (path === '/ok') {
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('hello');
+  } else if (path === '/versioned') {
+    // A document with validators: 304 when the client's match.
+    const validators = { etag: '"v7"', 'last-modified': 'Tue, 24 Nov 2026 08:00:00 GMT' };
+    if (req.headers['if-none-match'] === '"v7"' || req.headers['if-modified-since'] === validators['last-modified']) {
+      res.writeHead(304, validators).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', ...validators });
+    res.end('{"v":7}');
   } else if (path === '/echo') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ ua: req.headers['user-agent'], accept: req.headers.accept, host: req.headers.host }));
@@ -160,7 +169,21 @@ describe('fetchGuarded: success', () => {
       status: 200,
       contentType: 'text/plain; charset=utf-8',
       body: Buffer.from('hello'),
+      etag: null,
+      lastModified: null,
     });
+  });
+
+  it('a conditional request: the validators come back, a match is a 304 with no body', async () => {
+    const url = `${v4.origin}/versioned`;
+    const first = await fetchGuarded(url, LOCAL, { conditional: { etag: null, lastModified: null } });
+    expect(first).toMatchObject({ status: 200, etag: '"v7"', lastModified: 'Tue, 24 Nov 2026 08:00:00 GMT', body: Buffer.from('{"v":7}') });
+    const byEtag = await fetchGuarded(url, LOCAL, { conditional: { etag: '"v7"', lastModified: null } });
+    expect(byEtag).toMatchObject({ status: 304, etag: '"v7"', body: Buffer.alloc(0) });
+    const byDate = await fetchGuarded(url, LOCAL, { conditional: { etag: null, lastModified: first.lastModified } });
+    expect(byDate.status).toBe(304);
+    const changed = await fetchGuarded(url, LOCAL, { conditional: { etag: '"v6"', lastModified: null } });
+    expect(changed.status).toBe(200);
   });
 
   it('sends the User-Agent, the default Accept and the original Host', async () => {

@@ -15,6 +15,7 @@ const ALL_MIGRATIONS = [
   '007-unicode-search',
   '008-plain-read-path',
   '009-staged-passages',
+  '010-api-description-versions',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -4,8 +4,7 @@
  * again under its search terms, and search then answers alike on both databases.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
-import { Migrator } from 'kysely/migration';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryTerms } from '../../src/text/search-terms.js';
 import { listCopilots } from '../../src/storage/copilot.repository.js';
@@ -104,7 +103,7 @@ for (const dialect of DIALECTS) {
       // A deleted passage: SQLite noted its stale index entry for the sweep.
       await db.deleteFrom('kb_passages').where('content', '=', 'Die Straße ÜBER dem Fluss.').execute();
       await db.updateTable('kb_links').set({ passages: 1 }).where('id', '=', linkIds.get('https://docs.example/cafe')!).execute();
-      expect(await migrateToLatest(storage)).toEqual(['007-unicode-search', '008-plain-read-path', '009-staged-passages']);
+      expect(await migrateToLatest(storage)).toEqual(['007-unicode-search', '008-plain-read-path', '009-staged-passages', '010-api-description-versions']);
     });
     afterAll(async () => {
       await storage?.close();

@@ -115,6 +115,7 @@ export function tappedStorage(storage: Storage, tap: QueryTap): Storage {
     get readDb() {
       return storage.readDb;
     },
+    connections: () => storage.connections(),
     close: () => storage.close(),
   };
 }

@@ -86,18 +86,54 @@ describe('validation report model', () => {
       endpoints_without_operation_id: { '1': endpoints[1]! },
       endpoints_without_description: [],
       endpoints_without_name: { '2': endpoints[2]! },
-      endpoints_with_duplicate_operation_id: { '0': endpoints[0]!, '3': endpoints[3]! },
-      endpoints_with_invalid_operation_id: [],
       auth_type: 'apiKey',
       base_url: null,
+      readiness: {
+        score: 71,
+        platforms: {
+          openai: { ready: true, blocking: 0, warnings: 0 },
+          gpt_actions: { ready: false, blocking: 3, warnings: 0 },
+          anthropic: { ready: true, blocking: 0, warnings: 0 },
+          gemini: { ready: true, blocking: 0, warnings: 0 },
+          mcp: { ready: false, blocking: 2, warnings: 0 },
+          copilot_studio: { ready: false, blocking: 1, warnings: 0 },
+        },
+        worst_endpoints: [1, 0, 3, 2],
+      },
+      findings: [
+        { rule: 'operation-id-duplicate', severity: 'error', endpoint: 0, pointer: '/paths/~1a/get/operationId', message: 'm', platforms: ['mcp'], fix: null },
+        {
+          rule: 'operation-id-duplicate',
+          severity: 'error',
+          endpoint: 3,
+          pointer: '/paths/~1d/get/operationId',
+          message: 'm',
+          platforms: ['mcp'],
+          fix: 'opd_get',
+        },
+        { rule: 'server-missing', severity: 'error', endpoint: null, pointer: '/servers', message: 'm', platforms: ['gpt_actions'], fix: null },
+        // Out of range: dropped, as network data is read defensively.
+        { rule: 'x', severity: 'error', endpoint: 9, pointer: '', message: 'm', platforms: [], fix: null },
+      ],
     },
   };
 
   it('counts each finding and flags each endpoint by its index', () => {
     const report = buildReport(result);
-    expect(report.counts).toEqual({ no_operation_id: 1, no_description: 0, no_name: 1, duplicate_operation_id: 2, invalid_operation_id: 0 });
-    expect(report.rows.map((r) => r.flags)).toEqual([['duplicate_operation_id'], ['no_operation_id'], ['no_name'], ['duplicate_operation_id']]);
+    expect(report.counts).toEqual({ no_operation_id: 1, no_description: 0, no_name: 1 });
+    expect(report.rows.map((r) => r.flags)).toEqual([[], ['no_operation_id'], ['no_name'], []]);
+    expect(report.rows.map((r) => r.findings.map((f) => f.rule))).toEqual([['operation-id-duplicate'], [], [], ['operation-id-duplicate']]);
     expect(report.flagged).toBe(4);
+    expect(report.findings).toHaveLength(3);
+    expect(report.score).toBe(71);
+    expect(report.platforms.map((p) => `${p.platform}:${p.ready}`)).toEqual([
+      'openai:true',
+      'gpt_actions:false',
+      'anthropic:true',
+      'gemini:true',
+      'mcp:false',
+      'copilot_studio:false',
+    ]);
     expect(report.authType).toBe('apiKey');
     expect(report.baseUrl).toBeNull();
   });
@@ -115,7 +151,10 @@ describe('validation report model', () => {
     expect(flaggedIndexes(undefined, 4)).toEqual([]);
     expect(flaggedIndexes([], 4)).toEqual([]);
     // An answer without its maps (the dashboard reads network data defensively).
-    expect(buildReport({ chatbot_id: 'x', all_endpoints: [], validations: {} as ValidatorResult['validations'] }).authType).toBe('unknown');
+    const bare = buildReport({ chatbot_id: 'x', all_endpoints: [], validations: {} as ValidatorResult['validations'] });
+    expect(bare.authType).toBe('unknown');
+    expect(bare.score).toBeNull();
+    expect(bare.findings).toEqual([]);
   });
 });
 

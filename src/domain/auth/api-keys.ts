@@ -10,15 +10,18 @@ import * as copilots from '../../storage/copilot.repository.js';
 import { recordAudit } from '../audit.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
+import { KEY_PATTERN } from './key-format.js';
 import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type Scope } from '../wire.js';
 
 export { SCOPES, type ApiKey, type Scope };
 
-/** Who is calling: a key (with its scopes and bot limit) or nobody. */
-export type Principal = { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null } | { kind: 'anonymous' };
+/**
+ * Who is calling: a key (with its scopes and bot limit) or nobody. `clientIp` is the
+ * client's address as the HTTP layer sees it (TRUST_PROXY decides whether forwarding headers
+ * count); the audit log records it.
+ */
+export type Principal = { kind: 'key'; keyId: string; scopes: ReadonlySet<Scope>; bots: readonly string[] | null; clientIp?: string } | { kind: 'anonymous' };
 
-/** Wire format of a key: `cms_<16 id chars>_<32 secret chars>`. */
-const KEY_PATTERN = /^cms_([A-Za-z0-9]{16})_([A-Za-z0-9]{32})$/;
 export const BOOTSTRAP_KEY_ID = 'bootstrapAdmin00';
 export const BOOTSTRAP_KEY_FILE = 'bootstrap-admin-key';
 
@@ -89,12 +92,19 @@ function withinBots(principal: KeyPrincipal, bots: readonly string[] | null): bo
   return bots.every((b) => principal.bots!.includes(b));
 }
 
+export interface CreateKeyOptions {
+  creator?: Principal;
+  fixedId?: string;
+  /** The whole key, already in the wire format (ADMIN_API_KEY): stored instead of a new one. */
+  presetKey?: string;
+}
+
 /**
  * Creates a key. `creator` is the key asking (absent: the operator, from the CLI or at
  * first start): a key creates only keys whose scopes it holds itself and whose bots lie
  * within its own, so a key limited to some bots cannot mint one for every bot.
  */
-export async function createApiKey(db: Db, input: ApiKeyCreate, options: { creator?: Principal; fixedId?: string } = {}): Promise<ApiKeyCreated> {
+export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateKeyOptions = {}): Promise<ApiKeyCreated> {
   const scopes = parseScopes(input.scopes);
   const bots = await checkBots(db, input.bots);
   const creator = options.creator;
@@ -105,8 +115,10 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: { creat
       throw new AppError('forbidden', 'This API key is limited to some bots: a key it creates must name bots within its own.', { bots: creator.bots });
     }
   }
-  const id = options.fixedId ?? randomAlphanumeric(16);
-  const secret = randomAlphanumeric(32);
+  const preset = options.presetKey === undefined ? null : KEY_PATTERN.exec(options.presetKey);
+  if (options.presetKey !== undefined && !preset) throw new AppError('invalid_request', 'A preset API key must be in the wire format of keys.');
+  const id = preset ? preset[1]! : (options.fixedId ?? randomAlphanumeric(16));
+  const secret = preset ? preset[2]! : randomAlphanumeric(32);
   const row: ApiKeyRow = {
     id,
     name: input.name ?? '',
@@ -197,6 +209,24 @@ export function authorize(principal: Principal, scope: Scope, botId?: string): v
   }
   if (botId !== undefined && principal.bots !== null && !principal.bots.includes(botId.toLowerCase())) {
     throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: botId });
+  }
+}
+
+/**
+ * First start with ADMIN_API_KEY set (already checked against the key format): when the
+ * database holds no key at all, store that key as an admin key; nothing is written to disk.
+ * Once any key exists, nothing happens, so a later change of the variable never adds a key.
+ * Two instances starting at once store it once (its id is the key's own). Returns the key's
+ * id when this call stored it.
+ */
+export async function seedAdminKey(db: Db, presetKey: string): Promise<string | null> {
+  if ((await keys.listApiKeys(db)).length > 0) return null;
+  const id = KEY_PATTERN.exec(presetKey)?.[1];
+  try {
+    return (await createApiKey(db, { scopes: ['admin'], name: 'ADMIN_API_KEY' }, { presetKey })).id;
+  } catch (err) {
+    if (id && (await keys.findApiKey(db, id))) return null; // another instance won
+    throw err;
   }
 }
 

@@ -8,15 +8,15 @@ import { inTransaction } from '../../storage/transaction.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type ValidationCache } from '../validator/index.js';
-import { createCopilot, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotCreate } from './copilot.service.js';
+import type { Overlay, ToolDefinition, ToolPlatform } from '../validator/wire-types.js';
+import { recordVersion, type HistoryDeps, type NewVersion } from './api-description-history.service.js';
+import { createCopilot, DOCUMENT_MEDIA_TYPES, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotCreate } from './copilot.service.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
  * every instance sees it), fetched under the guarded-fetch rules when it is a URL,
  * and validated with a cache keyed by the document's content.
  */
-
-const MEDIA_TYPES = { json: 'application/json', yaml: 'application/yaml' } as const;
 
 /**
  * What renders a validation answer (its UTF-8 bytes) away from the event loop, where a
@@ -27,12 +27,17 @@ export interface ValidationRenderer {
   answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
   /** The document's bytes move away when they are the whole of their buffer (read for this validation only). */
   answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+  /** The tool definitions of an accepted document (GET …/tools). */
+  toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
+  /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes). */
+  fixesOnThread(src: DocumentSource): Promise<Overlay>;
 }
 
-/** The process's validation cache and what renders the answers it lacks. */
+/** The process's validation cache, what renders the answers it lacks, and what keeps the versions. */
 export interface ValidationDeps {
   cache: ValidationCache;
   renderer: ValidationRenderer;
+  history: HistoryDeps;
 }
 
 export interface UploadedDocument {
@@ -61,7 +66,7 @@ async function checkDocument(validation: ValidationDeps, upload: UploadedDocumen
   // delays only its own answer.
   await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
   const format = detectFormat(source);
-  return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: MEDIA_TYPES[format], sha256, bytes: upload.bytes };
+  return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: DOCUMENT_MEDIA_TYPES[format], sha256, bytes: upload.bytes };
 }
 
 /** Stores the document as the copilot's API description, replacing the previous one. */
@@ -96,12 +101,15 @@ export async function uploadApiDescription(
   // 404 before the document is checked: an unknown copilot costs no parsing.
   const copilot = await getCopilot(db, copilotId);
   const doc = await checkDocument(validation, upload, maxBytes);
-  return inTransaction(db, async (trx) => {
+  const { result } = await recordVersion(db, validation.history, copilot.id, uploadedVersion(doc), async (trx) => {
     await storeDocument(trx, copilot.id, doc);
     await auditUpload(trx, actor, copilot.id, doc);
     return getCopilot(trx, copilot.id);
   });
+  return result;
 }
+
+const uploadedVersion = (doc: CheckedDocument): NewVersion => ({ bytes: doc.bytes, mediaType: doc.mediaType, sha256: doc.sha256, source: 'upload', url: null });
 
 /** POST /backend/api/copilot/swagger: a new copilot with its API description, in one transaction. */
 export async function createCopilotWithApiDescription(
@@ -117,6 +125,7 @@ export async function createCopilotWithApiDescription(
     const created = await createCopilot(trx, input, actor);
     await storeDocument(trx, created.id, doc);
     await auditUpload(trx, actor, created.id, doc);
+    await recordVersion(trx, validation.history, created.id, uploadedVersion(doc));
     return getCopilot(trx, created.id);
   });
 }
@@ -201,3 +210,39 @@ const movingBytes =
   ({ renderer }: ValidationDeps) =>
   (src: DocumentSource, opts: ParseOptions) =>
     renderer.answerOnThreadMovingBytes(src, opts);
+
+/**
+ * The copilot's API description as bytes (stored, or fetched under the guarded-fetch rules),
+ * for what needs the parsed document itself (tool definitions, fixes). Refused as GET
+ * …/validator refuses it (404, 422, 400 with the parser's position, 502), through the
+ * validation cache: a document that cannot be read is not parsed again, and a new one is
+ * checked on a task thread before the caller parses it.
+ */
+export async function copilotDocumentSource(
+  db: Db,
+  validation: ValidationDeps,
+  copilotId: string,
+  policy: FetchPolicy,
+): Promise<{ copilotId: string; source: DocumentSource }> {
+  const copilot = await getCopilot(db, copilotId);
+  if (copilot.swagger_url === '') throw swaggerMissing(copilot);
+  let source: DocumentSource;
+  let sha256: string | undefined;
+  if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
+    const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
+    if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
+    source = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
+    sha256 = row.sha256;
+  } else {
+    let fetched: FetchedResource;
+    try {
+      fetched = await fetchGuarded(copilot.swagger_url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
+    } catch (err) {
+      if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
+      throw err;
+    }
+    source = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+  }
+  await validation.cache.answer(source, sha256 === undefined ? {} : { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
+  return { copilotId: copilot.id, source };
+}

@@ -8,6 +8,7 @@ import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { forbiddenCharacter } from '../knowledgebase/links.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
+import * as apiDescriptionHistory from '../../storage/api-description-history.repository.js';
 import * as swaggerDocuments from '../../storage/swagger-document.repository.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
@@ -23,6 +24,8 @@ export const DEFAULT_PROMPT_MESSAGE =
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The file name a stored API description gets: 20 alphanumerics and its format. */
 export const STORED_DOCUMENT_NAME = /^[A-Za-z0-9]{20}\.(json|yaml)$/;
+/** The media type an API description is stored under, by the format it was read as. */
+export const DOCUMENT_MEDIA_TYPES = { json: 'application/json', yaml: 'application/yaml' } as const;
 
 export function isCopilotId(id: string): boolean {
   return UUID.test(id);
@@ -188,8 +191,8 @@ export async function deleteCopilot(db: Db, id: string, actor?: Principal): Prom
 export const CANCELLED_BY_DELETION = 'Cancelled: the copilot was deleted.';
 
 /**
- * Removes a soft-deleted copilot for good, with its API description documents, its
- * knowledge base, links and passages, in one transaction (audited). 404 for an unknown id;
+ * Removes a soft-deleted copilot for good, with its API description documents and their
+ * versions, its knowledge base, links and passages, in one transaction (audited). 404 for an unknown id;
  * 409 while the copilot is not deleted (delete it first).
  */
 export async function purgeCopilot(db: Db, dialect: DialectName, id: string, actor?: Principal): Promise<PurgeResult> {
@@ -200,6 +203,7 @@ export async function purgeCopilot(db: Db, dialect: DialectName, id: string, act
     }
     const counts = await kb.purgeKnowledgeBase(trx, dialect, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
+    await apiDescriptionHistory.deleteHistory(trx, current.id);
     await copilots.deleteCopilotRow(trx, current.id);
     await recordAudit(trx, actor, 'copilot.purge', current.id, { name: current.name, documents, ...counts });
     return { id: current.id, documents, ...counts };

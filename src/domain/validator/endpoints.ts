@@ -1,6 +1,6 @@
-import { isPlainObject } from './problems.js';
+import { isPlainObject, jsonPointer } from './problems.js';
 import { HTTP_METHODS, specVersion } from './root-check.js';
-import { resolveLocalRef } from './refs.js';
+import { resolveLocalRef, resolveLocalRefWithPointer } from './refs.js';
 import type { ApiDocument, Endpoint } from './types.js';
 
 /** Method key → endpoint `type` (a table rather than `toUpperCase`, which allocates a string per endpoint). */
@@ -24,7 +24,45 @@ const METHOD_TYPES: Record<string, string> = {
  * copies) except where Swagger 2.0 is converted, so building them is linear in the number
  * of operations, not in the size of the document.
  */
-export function extractEndpoints(doc: ApiDocument): Endpoint[] {
+/**
+ * Where an endpoint comes from in the document, for findings that point at their culprit.
+ * Pointers are built on first use: most endpoints never need one.
+ */
+export class EndpointSource {
+  private operationPointer: string | null = null;
+  constructor(
+    /** The Operation Object as written. */
+    readonly operation: Record<string, unknown>,
+    /** The path item's `parameters` as written. */
+    readonly pathParameters: unknown,
+    private readonly path: string,
+    private readonly method: string,
+    /** The written `paths` entry, and the pointer of the path item its `$ref` resolves to (null when not a `$ref`). */
+    private readonly entry: Record<string, unknown>,
+    private readonly targetPointer: string | null,
+  ) {}
+
+  /** RFC 6901 pointer of the operation (into the referenced path item when it comes from a `$ref`). */
+  get pointer(): string {
+    this.operationPointer ??= this.pointerOf(this.method);
+    return this.operationPointer;
+  }
+
+  /** RFC 6901 pointer of the path item's `parameters`. */
+  get pathParametersPointer(): string {
+    return this.pointerOf('parameters');
+  }
+
+  private pointerOf(key: string): string {
+    if (this.targetPointer === null || Object.hasOwn(this.entry, key)) return jsonPointer(['paths', this.path, key]);
+    return this.targetPointer + jsonPointer([key]);
+  }
+}
+
+/**
+ * `sources`, when given, receives one EndpointSource per endpoint, in the same order.
+ */
+export function extractEndpoints(doc: ApiDocument, sources?: EndpointSource[]): Endpoint[] {
   const paths = doc.paths;
   if (!isPlainObject(paths)) return [];
   const swagger2 = specVersion(doc) === 'swagger2';
@@ -33,13 +71,16 @@ export function extractEndpoints(doc: ApiDocument): Endpoint[] {
   const endpoints: Endpoint[] = [];
   for (const path in paths) {
     if (path.startsWith('x-')) continue;
-    const item = pathItem(doc, paths[path]);
+    const entry = paths[path];
+    const item = pathItem(doc, entry);
     if (!item) continue;
+    const targetPointer = sources && item !== entry ? (resolveLocalRefWithPointer(doc, entry)?.pointer ?? null) : null;
     for (const method in item) {
       if (!HTTP_METHODS.has(method)) continue;
       const operation = item[method];
       // Operations of a directly written path item are root-checked; a referenced one's are not.
       if (!isPlainObject(operation)) continue;
+      sources?.push(new EndpointSource(operation, item.parameters, path, method, entry as Record<string, unknown>, targetPointer));
       const parameters = mergeParameters(doc, item.parameters, operation.parameters);
       let requestBody: unknown;
       let requestParameters: Record<string, unknown>[];

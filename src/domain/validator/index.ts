@@ -4,7 +4,7 @@
  * How to add a finding: README.md in this folder.
  */
 import { checkAnswerSize } from './answer-size.js';
-import { extractEndpoints } from './endpoints.js';
+import { extractEndpoints, type EndpointSource } from './endpoints.js';
 import { runFindings } from './findings/index.js';
 import { parseDocumentWithFormat } from './parse.js';
 import { tooLargeToValidate } from './problems.js';
@@ -18,12 +18,15 @@ export type {
   Endpoint,
   FlagMap,
   ParseOptions,
+  Readiness,
+  RuleFinding,
   ValidationResult,
   Validations,
 } from './types.js';
 export type { DocumentFinding, DocumentFindingKey, EndpointFinding, EndpointFindingKey, Finding } from './findings/index.js';
 export type { ValidationSummary } from './summary.js';
-export { ENDPOINT_FINDING_TEXTS, ENDPOINT_FINDINGS, FINDINGS, TOOL_NAME, type EndpointFindingText } from './findings/index.js';
+export { ENDPOINT_FINDING_TEXTS, ENDPOINT_FINDINGS, FINDINGS, type EndpointFindingText } from './findings/index.js';
+export { PLATFORMS, RULE_FAMILIES, RULE_IDS, type Platform, type RuleFamily, type Severity } from './rules/index.js';
 export { ANSWER_LIMIT_CHARS_PER_DOCUMENT_BYTE, ANSWER_LIMIT_FLOOR_CHARS, jsonLength, maxAnswerChars } from './answer-size.js';
 export { createValidationCache, sha256Hex, type Renderer, type ValidationCache, type ValidationCacheStats } from './cache.js';
 export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument } from './parse.js';
@@ -39,8 +42,9 @@ export { hasFindings, validationSummary } from './summary.js';
  */
 export function validateDocument(doc: unknown, opts: { documentBytes?: number } = {}): ValidationResult {
   checkRoot(doc);
-  const all_endpoints = extractEndpoints(doc);
-  const result: ValidationResult = { all_endpoints, validations: runFindings(doc, all_endpoints) };
+  const sources: EndpointSource[] = [];
+  const all_endpoints = extractEndpoints(doc, sources);
+  const result: ValidationResult = { all_endpoints, validations: runFindings(doc, all_endpoints, sources) };
   if (opts.documentBytes !== undefined) checkAnswerSize(result, opts.documentBytes);
   return result;
 }

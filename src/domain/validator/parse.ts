@@ -3,6 +3,7 @@ import type * as JsYaml from 'js-yaml';
 import { AppError } from '../../errors.js';
 import { countMembers, duplicateKeyError, membersAtMost, parseJson, tooDeepError, type DecodedJson } from './json.js';
 import { at, invalidDocument } from './problems.js';
+import { REFS_SEEN_WHEN_PARSED } from './refs.js';
 import { checkRoot } from './root-check.js';
 import type { ApiDocument, DocumentFormat, DocumentSource, ParseOptions } from './types.js';
 
@@ -118,6 +119,7 @@ function decode(bytes: Buffer): DecodedJson {
 function measureTree(root: object, maxDepth: number, maxNodes: number, tooDeep: () => AppError | null): number {
   let nodes = 0;
   let keys = 0;
+  const refs = new Set<string>();
   const visit = (value: object, depth: number): void => {
     if (depth > maxDepth) {
       throw (
@@ -140,6 +142,7 @@ function measureTree(root: object, maxDepth: number, maxNodes: number, tooDeep: 
         own++;
         const item: unknown = (value as Record<string, unknown>)[key];
         if (typeof item === 'object' && item !== null) visit(item, depth + 1);
+        else if (key === '$ref' && typeof item === 'string') refs.add(item);
       }
       keys += own;
       nodes += own + 1;
@@ -147,6 +150,7 @@ function measureTree(root: object, maxDepth: number, maxNodes: number, tooDeep: 
     }
   };
   visit(root, 1);
+  REFS_SEEN_WHEN_PARSED.set(root, refs);
   return keys;
 }
 

@@ -8,6 +8,13 @@ import { isPlainObject } from './problems.js';
  * points nowhere.
  */
 
+/**
+ * The distinct `$ref` strings of each document parsed, gathered by parse.ts's walk after
+ * parsing (which visits every value anyway), so the reference rules need no walk of their
+ * own when nothing is wrong. Keyed by the document: it goes when the document goes.
+ */
+export const REFS_SEEN_WHEN_PARSED = new WeakMap<object, Set<string>>();
+
 /** The most `$ref`s followed from one value (real documents chain two or three). */
 export const MAX_REF_HOPS = 16;
 
@@ -29,6 +36,40 @@ export function resolveLocalRef(doc: Record<string, unknown>, value: unknown): R
     if (seen.includes(ref)) return null;
     seen.push(ref);
     current = pointerTarget(doc, ref);
+  }
+}
+
+/**
+ * Where a value's local reference chain ends, as an RFC 6901 pointer (`/components/parameters/Id`),
+ * with the object found there; null when `value` is not a local `$ref` or does not resolve to
+ * an object (the same bounds as `resolveLocalRef`).
+ */
+export function resolveLocalRefWithPointer(doc: Record<string, unknown>, value: unknown): { target: Record<string, unknown>; pointer: string } | null {
+  let current = value;
+  let pointer: string | null = null;
+  const seen: string[] = [];
+  for (let hops = 0; ; hops++) {
+    if (!isPlainObject(current)) return null;
+    const ref = current.$ref;
+    if (typeof ref !== 'string') return pointer === null ? null : { target: current, pointer };
+    if (hops === MAX_REF_HOPS || !ref.startsWith('#') || seen.includes(ref)) return null;
+    seen.push(ref);
+    pointer = fragmentPointer(ref);
+    current = pointerTarget(doc, ref);
+  }
+}
+
+/** Whether a local `$ref` (`#/…`) names a value that exists (of any type). */
+export function localRefExists(doc: Record<string, unknown>, ref: string): boolean {
+  return pointerTarget(doc, ref) !== undefined;
+}
+
+/** The RFC 6901 pointer of a URI fragment (`#/paths/~1pets%7Bid%7D` → `/paths/~1pets{id}`); as written when it cannot be decoded. */
+function fragmentPointer(ref: string): string {
+  try {
+    return decodeURIComponent(ref.slice(1));
+  } catch {
+    return ref.slice(1);
   }
 }
 

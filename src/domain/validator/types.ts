@@ -31,7 +31,7 @@ export interface ParseOptions {
   scanNestingFirst?: boolean;
 }
 
-export type { Endpoint, FlagMap, ValidationResult, Validations } from './wire-types.js';
+export type { Endpoint, FlagMap, Readiness, RuleFinding, ValidationResult, Validations } from './wire-types.js';
 
 /** A root-checked document: an OpenAPI 3.x or Swagger 2.0 object. */
 export type ApiDocument = Record<string, unknown>;

@@ -8,18 +8,12 @@ import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgeba
 import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRequest, SearchResults } from '../../domain/wire.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
-import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, PageQuery, ref, SearchQuery } from '../schemas.js';
+import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, PageQuery, ref, SearchQuery } from '../schemas.js';
 
 // A body within the links' own bounds (1000 URLs of 2048 characters, each at most 3 bytes in
 // UTF-8, plus JSON punctuation and spacing) is always read, so that it is answered by those
 // bounds (400) and never 413 by the general body limit.
 const LINKS_BODY_BYTES = MAX_LINKS_PER_REQUEST * (MAX_LINK_LENGTH * 3 + 16) + 1024;
-
-function nextLink(path: string, limit: number, cursor: string | null, extra: Record<string, string> = {}): string | null {
-  if (!cursor) return null;
-  const query = new URLSearchParams({ ...extra, limit: String(limit), cursor });
-  return `<${path}?${query.toString()}>; rel="next"`;
-}
 
 export function knowledgeBaseRoutes(
   instance: FastifyInstance,

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
@@ -11,8 +12,23 @@ const Status = Type.Object({ status: Type.String() });
 // The type @fastify/swagger gives its document (its declarations import openapi-types).
 const OpenApiDocument = Type.Unsafe<OpenAPI.Document>({ type: 'object', additionalProperties: true, description: 'An OpenAPI 3.1 document' });
 
-export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage; metrics: Registry }): void {
+const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/** METRICS_TOKEN's check: `Authorization: Bearer <token>`, compared in constant time (401 otherwise). */
+function metricsAccess(token: string | null): ((authorization: string | undefined) => void) | null {
+  if (token === null) return null;
+  const expected = sha256(token);
+  return (authorization) => {
+    const presented = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    if (presented === undefined || !timingSafeEqual(sha256(presented), expected)) {
+      throw new AppError('unauthorized', '/metrics needs "Authorization: Bearer <METRICS_TOKEN>" on this service.');
+    }
+  };
+}
+
+export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage; metrics: Registry; metricsToken?: string | null }): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  const checkMetricsToken = metricsAccess(deps.metricsToken ?? null);
   // security: [] marks these as open in the published document (the default is the bearer key).
   app.get(
     '/healthz',
@@ -53,13 +69,15 @@ export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage
       schema: {
         operationId: 'metrics',
         summary: 'Prometheus metrics',
-        description: 'HTTP, task threads, jobs, failures, caches and the database pool, in the Prometheus text format.',
+        description:
+          'HTTP, task threads, jobs, failures, caches and the database pool, in the Prometheus text format. Open unless the operator sets METRICS_TOKEN: then it needs `Authorization: Bearer <METRICS_TOKEN>` (not an API key).',
         tags: ['operations'],
         security: [],
-        response: { 200: { description: 'The metrics', content: { 'text/plain': { schema: Type.String() } } }, ...errorResponses() },
+        response: { 200: { description: 'The metrics', content: { 'text/plain': { schema: Type.String() } } }, ...errorResponses('unauthorized') },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      checkMetricsToken?.(request.headers.authorization);
       reply.type(deps.metrics.contentType);
       return deps.metrics.metrics();
     },

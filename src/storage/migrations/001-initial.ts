@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.

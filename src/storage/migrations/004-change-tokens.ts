@@ -1,5 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import { sql, type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.

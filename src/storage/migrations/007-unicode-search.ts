@@ -1,5 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import { sql, type Kysely, type Migration } from 'kysely';
 import { passageTerms } from '../../text/search-terms.js';
 import { foldText } from '../../text/folding.js';
 import type { DialectName } from '../database.js';

@@ -1,5 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import { sql, type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 import { changeCounters } from './003-change-counters.js';
 import { changeTokens } from './004-change-tokens.js';

@@ -96,8 +96,6 @@ export async function runWorkflow(input: WorkflowInput): Promise<WorkflowOutcome
     endpoints_without_operation_id: flaggedIndexes(v.endpoints_without_operation_id),
     endpoints_without_description: flaggedIndexes(v.endpoints_without_description),
     endpoints_without_name: flaggedIndexes(v.endpoints_without_name),
-    endpoints_with_duplicate_operation_id: flaggedIndexes(v.endpoints_with_duplicate_operation_id),
-    endpoints_with_invalid_operation_id: flaggedIndexes(v.endpoints_with_invalid_operation_id),
   };
 
   // The knowledge base: add a page, wait for it to be indexed, search it, delete it.

@@ -30,10 +30,12 @@ describe('the registry', () => {
       'endpoints_without_description',
       'endpoints_without_name',
       'auth_type',
-      'endpoints_with_duplicate_operation_id',
-      'endpoints_with_invalid_operation_id',
       'base_url',
     ]);
+  });
+
+  it('puts readiness and findings (the rules) after the keyed findings', () => {
+    expect(Object.keys(validate('operation-ids.json').validations)).toEqual([...FINDINGS.map((f) => f.key), 'readiness', 'findings']);
   });
 
   it('names every endpoint finding once, in the registry order, for the CLI and the dashboard (findings/catalog.ts)', () => {
@@ -46,7 +48,7 @@ describe('the registry', () => {
 
   it('gives [] for an empty map and index → the identical endpoint object otherwise', () => {
     const result = validate('blank-values.yaml');
-    expect(result.validations.endpoints_with_duplicate_operation_id).toEqual([]);
+    expect(validate('operation-ids.json').validations.endpoints_without_description).toEqual([]);
     const map = result.validations.endpoints_without_operation_id as Record<string, Endpoint>;
     for (const [index, endpoint] of Object.entries(map)) expect(endpoint).toBe(result.all_endpoints[Number(index)]);
   });
@@ -79,45 +81,7 @@ describe.each([
   });
 });
 
-describe('endpoints_with_duplicate_operation_id', () => {
-  it('flags every endpoint whose operationId another endpoint also has, as written', () => {
-    const result = validate('operation-ids.json');
-    expect(flagged(result, 'endpoints_with_duplicate_operation_id')).toEqual(['0', '5', '6', '7']);
-  });
-
-  it('passes unique ids and ignores blank ones (they are missing)', () => {
-    const doc = {
-      openapi: '3.0.3',
-      info: { title: 't', version: '1' },
-      paths: { '/a': { get: { operationId: '' }, put: { operationId: '' }, post: { operationId: ' ' }, patch: { operationId: 'x' } } },
-    };
-    const result = validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json')));
-    expect(result.validations.endpoints_with_duplicate_operation_id).toEqual([]);
-    expect(flagged(result, 'endpoints_without_operation_id')).toEqual(['0', '1', '2']);
-  });
-});
-
-describe('endpoints_with_invalid_operation_id', () => {
-  it('flags ids that are not 1–64 of [A-Za-z0-9_-]', () => {
-    // 1 space and dot, 3 sixty-five characters, 6/7 space, 8 non-ASCII; 4 is exactly 64.
-    expect(flagged(validate('operation-ids.json'), 'endpoints_with_invalid_operation_id')).toEqual(['1', '3', '6', '7', '8']);
-  });
-
-  it.each([
-    ['getPetById', false],
-    ['get_pet-by-id_2', false],
-    ['a', false],
-    ['x'.repeat(64), false],
-    ['x'.repeat(65), true],
-    [' getPet ', true],
-    ['get/pet', true],
-    ['get.pet', true],
-    ['', false], // missing, not invalid
-    ['   ', false], // missing, not invalid
-  ])('%j → %s', (operationId, invalid) => {
-    expect(flagged(oneOperation({ operationId }), 'endpoints_with_invalid_operation_id')).toEqual(invalid ? ['0'] : []);
-  });
-});
+// operationId duplicates and invalid ones are rules now: rules.test.ts.
 
 describe('auth_type (DESIGN §5)', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderFresh, type Endpoint } from '../../../src/domain/validator/index.js';
+import { renderFresh, type Endpoint, type Validations } from '../../../src/domain/validator/index.js';
 import { fixture, FIXTURES } from './helpers.js';
 
 /**
@@ -64,10 +64,14 @@ describe("the interface's validator example", () => {
       'endpoints_without_description',
       'endpoints_without_name',
       'auth_type',
-      'endpoints_with_duplicate_operation_id',
-      'endpoints_with_invalid_operation_id',
       'base_url',
+      'readiness',
+      'findings',
     ]);
+    const { readiness, findings } = body.validations as unknown as Validations;
+    expect(Object.keys(readiness)).toEqual(['score', 'platforms', 'worst_endpoints']);
+    expect(Object.keys(readiness.platforms)).toEqual(['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio']);
+    for (const f of findings) expect(Object.keys(f)).toEqual(['rule', 'severity', 'endpoint', 'pointer', 'message', 'platforms', 'fix']);
     expect(body.validations.base_url).toBe('https://petstore3.swagger.io/api/v3');
     expect(Object.keys(body.all_endpoints[0]!)).toEqual(Object.keys(example.all_endpoints[0]!));
     expect(text.startsWith(`{"chatbot_id":"${CHATBOT_ID}","all_endpoints":[{"operationId":"updatePet","type":"PUT"`)).toBe(true);

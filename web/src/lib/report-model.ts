@@ -4,10 +4,10 @@
  * texts (plain data, bundled). The helpers below still read the answer defensively, as data
  * from the network.
  */
-import type { CopilotValidationResult, Endpoint, FlagMap } from '../../../src/domain/validator/wire-types.js';
+import type { CopilotValidationResult, Endpoint, FlagMap, RuleFinding } from '../../../src/domain/validator/wire-types.js';
 import { ENDPOINT_FINDING_TEXTS } from '../../../src/domain/validator/findings/catalog.js';
 
-export type { Endpoint, FlagMap };
+export type { Endpoint, FlagMap, RuleFinding };
 
 export type ValidatorResult = CopilotValidationResult;
 
@@ -22,8 +22,17 @@ export interface ReportRow {
   index: number;
   endpoint: Endpoint;
   flags: FlagKind[];
+  /** The rule findings on this endpoint, in the answer's order. */
+  findings: RuleFinding[];
   /** Lower-case path, name and operationId, for the text filter. */
   haystack: string;
+}
+
+export interface PlatformVerdict {
+  platform: string;
+  ready: boolean;
+  blocking: number;
+  warnings: number;
 }
 
 export interface Report {
@@ -32,6 +41,48 @@ export interface Report {
   flagged: number;
   authType: string;
   baseUrl: string | null;
+  /** null when the answer has no readiness (an older server). */
+  score: number | null;
+  platforms: PlatformVerdict[];
+  /** Every rule finding (well-formed ones only), in the answer's order. */
+  findings: RuleFinding[];
+}
+
+const SEVERITIES = new Set(['error', 'warning', 'info']);
+
+/** The rule findings of an answer that have the documented shape. */
+export function ruleFindings(value: unknown, total: number): RuleFinding[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (f): f is RuleFinding =>
+      f !== null &&
+      typeof f === 'object' &&
+      typeof f.rule === 'string' &&
+      SEVERITIES.has(f.severity) &&
+      (f.endpoint === null || (Number.isInteger(f.endpoint) && f.endpoint >= 0 && f.endpoint < total)) &&
+      typeof f.pointer === 'string' &&
+      typeof f.message === 'string' &&
+      Array.isArray(f.platforms),
+  );
+}
+
+function verdicts(readiness: unknown): { score: number | null; platforms: PlatformVerdict[] } {
+  if (readiness === null || typeof readiness !== 'object') return { score: null, platforms: [] };
+  const r = readiness as { score?: unknown; platforms?: unknown };
+  const platforms: PlatformVerdict[] = [];
+  if (r.platforms !== null && typeof r.platforms === 'object') {
+    for (const [platform, v] of Object.entries(r.platforms as Record<string, unknown>)) {
+      if (v === null || typeof v !== 'object') continue;
+      const { ready, blocking, warnings } = v as Record<string, unknown>;
+      platforms.push({
+        platform,
+        ready: ready === true,
+        blocking: typeof blocking === 'number' ? blocking : 0,
+        warnings: typeof warnings === 'number' ? warnings : 0,
+      });
+    }
+  }
+  return { score: typeof r.score === 'number' ? r.score : null, platforms };
 }
 
 /** The indexes a flag map names; tolerant of `[]`, of a missing key, and of indexes out of range. */
@@ -55,20 +106,30 @@ export function buildReport(result: ValidatorResult): Report {
     counts[kind] = indexes.length;
     for (const index of indexes) flags[index]!.push(kind);
   }
+  const findings = ruleFindings(result.validations?.findings, endpoints.length);
+  const byEndpoint: RuleFinding[][] = endpoints.map(() => []);
+  for (const f of findings) if (f.endpoint !== null) byEndpoint[f.endpoint]!.push(f);
   const rows = endpoints.map((endpoint, index) => ({
     index,
     endpoint,
     flags: flags[index]!,
+    findings: byEndpoint[index]!,
     haystack: `${endpoint.path ?? ''}\n${endpoint.name ?? ''}\n${endpoint.operationId ?? ''}\n${endpoint.type ?? ''}`.toLowerCase(),
   }));
   const baseUrl = result.validations?.base_url;
   return {
     rows,
     counts,
-    flagged: rows.filter((r) => r.flags.length > 0).length,
+    flagged: rows.filter(isFlagged).length,
     authType: typeof result.validations?.auth_type === 'string' ? result.validations.auth_type : 'unknown',
     baseUrl: typeof baseUrl === 'string' && baseUrl !== '' ? baseUrl : null,
+    ...verdicts(result.validations?.readiness),
+    findings,
   };
+}
+
+export function isFlagged(row: ReportRow): boolean {
+  return row.flags.length > 0 || row.findings.length > 0;
 }
 
 export interface RowFilter {
@@ -82,8 +143,6 @@ export function filterRows(rows: readonly ReportRow[], filter: RowFilter): reado
   if (!filter.onlyFlagged && filter.kind === null && words.length === 0) return rows;
   return rows.filter(
     (row) =>
-      (!filter.onlyFlagged || row.flags.length > 0) &&
-      (filter.kind === null || row.flags.includes(filter.kind)) &&
-      words.every((w) => row.haystack.includes(w)),
+      (!filter.onlyFlagged || isFlagged(row)) && (filter.kind === null || row.flags.includes(filter.kind)) && words.every((w) => row.haystack.includes(w)),
   );
 }

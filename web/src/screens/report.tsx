@@ -3,7 +3,7 @@ import { api, ApiError, type Copilot } from '../api';
 import { ErrorNotice, Loading, MethodBadge } from '../components/feedback';
 import { useLoad } from '../hooks';
 import { formatCount, plural } from '../lib/format';
-import { buildReport, filterRows, FLAG_KINDS, type FlagKind, type ReportRow } from '../lib/report-model';
+import { buildReport, filterRows, FLAG_KINDS, isFlagged, type FlagKind, type Report, type ReportRow } from '../lib/report-model';
 import { href } from '../router';
 
 /** Rows rendered at once: the largest descriptions (thousands of endpoints) are shown a page at a time. */
@@ -98,6 +98,9 @@ export function ReportScreen({ copilot }: { copilot: Copilot }) {
         </li>
       </ul>
 
+      <Readiness report={report} />
+      <FindingsList report={report} />
+
       <form class="filters" role="search" aria-label="Filter endpoints" onSubmit={(e) => e.preventDefault()}>
         <div class="field grow">
           <label for="endpoint-filter">Path, name or operationId contains</label>
@@ -187,10 +190,13 @@ function Missing({ what }: { what: string }) {
 function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; onToggle(): void }) {
   const e = row.endpoint;
   const has = (k: FlagKind) => row.flags.includes(k);
-  const opFlag = has('no_operation_id') || has('duplicate_operation_id') || has('invalid_operation_id');
+  const hasRule = (...rules: string[]) => row.findings.some((f) => rules.includes(f.rule));
+  const duplicate = hasRule('operation-id-duplicate');
+  const invalid = hasRule('operation-id-invalid', 'operation-id-too-long');
+  const opFlag = has('no_operation_id') || duplicate || invalid;
   const detailId = `endpoint-${row.index}`;
   return (
-    <tbody class={`endpoint${row.flags.length > 0 ? ' flagged' : ''}${open ? ' open' : ''}`} data-index={row.index}>
+    <tbody class={`endpoint${isFlagged(row) ? ' flagged' : ''}${open ? ' open' : ''}`} data-index={row.index}>
       <tr>
         <td>
           <MethodBadge method={e.type} />
@@ -208,8 +214,8 @@ function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; 
         </td>
         <td class={opFlag ? 'flag' : undefined} data-label="operationId">
           {has('no_operation_id') ? <Missing what="operationId" /> : <code>{e.operationId}</code>}
-          {has('duplicate_operation_id') && <span class="tag">duplicate</span>}
-          {has('invalid_operation_id') && <span class="tag">invalid</span>}
+          {duplicate && <span class="tag">duplicate</span>}
+          {invalid && <span class="tag">invalid</span>}
         </td>
         <td class={`opt desc${has('no_description') ? ' flag' : ''}`}>{has('no_description') ? <Missing what="description" /> : e.description}</td>
       </tr>
@@ -248,10 +254,21 @@ function EndpointDetail({ row }: { row: ReportRow }) {
   const responses = e.responseBody && typeof e.responseBody === 'object' ? Object.entries(e.responseBody) : [];
   return (
     <div class="endpoint-detail">
-      {row.flags.length > 0 && (
+      {isFlagged(row) && (
         <ul class="issues" aria-label="Findings">
           {FLAG_KINDS.filter((k) => row.flags.includes(k.kind)).map((k) => (
             <li key={k.kind}>{k.why}</li>
+          ))}
+          {row.findings.map((f, i) => (
+            <li key={`r${i}`} data-rule={f.rule}>
+              <span class={`severity severity-${f.severity}`}>{f.severity}</span> <code>{f.rule}</code> {f.message}
+              {f.fix !== null && f.fix !== undefined && (
+                <>
+                  {' '}
+                  Fix: <code>{fixText(f.fix)}</code>
+                </>
+              )}
+            </li>
           ))}
         </ul>
       )}
@@ -323,4 +340,98 @@ function EndpointDetail({ row }: { row: ReportRow }) {
       )}
     </div>
   );
+}
+
+const PLATFORM_NAMES: Record<string, string> = {
+  openai: 'OpenAI',
+  gpt_actions: 'GPT Actions',
+  anthropic: 'Anthropic',
+  gemini: 'Gemini',
+  mcp: 'MCP',
+  copilot_studio: 'Copilot Studio',
+};
+
+/** The readiness score and a verdict per platform. */
+function Readiness({ report }: { report: Report }) {
+  if (report.score === null) return null;
+  return (
+    <section class="readiness" aria-label="Readiness">
+      <p class="readiness-score">
+        <span class="stat-value" data-stat="score">
+          {report.score}
+        </span>
+        <span class="stat-label">/100 LLM readiness</span>
+      </p>
+      <ul class="platforms" aria-label="Platforms">
+        {report.platforms.map((p) => (
+          <li key={p.platform} class={p.ready ? 'stat-ok' : 'stat-warn'} data-platform={p.platform} data-ready={p.ready ? 'true' : 'false'}>
+            <strong>{PLATFORM_NAMES[p.platform] ?? p.platform}</strong> {p.ready ? 'ready' : `${formatCount(p.blocking)} blocking`}
+            {p.warnings > 0 && <span class="muted"> · {plural(p.warnings, 'warning')}</span>}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Findings listed at once; the rest are counted. */
+export const FINDINGS_SHOWN = 200;
+
+/** Every rule finding: severity, rule, endpoint, message and the computed fix. */
+function FindingsList({ report }: { report: Report }) {
+  const { findings } = report;
+  if (findings.length === 0) return null;
+  const shown = findings.slice(0, FINDINGS_SHOWN);
+  return (
+    <details class="findings">
+      <summary data-testid="findings-count">{plural(findings.length, 'finding')}</summary>
+      <div class="table-wrap">
+        <table class="findings-table">
+          <thead>
+            <tr>
+              <th scope="col">Severity</th>
+              <th scope="col">Rule</th>
+              <th scope="col">Where</th>
+              <th scope="col">Why</th>
+              <th scope="col">Fix</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((f, i) => {
+              const endpoint = f.endpoint === null ? null : report.rows[f.endpoint]?.endpoint;
+              return (
+                <tr key={i} data-rule={f.rule} data-severity={f.severity}>
+                  <td>
+                    <span class={`severity severity-${f.severity}`}>{f.severity}</span>
+                  </td>
+                  <td>
+                    <code>{f.rule}</code>
+                  </td>
+                  <td>
+                    {endpoint ? (
+                      <>
+                        {endpoint.type} <code>{endpoint.path}</code>
+                      </>
+                    ) : (
+                      <code>{f.pointer || '/'}</code>
+                    )}
+                  </td>
+                  <td>
+                    {f.message} <span class="muted">({f.platforms.join(', ')})</span>
+                  </td>
+                  <td>{f.fix === null || f.fix === undefined ? '' : <code>{fixText(f.fix)}</code>}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {findings.length > shown.length && <p class="muted">… and {formatCount(findings.length - shown.length)} more.</p>}
+    </details>
+  );
+}
+
+function fixText(fix: unknown): string {
+  const text = typeof fix === 'string' ? fix : (JSON.stringify(fix) ?? '');
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

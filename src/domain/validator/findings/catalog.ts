@@ -40,18 +40,4 @@ export const ENDPOINT_FINDING_TEXTS = [
     title: 'Without name',
     why: 'No summary (name): the endpoint has no short human-readable name.',
   },
-  {
-    key: 'endpoints_with_duplicate_operation_id',
-    kind: 'duplicate_operation_id',
-    label: 'duplicate operationId',
-    title: 'Duplicate operationId',
-    why: 'Duplicate operationId: another endpoint uses the same one, so tool names clash.',
-  },
-  {
-    key: 'endpoints_with_invalid_operation_id',
-    kind: 'invalid_operation_id',
-    label: 'invalid operationId',
-    title: 'Invalid operationId',
-    why: 'Invalid operationId: not usable as a tool name (only A–Z, a–z, 0–9, _ and -, at most 64 characters).',
-  },
 ] as const satisfies readonly EndpointFindingText[];

@@ -1,9 +1,9 @@
+import type { EndpointSource } from '../endpoints.js';
+import { readiness, runRules } from '../rules/index.js';
 import type { ApiDocument, Endpoint, FlagMap, Validations } from '../types.js';
 import { authType } from './auth-type.js';
 import { baseUrl } from './base-url.js';
-import { duplicateOperationId } from './duplicate-operation-id.js';
 import type { EndpointFinding, Finding } from './finding.js';
-import { invalidOperationId } from './invalid-operation-id.js';
 import { withoutDescription } from './without-description.js';
 import { withoutName } from './without-name.js';
 import { withoutOperationId } from './without-operation-id.js';
@@ -11,18 +11,21 @@ import { withoutOperationId } from './without-operation-id.js';
 export type { DocumentFinding, DocumentFindingKey, EndpointFinding, EndpointFindingKey, Finding } from './finding.js';
 export { ENDPOINT_FINDING_TEXTS, type EndpointFindingText } from './catalog.js';
 export { isBlank } from './finding.js';
-export { TOOL_NAME } from './invalid-operation-id.js';
 
 /**
- * Every finding, in the order its key appears in `validations`: the interface's four
- * first (interface §2.4), then the additive ones (DESIGN §5).
+ * Every finding with a key of its own, in the order its key appears in `validations`: the
+ * interface's four first (interface §2.4), then `base_url`. `readiness` and `findings` (the
+ * rules, ../rules/) follow them.
  */
-export const FINDINGS: readonly Finding[] = [withoutOperationId, withoutDescription, withoutName, authType, duplicateOperationId, invalidOperationId, baseUrl];
+export const FINDINGS: readonly Finding[] = [withoutOperationId, withoutDescription, withoutName, authType, baseUrl];
 
 export const ENDPOINT_FINDINGS: readonly EndpointFinding[] = FINDINGS.filter((f): f is EndpointFinding => f.kind === 'endpoint');
 
-/** `validations` for a document and its endpoints. Findings are values; nothing here throws. */
-export function runFindings(doc: ApiDocument, endpoints: readonly Endpoint[]): Validations {
+/**
+ * `validations` for a document and its endpoints (`sources`: where each endpoint is written,
+ * from `extractEndpoints`). Findings are values; nothing here throws.
+ */
+export function runFindings(doc: ApiDocument, endpoints: readonly Endpoint[], sources: readonly EndpointSource[]): Validations {
   const validations: Record<string, unknown> = {};
   for (const finding of FINDINGS) {
     if (finding.kind === 'endpoint') {
@@ -31,6 +34,9 @@ export function runFindings(doc: ApiDocument, endpoints: readonly Endpoint[]): V
       validations[finding.key] = finding.compute(doc);
     }
   }
+  const findings = runRules(doc, endpoints, sources);
+  validations.readiness = readiness(findings, endpoints.length);
+  validations.findings = findings;
   return validations as unknown as Validations;
 }
 

@@ -1,0 +1,195 @@
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { RULE_IDS, type RuleFinding, type Severity } from '../domain/validator/index.js';
+import type { Position } from './positions.js';
+import { VERSION } from './version.js';
+
+/**
+ * The report formats of `copilot-service validate` that place findings in the document
+ * (`json` is the HTTP answer, written by validate.ts): `text` lines `file:line:col`, SARIF
+ * 2.1.0, JUnit XML and GitHub workflow commands. docs/cli.md describes each.
+ */
+
+export type Format = 'text' | 'json' | 'sarif' | 'junit' | 'github';
+export const FORMATS: readonly Format[] = ['text', 'json', 'sarif', 'junit', 'github'];
+
+/** One finding with where it is in its document. */
+export interface Located {
+  finding: RuleFinding;
+  position: Position;
+}
+
+/** What the collecting formats (sarif, junit) keep of one input. */
+export interface FileReport {
+  /** The input as the user named it (`-` for standard input). */
+  label: string;
+  located: Located[];
+  /** Set when the input could not be read or parsed (exit code 2). */
+  error?: string;
+}
+
+const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
+export const atLeast = (severity: Severity, threshold: Severity) => RANK[severity] >= RANK[threshold];
+
+/** Text from a document shown on a terminal: control characters escaped, so a document cannot drive it. */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `file:line:col: severity rule: message [platforms]`, one line per finding, as compilers print them. */
+export function textLines(label: string, located: readonly Located[]): string {
+  let out = '';
+  for (const { finding: f, position: p } of located) {
+    out += `${printable(label)}:${p.line}:${p.column}: ${f.severity} ${f.rule}: ${printable(f.message)}${f.platforms.length > 0 ? ` [${f.platforms.join(', ')}]` : ''}\n`;
+  }
+  return out;
+}
+
+// GitHub workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+const ghData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const ghProperty = (s: string) => ghData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+const GH_COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'notice' };
+
+/** `::error file=…,line=…,col=…,title=<rule>::<message>` per finding (info as `::notice`). */
+export function githubLines(label: string, located: readonly Located[]): string {
+  let out = '';
+  for (const { finding: f, position: p } of located) {
+    out += `::${GH_COMMAND[f.severity]} file=${ghProperty(label)},line=${p.line},col=${p.column},title=${ghProperty(f.rule)}::${ghData(f.message)}\n`;
+  }
+  return out;
+}
+
+export function githubFailure(label: string, message: string): string {
+  return `::error file=${ghProperty(label)},title=unreadable::${ghData(message)}\n`;
+}
+
+/** The SARIF `artifactLocation.uri`: a relative path as written (forward slashes), a file URL for an absolute one. */
+function artifactUri(label: string): string {
+  if (label === '-') return 'stdin';
+  if (/^https?:\/\//i.test(label)) return label;
+  if (isAbsolute(label)) return pathToFileURL(label).href;
+  return encodeURI(label.replace(/\\/g, '/'));
+}
+
+const SARIF_LEVEL: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'note' };
+
+/**
+ * SARIF 2.1.0: one run; the driver's rules are the rule registry (`RULE_IDS`), each result
+ * names its rule by id and index, its level, message and region; the JSON pointer, platforms
+ * and fix are in the result's properties. An input that could not be read is a tool
+ * execution notification and makes the invocation unsuccessful.
+ */
+export function renderSarif(reports: readonly FileReport[]): string {
+  const ruleIndex = new Map(RULE_IDS.map((id, i) => [id, i]));
+  const results: unknown[] = [];
+  const notifications: unknown[] = [];
+  for (const report of reports) {
+    const uri = artifactUri(report.label);
+    if (report.error !== undefined) {
+      notifications.push({
+        level: 'error',
+        message: { text: report.error },
+        locations: [{ physicalLocation: { artifactLocation: { uri } } }],
+      });
+      continue;
+    }
+    for (const { finding: f, position: p } of report.located) {
+      const index = ruleIndex.get(f.rule);
+      results.push({
+        ruleId: f.rule,
+        ...(index === undefined ? {} : { ruleIndex: index }),
+        level: SARIF_LEVEL[f.severity],
+        message: { text: f.message },
+        locations: [
+          {
+            physicalLocation: { artifactLocation: { uri }, region: { startLine: p.line, startColumn: p.column } },
+            logicalLocations: [{ fullyQualifiedName: f.pointer, kind: 'member' }],
+          },
+        ],
+        properties: { pointer: f.pointer, endpoint: f.endpoint, platforms: f.platforms, fix: f.fix },
+      });
+    }
+  }
+  const sarif = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'copilot-service',
+            version: VERSION,
+            rules: RULE_IDS.map((id) => ({ id, shortDescription: { text: id } })),
+          },
+        },
+        invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
+        results,
+      },
+    ],
+  };
+  return `${JSON.stringify(sarif, null, 2)}\n`;
+}
+
+function xml(s: string): string {
+  return (
+    s
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      // Characters XML 1.0 cannot hold at all, escaped as text.
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  );
+}
+
+/**
+ * JUnit XML: one `<testsuite>` per input, one `<testcase>` per rule of the registry (a
+ * stable list, so a CI dashboard can follow each rule from run to run). A rule with a finding
+ * at or above `--fail-on` fails, its findings (`line:col severity pointer: message`) in the
+ * failure's text; one with findings below the threshold passes, them in `<system-out>`. An
+ * input that could not be read is a suite with one `read` test case in error.
+ */
+export function renderJunit(reports: readonly FileReport[], failOn: Severity): string {
+  let tests = 0;
+  let failures = 0;
+  let errors = 0;
+  const suites: string[] = [];
+  for (const report of reports) {
+    const name = xml(report.label);
+    if (report.error !== undefined) {
+      tests++;
+      errors++;
+      suites.push(
+        `  <testsuite name="${name}" tests="1" failures="0" errors="1" skipped="0">\n` +
+          `    <testcase classname="${name}" name="read">\n      <error message="${xml(report.error)}" type="unreadable"/>\n    </testcase>\n  </testsuite>`,
+      );
+      continue;
+    }
+    const byRule = new Map<string, Located[]>();
+    for (const l of report.located) {
+      const list = byRule.get(l.finding.rule);
+      if (list) list.push(l);
+      else byRule.set(l.finding.rule, [l]);
+    }
+    const ids = [...RULE_IDS, ...[...byRule.keys()].filter((id) => !RULE_IDS.includes(id))];
+    let suiteFailures = 0;
+    const cases: string[] = [];
+    for (const id of ids) {
+      const found = byRule.get(id) ?? [];
+      const body = found.map(({ finding: f, position: p }) => `${p.line}:${p.column} ${f.severity} ${f.pointer}: ${f.message}`).join('\n');
+      const failing = found.filter((l) => atLeast(l.finding.severity, failOn));
+      let inner = '';
+      if (failing.length > 0) {
+        suiteFailures++;
+        inner = `\n      <failure message="${failing.length} finding${failing.length === 1 ? '' : 's'} at or above ${failOn}" type="${xml(id)}">${xml(body)}</failure>\n    `;
+      } else if (found.length > 0) inner = `\n      <system-out>${xml(body)}</system-out>\n    `;
+      cases.push(`    <testcase classname="${name}" name="${xml(id)}">${inner}</testcase>`);
+    }
+    tests += ids.length;
+    failures += suiteFailures;
+    suites.push(`  <testsuite name="${name}" tests="${ids.length}" failures="${suiteFailures}" errors="0" skipped="0">\n${cases.join('\n')}\n  </testsuite>`);
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="copilot-service validate" tests="${tests}" failures="${failures}" errors="${errors}">\n${suites.join('\n')}\n</testsuites>\n`;
+}

@@ -1,0 +1,102 @@
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { DocumentSource } from '../domain/validator/index.js';
+import type { FetchPolicy } from '../net/guarded-fetch.js';
+
+/**
+ * What `copilot-service validate` reads: files (a glob expands to the files it matches), `-`
+ * for standard input, and http(s) URLs. The user runs the command on their own machine, so a
+ * URL may name localhost or a private address unless `--deny-private` asks for the
+ * service's address guard; a local file has no size cap unless `--max-bytes` sets one.
+ */
+
+export type Input = { kind: 'file'; target: string } | { kind: 'stdin'; target: '-' } | { kind: 'url'; target: string };
+
+export interface ReadOptions {
+  /** Largest document accepted; undefined: no cap for a file or stdin, the configuration's MAX_DOCUMENT_BYTES for a URL. */
+  maxBytes?: number;
+  /** Apply the service's address guard (global unicast only, plus FETCH_ALLOW_NETWORKS) to URLs. */
+  denyPrivate?: boolean;
+  /** A fetch policy that replaces the one built from the configuration (tests). */
+  fetchPolicy?: FetchPolicy;
+  /** Standard input (tests pass their own). */
+  stdin?: NodeJS.ReadableStream;
+}
+
+/** A failure to read one input, in one sentence for a person (exit code 2). */
+export class CliFailure extends Error {}
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
+const GLOB_CHARS = /[*?[\]{}]/;
+
+/**
+ * The inputs the arguments name, in order, duplicates dropped. An argument that names an
+ * existing path, or has no glob character, is taken as written (a missing file is then
+ * reported when read); otherwise it is a glob, expanded (sorted) by tinyglobby, loaded
+ * only then. A glob that matches nothing is a failure.
+ */
+export async function expandInputs(args: readonly string[]): Promise<Input[]> {
+  const out: Input[] = [];
+  const seen = new Set<string>();
+  const add = (input: Input) => {
+    if (input.kind === 'stdin' || !seen.has(input.target)) out.push(input);
+    seen.add(input.target);
+  };
+  for (const arg of args) {
+    if (arg === '-') add({ kind: 'stdin', target: '-' });
+    else if (isUrl(arg)) add({ kind: 'url', target: arg });
+    else if (!GLOB_CHARS.test(arg) || statSync(arg, { throwIfNoEntry: false }) !== undefined) add({ kind: 'file', target: arg });
+    else {
+      const { glob } = await import('tinyglobby');
+      const files = (await glob(arg, { onlyFiles: true, expandDirectories: false, dot: false })).sort();
+      if (files.length === 0) throw new CliFailure(`${arg}: no file matches this pattern.`);
+      for (const file of files) add({ kind: 'file', target: file });
+    }
+  }
+  return out;
+}
+
+export async function readInput(input: Input, opts: ReadOptions): Promise<DocumentSource> {
+  if (input.kind === 'url') return fetchSource(input.target, opts);
+  if (input.kind === 'stdin') return { bytes: await readStream(opts.stdin ?? process.stdin, opts.maxBytes) };
+  return readFile(input.target, opts.maxBytes);
+}
+
+/**
+ * Reads the file in one synchronous call: a one-shot command has nothing else to do
+ * meanwhile, and the promise API reads a large file in many small thread-pool rounds.
+ */
+function readFile(file: string, maxBytes: number | undefined): DocumentSource {
+  const info = statSync(file);
+  if (!info.isFile()) throw new CliFailure(`${file} is not a file.`);
+  if (maxBytes !== undefined && info.size > maxBytes) throw new CliFailure(`${file} is larger than ${maxBytes} bytes (--max-bytes).`);
+  return { bytes: readFileSync(file), fileName: basename(file) };
+}
+
+async function readStream(stream: NodeJS.ReadableStream, maxBytes: number | undefined): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
+    if (maxBytes !== undefined && size > maxBytes) throw new CliFailure(`Standard input is larger than ${maxBytes} bytes (--max-bytes).`);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+async function fetchSource(url: string, opts: ReadOptions): Promise<DocumentSource> {
+  // Loaded only for a URL, so validating a file starts without the HTTP client.
+  const { fetchGuarded, fetchPolicyOf } = await import('../net/guarded-fetch.js');
+  let policy = opts.fetchPolicy;
+  if (policy === undefined) {
+    const { loadConfig } = await import('../config.js');
+    policy = fetchPolicyOf(loadConfig());
+    // The guard protects a server from its users; on the user's own machine every address is theirs.
+    if (!opts.denyPrivate) policy.allowNetworks = ['0.0.0.0/0', '::/0'];
+  }
+  if (opts.maxBytes !== undefined) policy = { ...policy, maxBytes: opts.maxBytes };
+  const fetched = await fetchGuarded(url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
+  if (fetched.status < 200 || fetched.status > 299) throw new CliFailure(`${url} answered HTTP ${fetched.status}.`);
+  return { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+}

@@ -1,0 +1,242 @@
+/**
+ * Fixes as an OpenAPI Overlay 1.0 (issue 18 B): one action per computable fix of
+ * `validations.findings`, and the applier for the JSONPath forms those actions use
+ * (`$`, `.name`, `['name']`, `[0]`: one node each). Pure code. Decisions: README.md.
+ */
+import { validateDocument } from './index.js';
+import { isPlainObject } from './problems.js';
+import type { RuleFinding } from './types.js';
+import type { Overlay, OverlayAction } from './wire-types.js';
+
+export type { Overlay, OverlayAction } from './wire-types.js';
+
+type Json = Record<string, unknown>;
+
+const NAME_RULES = new Set(['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate']);
+
+/**
+ * The Overlay of a parsed document's computable fixes (root-checked here: throws
+ * invalid_swagger_file as the validator does). Actions follow the findings' order; one
+ * operationId per operation (the first fix found for it).
+ */
+export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): Overlay {
+  const result = validateDocument(doc);
+  const root = doc as Json;
+  const actions: OverlayAction[] = [];
+  const done = new Set<string>();
+  /** Path parameters to declare, by operation pointer (one action per operation). */
+  const undeclared = new Map<string, { finding: RuleFinding; parameters: Json[] }>();
+  const update = (key: string, pointer: string, field: string, value: unknown, f: RuleFinding) => {
+    if (done.has(key)) return;
+    done.add(key);
+    actions.push({ target: jsonPathOf(root, pointer), description: describe(f), update: { [field]: value } });
+  };
+  for (const f of result.validations.findings) {
+    if (f.fix === null || f.fix === undefined) continue;
+    if (NAME_RULES.has(f.rule) && typeof f.fix === 'string') {
+      const op = f.rule === 'operation-id-missing' ? f.pointer : parent(f.pointer);
+      update(`${op}\u0000operationId`, op, 'operationId', f.fix, f);
+    } else if (f.rule === 'summary-missing' && typeof f.fix === 'string') {
+      update(`${f.pointer}\u0000summary`, f.pointer, 'summary', f.fix, f);
+    } else if (
+      (f.rule === 'summary-too-long' || f.rule === 'description-too-long' || f.rule === 'parameter-description-too-long') &&
+      typeof f.fix === 'string'
+    ) {
+      update(f.pointer, parent(f.pointer), lastSegment(f.pointer), f.fix, f);
+    } else if (f.rule === 'server-variable-undefined' && isPlainObject(f.fix)) {
+      update(`${f.pointer}\u0000${Object.keys(f.fix).join()}`, parent(f.pointer), 'variables', f.fix, f);
+    } else if (f.rule === 'path-parameter-undeclared' && isPlainObject(f.fix)) {
+      const entry = undeclared.get(f.pointer);
+      if (!entry) undeclared.set(f.pointer, { finding: f, parameters: [f.fix] });
+      else if (!entry.parameters.some((p) => p.name === (f.fix as Json).name)) entry.parameters.push(f.fix);
+    } else if (f.rule === 'server-insecure' && typeof f.fix === 'string' && !done.has('server')) {
+      done.add('server');
+      actions.push(...serverActions(root, f));
+    }
+  }
+  for (const [pointer, { finding, parameters }] of undeclared) {
+    const op = valueAt(root, pointer);
+    if (!isPlainObject(op)) continue;
+    const target = jsonPathOf(root, pointer);
+    if (Array.isArray(op.parameters)) {
+      for (const p of parameters) actions.push({ target: `${target}.parameters`, description: describe(finding), update: p });
+    } else {
+      actions.push({ target, description: describe(finding), update: { parameters: parameters } });
+    }
+  }
+  return { overlay: '1.0.0', info: { title, version: '1.0.0' }, actions };
+}
+
+/** OpenAPI 3: the first server's URL. Swagger 2.0: `schemes: [https]` and the host without its port. */
+function serverActions(doc: Json, f: RuleFinding): OverlayAction[] {
+  const url = f.fix as string;
+  if (typeof doc.swagger !== 'string') return [{ target: '$.servers[0]', description: describe(f), update: { url } }];
+  let host: string;
+  try {
+    host = new URL(url).host;
+  } catch {
+    return [];
+  }
+  const actions: OverlayAction[] = [];
+  // An update would append to the array: remove it first.
+  if (doc.schemes !== undefined) actions.push({ target: '$.schemes', description: describe(f), remove: true });
+  actions.push({ target: '$', description: describe(f), update: { schemes: ['https'], host } });
+  return actions;
+}
+
+function describe(f: RuleFinding): string {
+  return `${f.rule}: ${f.message}`;
+}
+
+// ——— JSON pointers and JSONPath
+
+function segmentsOf(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+function parent(pointer: string): string {
+  return pointer.slice(0, pointer.lastIndexOf('/'));
+}
+
+function lastSegment(pointer: string): string {
+  return pointer
+    .slice(pointer.lastIndexOf('/') + 1)
+    .replaceAll('~1', '/')
+    .replaceAll('~0', '~');
+}
+
+function valueAt(doc: unknown, pointer: string): unknown {
+  let node = doc;
+  for (const s of segmentsOf(pointer)) {
+    if (Array.isArray(node)) node = /^(0|[1-9]\d*)$/.test(s) ? node[Number(s)] : undefined;
+    else if (isPlainObject(node) && Object.hasOwn(node, s)) node = node[s];
+    else return undefined;
+  }
+  return node;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The JSONPath (RFC 9535) of the node an RFC 6901 pointer names in `doc`:
+ * `/paths/~1pets/get` → `$.paths['/pets'].get`; array members as `[0]`.
+ */
+export function jsonPathOf(doc: unknown, pointer: string): string {
+  let path = '$';
+  let node = doc;
+  for (const s of segmentsOf(pointer)) {
+    if (Array.isArray(node) && /^(0|[1-9]\d*)$/.test(s)) {
+      path += `[${s}]`;
+      node = node[Number(s)];
+    } else {
+      path += IDENTIFIER.test(s) ? `.${s}` : `[${quote(s)}]`;
+      node = isPlainObject(node) && Object.hasOwn(node, s) ? node[s] : undefined;
+    }
+  }
+  return path;
+}
+
+function quote(s: string): string {
+  let out = "'";
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!;
+    if (ch === "'" || ch === '\\') out += `\\${ch}`;
+    else if (code < 0x20) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return `${out}'`;
+}
+
+/** The segments of a JSONPath of the forms `jsonPathOf` writes; throws on any other form. */
+export function parseJsonPath(path: string): (string | number)[] {
+  if (!path.startsWith('$')) throw new Error(`Unsupported JSONPath: ${path}`);
+  const out: (string | number)[] = [];
+  let i = 1;
+  while (i < path.length) {
+    const rest = path.slice(i);
+    const dot = /^\.([A-Za-z_][A-Za-z0-9_]*)/.exec(rest);
+    const index = /^\[(0|[1-9]\d*)\]/.exec(rest);
+    if (dot) {
+      out.push(dot[1]!);
+      i += dot[0].length;
+    } else if (index) {
+      out.push(Number(index[1]));
+      i += index[0].length;
+    } else if (rest.startsWith("['")) {
+      let j = i + 2;
+      let name = '';
+      while (j < path.length && path[j] !== "'") {
+        if (path[j] === '\\') {
+          const next = path[j + 1];
+          if (next === 'u') {
+            name += String.fromCharCode(Number.parseInt(path.slice(j + 2, j + 6), 16));
+            j += 6;
+            continue;
+          }
+          name += next ?? '';
+          j += 2;
+          continue;
+        }
+        name += path[j];
+        j++;
+      }
+      if (path.slice(j, j + 2) !== "']") throw new Error(`Unsupported JSONPath: ${path}`);
+      out.push(name);
+      i = j + 2;
+    } else {
+      throw new Error(`Unsupported JSONPath: ${path}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The document with the overlay's actions applied in order (a copy; `doc` is not changed).
+ * `update` merges into an object target (objects recursively, arrays concatenated, other
+ * values replaced) or is appended to an array target; `remove` deletes the target. A target
+ * that selects nothing is skipped. Only single-node JSONPaths (`parseJsonPath`) are read.
+ */
+export function applyOverlay<T>(doc: T, overlay: Overlay): T {
+  const out = structuredClone(doc);
+  for (const action of overlay.actions) {
+    const segments = parseJsonPath(action.target);
+    if (action.remove === true) {
+      if (segments.length === 0) continue;
+      const holder = nodeAt(out, segments.slice(0, -1));
+      const last = segments[segments.length - 1]!;
+      if (Array.isArray(holder) && typeof last === 'number' && last < holder.length) holder.splice(last, 1);
+      else if (isPlainObject(holder) && typeof last === 'string' && Object.hasOwn(holder, last)) delete holder[last];
+      continue;
+    }
+    if (action.update === undefined) continue;
+    const target = nodeAt(out, segments);
+    if (Array.isArray(target)) target.push(structuredClone(action.update));
+    else if (isPlainObject(target) && isPlainObject(action.update)) merge(target, action.update);
+  }
+  return out;
+}
+
+function nodeAt(doc: unknown, segments: readonly (string | number)[]): unknown {
+  let node = doc;
+  for (const s of segments) {
+    if (Array.isArray(node) && typeof s === 'number') node = node[s];
+    else if (isPlainObject(node) && typeof s === 'string' && Object.hasOwn(node, s)) node = node[s];
+    else return undefined;
+  }
+  return node;
+}
+
+function merge(target: Json, update: Json): void {
+  for (const key in update) {
+    const value = update[key];
+    const current = Object.hasOwn(target, key) ? target[key] : undefined;
+    if (isPlainObject(current) && isPlainObject(value)) merge(current, value);
+    else if (Array.isArray(current) && Array.isArray(value)) current.push(...structuredClone(value));
+    // defineProperty: a key `__proto__` is a property like any other, never the prototype.
+    else Object.defineProperty(target, key, { value: structuredClone(value), writable: true, enumerable: true, configurable: true });
+  }
+}

@@ -1,0 +1,177 @@
+import { ALL_PLATFORMS, child, finding, type Platform, type RuleFamily, q } from './rule.js';
+
+/**
+ * Tool names. Each platform's rule (docs/platform-rules.md): the characters allowed (length
+ * aside: `operation-id-too-long` says that) and the longest name.
+ */
+const NAME_RULES: readonly { platform: Platform; chars: RegExp; max: number }[] = [
+  { platform: 'openai', chars: /^[A-Za-z0-9_-]+$/, max: 64 },
+  { platform: 'anthropic', chars: /^[A-Za-z0-9_-]+$/, max: 128 },
+  // Vertex AI's rule (the stricter one; the Gemini API also allows `:`).
+  { platform: 'gemini', chars: /^[A-Za-z_][A-Za-z0-9_.-]*$/, max: 64 },
+  { platform: 'mcp', chars: /^[A-Za-z0-9_.-]+$/, max: 128 },
+];
+
+/** A name every platform accepts: what proposals are made of. */
+const SAFE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+const NAME_PLATFORMS: readonly Platform[] = ['openai', 'anthropic', 'gemini', 'mcp'];
+const NONE: readonly Platform[] = [];
+
+/**
+ * operation-id-missing, -invalid, -too-long, -duplicate. Fixes are proposed operationIds,
+ * unique in the document (case folded), valid on every platform.
+ */
+export const operationIdRules: RuleFamily = {
+  ids: ['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate'],
+  check(ctx) {
+    const { endpoints, sources } = ctx;
+    const names = new Names(endpoints.map((e) => e.operationId));
+    const exact = new Map<string, number>();
+    const folded = new Map<string, { first: string; count: number; distinct: boolean }>();
+    for (const e of endpoints) {
+      const id = e.operationId;
+      if (id === null) continue;
+      exact.set(id, (exact.get(id) ?? 0) + 1);
+      const key = sanitize(id).toLowerCase();
+      const group = folded.get(key);
+      if (!group) folded.set(key, { first: id, count: 1, distinct: false });
+      else {
+        group.count++;
+        if (group.first !== id) group.distinct = true;
+      }
+    }
+    const seenDuplicate = new Set<string>();
+    for (let i = 0; i < endpoints.length; i++) {
+      const e = endpoints[i]!;
+      const id = e.operationId;
+      const op = sources[i]!.pointer;
+      if (id === null) {
+        ctx.emit(
+          finding(
+            'operation-id-missing',
+            'error',
+            i,
+            op,
+            'No operationId: GPT Actions skips the operation, and every other platform needs a tool name made up for it.',
+            ['gpt_actions'],
+            names.propose(fromMethodPath(e.type, e.path)),
+          ),
+        );
+        continue;
+      }
+      const pointer = child(op, 'operationId');
+      const valid = id.length <= 64 && SAFE_NAME.test(id);
+      const badChars = valid ? NONE : NAME_RULES.filter((r) => !r.chars.test(id)).map((r) => r.platform);
+      const tooLong = valid ? NONE : NAME_RULES.filter((r) => id.length > r.max).map((r) => r.platform);
+      const fixed = badChars.length > 0 || tooLong.length > 0 ? names.propose(sanitize(id) || fromMethodPath(e.type, e.path)) : null;
+      if (badChars.length > 0) {
+        ctx.emit(
+          finding(
+            'operation-id-invalid',
+            'error',
+            i,
+            pointer,
+            `operationId ${q(clip(id))} has characters a tool name cannot hold on ${badChars.join(', ')}: the tool is refused or renamed.`,
+            badChars,
+            fixed,
+          ),
+        );
+      }
+      if (tooLong.length > 0) {
+        ctx.emit(
+          finding(
+            'operation-id-too-long',
+            'error',
+            i,
+            pointer,
+            `operationId is ${id.length} characters; tool names are at most 64 on openai and gemini, 128 on anthropic and mcp (clients that prefix names leave fewer).`,
+            tooLong,
+            fixed,
+          ),
+        );
+      }
+      if (exact.get(id)! > 1) {
+        const first = !seenDuplicate.has(id);
+        seenDuplicate.add(id);
+        ctx.emit(
+          finding(
+            'operation-id-duplicate',
+            'error',
+            i,
+            pointer,
+            `operationId ${q(clip(id))} is used by ${exact.get(id)} operations: two tools of one name clash, and the model cannot call the one it means.`,
+            ALL_PLATFORMS,
+            // The first keeps its name; the others get new ones.
+            first ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`),
+          ),
+        );
+        continue;
+      }
+      const group = folded.get(sanitize(id).toLowerCase());
+      if (group?.distinct) {
+        ctx.emit(
+          finding(
+            'operation-id-duplicate',
+            'warning',
+            i,
+            pointer,
+            `operationId ${q(clip(id))} becomes the same tool name as another once sanitised or case folded: the model (or a client) confuses them.`,
+            NAME_PLATFORMS,
+            group.first === id ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`),
+          ),
+        );
+      }
+    }
+  },
+};
+
+/** Proposed names, unique case folded among the document's operationIds and each other. */
+class Names {
+  private taken: Set<string> | null = null;
+  constructor(private readonly ids: readonly (string | null)[]) {}
+  propose(base: string): string {
+    if (this.taken === null) {
+      this.taken = new Set();
+      for (const id of this.ids) if (id !== null) this.taken.add(id.toLowerCase());
+    }
+    let name = safe(base);
+    for (let n = 2; this.taken.has(name.toLowerCase()); n++) {
+      const suffix = `_${n}`;
+      name = `${safe(base).slice(0, 64 - suffix.length)}${suffix}`;
+    }
+    this.taken.add(name.toLowerCase());
+    return name;
+  }
+}
+
+const CLEAN = /^[A-Za-z0-9-][A-Za-z0-9_-]*[A-Za-z0-9-]$|^[A-Za-z0-9-]$/;
+
+/** Characters no platform accepts become `_` (runs collapsed, ends trimmed). */
+function sanitize(id: string): string {
+  if (CLEAN.test(id)) return id;
+  return id.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '');
+}
+
+/** A name every platform accepts: starts with a letter or `_`, at most 64. */
+function safe(base: string): string {
+  let name = sanitize(base);
+  if (name === '') name = 'operation';
+  if (!/^[A-Za-z_]/.test(name)) name = `op_${name}`;
+  name = name.slice(0, 64);
+  return SAFE_NAME.test(name) ? name : 'operation';
+}
+
+/** `GET /pets/{petId}/owners` → `get_pets_by_petId_owners`. */
+export function fromMethodPath(method: string, path: string): string {
+  const parts = [method.toLowerCase()];
+  for (const segment of path.split('/')) {
+    if (segment === '') continue;
+    const param = /^\{(.+)\}$/.exec(segment);
+    parts.push(param ? `by_${param[1]}` : segment);
+  }
+  return sanitize(parts.join('_'));
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
+}

@@ -1,0 +1,204 @@
+import { isPlainObject } from '../problems.js';
+import { resolveLocalRefWithPointer } from '../refs.js';
+import type { EndpointSource } from '../endpoints.js';
+import type { ApiDocument } from '../types.js';
+import { ALL_PLATFORMS, child, finding, shorten, type RuleContext, type RuleFamily, q } from './rule.js';
+
+/** GPT Actions: a parameter description at most 700 characters (docs/platform-rules.md). */
+export const GPT_ACTIONS_PARAMETER_TEXT_MAX = 700;
+/** Gemini (Vertex AI): parameter names start with a letter or `_`, then letters, digits, `_`; at most 64. */
+const GEMINI_PARAMETER_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Headers OpenAPI itself ignores as parameters (the media types and auth say them). */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+
+interface Parameter {
+  readonly value: Record<string, unknown>;
+  /** Where it is written: a `$ref`'s target, else its index in the path item's or the operation's list. */
+  readonly refPointer: string | null;
+  readonly pathLevel: boolean;
+  readonly index: number;
+}
+
+function pointerOf(source: EndpointSource, p: Parameter): string {
+  if (p.refPointer !== null) return p.refPointer;
+  return p.pathLevel ? child(source.pathParametersPointer, p.index) : child(source.pointer, 'parameters', p.index);
+}
+
+/**
+ * parameter-description-too-long, header-parameter-unsupported, parameter-name-invalid,
+ * path-parameter-undeclared, path-parameter-unused. A parameter shared by several
+ * operations (path level, or a `$ref`) is reported once, at the first operation using it,
+ * with the pointer of where it is written.
+ */
+export const parameterRules: RuleFamily = {
+  ids: ['parameter-description-too-long', 'header-parameter-unsupported', 'parameter-name-invalid', 'path-parameter-undeclared', 'path-parameter-unused'],
+  check(ctx) {
+    const reported = {
+      checked: new Set<object>(),
+      unused: new Set<object>(),
+      refs: new Map<string, { target: Record<string, unknown>; pointer: string } | null>(),
+    };
+    for (let i = 0; i < ctx.endpoints.length; i++) checkOperation(ctx, i, reported);
+  },
+};
+
+interface Seen {
+  /** Parameters already checked (a shared one is reported once). */
+  readonly checked: Set<object>;
+  readonly unused: Set<object>;
+  /** `$ref`s of parameters already resolved, by their string. */
+  readonly refs: Map<string, { target: Record<string, unknown>; pointer: string } | null>;
+}
+
+function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
+  const e = ctx.endpoints[i]!;
+  const source = ctx.sources[i]!;
+  const parameters = effectiveParameters(ctx.doc, source.pathParameters, source.operation.parameters, reported.refs);
+  let declaredPath: Map<string, Parameter> | null = null;
+  for (const p of parameters) {
+    const { value } = p;
+    const name = typeof value.name === 'string' ? value.name : null;
+    const where = value.in;
+    if (where === 'path' && name !== null) {
+      declaredPath ??= new Map();
+      declaredPath.set(name, p);
+    }
+    if (reported.checked.has(value)) continue;
+    reported.checked.add(value);
+    const description = value.description;
+    if (typeof description === 'string' && description.length > GPT_ACTIONS_PARAMETER_TEXT_MAX) {
+      ctx.emit(
+        finding(
+          'parameter-description-too-long',
+          'error',
+          i,
+          child(pointerOf(source, p), 'description'),
+          `The description of parameter ${q(name ?? '')} is ${description.length} characters; GPT Actions takes at most 700.`,
+          ['gpt_actions'],
+          shorten(description, GPT_ACTIONS_PARAMETER_TEXT_MAX),
+        ),
+      );
+    }
+    if (name === null || where === 'body') continue;
+    if (where === 'header' && !IGNORED_HEADERS.has(name.toLowerCase())) {
+      ctx.emit(
+        finding(
+          'header-parameter-unsupported',
+          'error',
+          i,
+          pointerOf(source, p),
+          `Header parameter ${q(name)}: GPT Actions cannot send custom headers, so the model cannot set it.`,
+          ['gpt_actions'],
+        ),
+      );
+    }
+    if (!GEMINI_PARAMETER_NAME.test(name)) {
+      ctx.emit(
+        finding(
+          'parameter-name-invalid',
+          'warning',
+          i,
+          child(pointerOf(source, p), 'name'),
+          `Parameter name ${q(name)} is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.`,
+          ['gemini'],
+        ),
+      );
+    }
+  }
+  const inTemplate = templateNames(e.path);
+  for (const name of inTemplate) {
+    if (declaredPath?.has(name)) continue;
+    ctx.emit(
+      finding(
+        'path-parameter-undeclared',
+        'error',
+        i,
+        source.pointer,
+        `Path parameter {${name}} is not declared: the tool has no argument for it, so the model cannot fill in the URL.`,
+        ALL_PLATFORMS,
+        ctx.swagger2 ? { name, in: 'path', required: true, type: 'string' } : { name, in: 'path', required: true, schema: { type: 'string' } },
+      ),
+    );
+  }
+  if (declaredPath === null) return;
+  for (const [name, p] of declaredPath) {
+    if (!inTemplate.includes(name) && once(reported.unused, p.value)) {
+      ctx.emit(
+        finding(
+          'path-parameter-unused',
+          'warning',
+          i,
+          pointerOf(source, p),
+          `Path parameter ${q(name)} is not in the path ${q(e.path)}: the model is asked for a value that goes nowhere.`,
+          ALL_PLATFORMS,
+        ),
+      );
+    }
+  }
+}
+
+const NO_NAMES: string[] = [];
+
+/** The `{name}`s of a path template, in order, each once. */
+function templateNames(path: string): string[] {
+  let open = path.indexOf('{');
+  if (open === -1) return NO_NAMES;
+  const names: string[] = [];
+  while (open !== -1) {
+    const close = path.indexOf('}', open + 1);
+    if (close === -1) break;
+    const inner = path.slice(open + 1, close);
+    // `{a{b}`: the innermost pair, as TEMPLATE_PARAMETER would match it.
+    const nested = inner.lastIndexOf('{');
+    const name = nested === -1 ? inner : inner.slice(nested + 1);
+    if (name !== '' && !names.includes(name)) names.push(name);
+    open = path.indexOf('{', close + 1);
+  }
+  return names;
+}
+
+function once(set: Set<object>, value: object): boolean {
+  if (set.has(value)) return false;
+  set.add(value);
+  return true;
+}
+
+/**
+ * The parameters an operation takes, resolved, with where each is written: path-level ones
+ * first unless the operation has one of the same name and `in`, then the operation's
+ * (endpoints.ts merges the same way). Unresolvable `$ref`s are left to `ref-unresolved`.
+ */
+type RefCache = Seen['refs'];
+
+function effectiveParameters(doc: ApiDocument, pathLevel: unknown, own: unknown, refs: RefCache): Parameter[] {
+  const ownParameters = resolved(doc, own, false, refs);
+  if (!Array.isArray(pathLevel) || pathLevel.length === 0) return ownParameters;
+  const out: Parameter[] = [];
+  for (const p of resolved(doc, pathLevel, true, refs)) {
+    if (!ownParameters.some((q) => q.value.in === p.value.in && q.value.name === p.value.name)) out.push(p);
+  }
+  for (const p of ownParameters) out.push(p);
+  return out;
+}
+
+const NONE: Parameter[] = [];
+
+function resolved(doc: ApiDocument, list: unknown, pathLevel: boolean, refs: RefCache): Parameter[] {
+  if (!Array.isArray(list) || list.length === 0) return NONE;
+  const out: Parameter[] = [];
+  for (let index = 0; index < list.length; index++) {
+    const item: unknown = list[index];
+    if (!isPlainObject(item)) continue;
+    if (typeof item.$ref === 'string') {
+      let target = refs.get(item.$ref);
+      if (target === undefined) {
+        target = resolveLocalRefWithPointer(doc, item);
+        refs.set(item.$ref, target);
+      }
+      if (target) out.push({ value: target.target, refPointer: target.pointer, pathLevel, index });
+    } else {
+      out.push({ value: item, refPointer: null, pathLevel, index });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,80 @@
+import type { EndpointSource } from '../endpoints.js';
+import { jsonPointer } from '../problems.js';
+import { specVersion } from '../root-check.js';
+import type { ApiDocument, Endpoint } from '../types.js';
+import type { Platform, RuleFinding, Severity } from '../wire-types.js';
+
+export type { Platform, RuleFinding, Severity } from '../wire-types.js';
+
+/** The platforms copilots run on (DESIGN §5; their limits and sources: docs/platform-rules.md), in wire order. */
+export const PLATFORMS = ['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio'] as const satisfies readonly Platform[];
+
+/** Every platform: a culprit that breaks any copilot (no server, an unresolved `$ref`). */
+export const ALL_PLATFORMS: readonly Platform[] = PLATFORMS;
+
+/** What a rule family reads: the document, its endpoints and where each comes from. */
+export interface RuleContext {
+  readonly doc: ApiDocument;
+  readonly endpoints: readonly Endpoint[];
+  readonly sources: readonly EndpointSource[];
+  readonly swagger2: boolean;
+  /** Adds a finding; findings keep the order they are emitted in, families in registry order. */
+  emit(finding: RuleFinding): void;
+}
+
+/**
+ * A family of rules (one module): the ids it may emit (stable, documented in the README) and
+ * its check. Checks are linear (or n log n) in the document and never throw: findings are values.
+ */
+export interface RuleFamily {
+  readonly ids: readonly string[];
+  check(ctx: RuleContext): void;
+}
+
+/** A finding, its keys in the order DESIGN §5 fixes. */
+export function finding(
+  rule: string,
+  severity: Severity,
+  endpoint: number | null,
+  pointer: string,
+  message: string,
+  platforms: readonly Platform[],
+  fix: unknown = null,
+): RuleFinding {
+  return { rule, severity, endpoint, pointer, message, platforms: platforms.slice(), fix };
+}
+
+export function createContext(doc: ApiDocument, endpoints: readonly Endpoint[], sources: readonly EndpointSource[], out: RuleFinding[]): RuleContext {
+  return { doc, endpoints, sources, swagger2: specVersion(doc) === 'swagger2', emit: (f) => void out.push(f) };
+}
+
+/** `base` + one more RFC 6901 segment. */
+export function child(base: string, ...segments: (string | number)[]): string {
+  return base + jsonPointer(segments);
+}
+
+/**
+ * `text` cut to at most `max` characters for a computed fix: at the last sentence end that
+ * keeps at least half, else at the last space, with an ellipsis when cut mid-sentence.
+ */
+export function shorten(text: string, max: number): string {
+  const t = text.trim().replace(/\s+/g, ' ');
+  if (t.length <= max) return t;
+  const head = t.slice(0, max);
+  const sentence = Math.max(head.lastIndexOf('. '), head.lastIndexOf('! '), head.lastIndexOf('? '));
+  if (sentence >= max / 2) return head.slice(0, sentence + 1);
+  const room = t.slice(0, max - 1);
+  const space = room.lastIndexOf(' ');
+  return `${(space >= max / 2 ? room.slice(0, space) : room).replace(/[\s,;:.]+$/, '')}…`;
+}
+
+/** A value quoted in a message (typographic quotes: nothing for JSON to escape in the quotes themselves). */
+export function q(value: string): string {
+  return `“${value}”`;
+}
+
+/** The first value among `values` that is a non-blank string, trimmed; '' when none. */
+export function firstText(...values: unknown[]): string {
+  for (const v of values) if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  return '';
+}

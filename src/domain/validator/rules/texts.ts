@@ -1,0 +1,97 @@
+import { isBlank } from '../findings/finding.js';
+import { child, finding, shorten, type RuleFamily } from './rule.js';
+
+/** GPT Actions: endpoint summary and description at most 300 characters (docs/platform-rules.md). */
+export const GPT_ACTIONS_TEXT_MAX = 300;
+/** Copilot Studio: summary at most 80 characters. */
+export const COPILOT_STUDIO_SUMMARY_MAX = 80;
+
+/**
+ * summary-missing, description-missing, summary-equals-description, summary-too-long,
+ * description-too-long: the text a model reads to choose a tool.
+ */
+export const textRules: RuleFamily = {
+  ids: ['summary-missing', 'description-missing', 'summary-equals-description', 'summary-too-long', 'description-too-long'],
+  check(ctx) {
+    const { endpoints, sources } = ctx;
+    for (let i = 0; i < endpoints.length; i++) {
+      const e = endpoints[i]!;
+      const op = sources[i]!.pointer;
+      const noSummary = isBlank(e.name);
+      const noDescription = isBlank(e.description);
+      if (noSummary) {
+        ctx.emit(
+          finding(
+            'summary-missing',
+            'error',
+            i,
+            op,
+            'No summary: the model sees no short name for the tool, and Copilot Studio requires one.',
+            ['copilot_studio'],
+            noDescription ? null : firstSentence(e.description, COPILOT_STUDIO_SUMMARY_MAX),
+          ),
+        );
+      }
+      if (noDescription) {
+        ctx.emit(
+          finding(
+            'description-missing',
+            'error',
+            i,
+            op,
+            noSummary
+              ? 'No description and no summary: the model has only the tool name to decide when to call it; Copilot Studio requires both.'
+              : 'No description: the model has only the summary to decide when to call the tool; Copilot Studio requires both.',
+            ['copilot_studio'],
+          ),
+        );
+      }
+      if (!noSummary && !noDescription && e.name.trim() === e.description.trim()) {
+        ctx.emit(
+          finding(
+            'summary-equals-description',
+            'error',
+            i,
+            child(op, 'description'),
+            'The description repeats the summary: it tells the model nothing more, and Copilot Studio requires them to differ.',
+            ['copilot_studio'],
+          ),
+        );
+      }
+      if (!noSummary && e.name.length > COPILOT_STUDIO_SUMMARY_MAX) {
+        const overGpt = e.name.length > GPT_ACTIONS_TEXT_MAX;
+        ctx.emit(
+          finding(
+            'summary-too-long',
+            overGpt ? 'error' : 'warning',
+            i,
+            child(op, 'summary'),
+            `The summary is ${e.name.length} characters: a tool's short name should be short (Copilot Studio: 80${overGpt ? ', GPT Actions: 300' : ''}).`,
+            overGpt ? ['gpt_actions', 'copilot_studio'] : ['copilot_studio'],
+            shorten(e.name, COPILOT_STUDIO_SUMMARY_MAX),
+          ),
+        );
+      }
+      if (!noDescription && e.description.length > GPT_ACTIONS_TEXT_MAX) {
+        ctx.emit(
+          finding(
+            'description-too-long',
+            'error',
+            i,
+            child(op, 'description'),
+            `The description is ${e.description.length} characters; GPT Actions takes at most 300, and a long one costs every request context.`,
+            ['gpt_actions'],
+            shorten(e.description, GPT_ACTIONS_TEXT_MAX),
+          ),
+        );
+      }
+    }
+  },
+};
+
+/** The description's first sentence (or its start), at most `max` characters, for a summary. */
+function firstSentence(text: string, max: number): string {
+  const t = text.trim().replace(/\s+/g, ' ');
+  const end = t.search(/[.!?](\s|$)/);
+  return shorten(end === -1 ? t : t.slice(0, end), max).replace(/[^\p{L}\p{N}]+$/u, '');
+}

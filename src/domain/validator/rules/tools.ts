@@ -1,0 +1,86 @@
+import { finding, type Platform, type RuleFamily } from './rule.js';
+
+/** At most 128 tools per request: OpenAI, Gemini (Vertex), Copilot Studio (docs/platform-rules.md). */
+export const MAX_TOOLS = 128;
+/** Above this many, models choose worse (OpenAI: under 20; Gemini 10–20; Anthropic 30–50; Copilot Studio 25–30). */
+export const ADVISED_TOOLS = 30;
+const ALL: readonly Platform[] = ['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio'];
+
+/**
+ * too-many-tools (the whole document) and descriptions-near-duplicate: operations whose
+ * summary and description are the same once case, punctuation and spacing are ignored, so
+ * that only their names tell the model which to call. Exact match after normalisation
+ * (a hash map: linear), never pairwise.
+ */
+export const toolRules: RuleFamily = {
+  ids: ['too-many-tools', 'descriptions-near-duplicate'],
+  check(ctx) {
+    const n = ctx.endpoints.length;
+    if (n > MAX_TOOLS) {
+      ctx.emit(
+        finding(
+          'too-many-tools',
+          'error',
+          null,
+          '/paths',
+          `${n} operations: a request takes at most ${MAX_TOOLS} tools, so the copilot needs a subset (models also choose better among fewer).`,
+          ['openai', 'gemini', 'copilot_studio'],
+        ),
+      );
+    } else if (n > ADVISED_TOOLS) {
+      ctx.emit(
+        finding(
+          'too-many-tools',
+          'warning',
+          null,
+          '/paths',
+          `${n} operations: models choose the right tool less often beyond about ${ADVISED_TOOLS} at once; consider a subset per copilot.`,
+          ['openai', 'anthropic', 'gemini', 'copilot_studio'],
+        ),
+      );
+    }
+
+    // Grouped by the normalised text itself (native string work, fast even in a cold process).
+    const groups = new Map<string, number[]>();
+    const keys: (string | null)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const e = ctx.endpoints[i]!;
+      const key = normalisedText(e.name, e.description);
+      keys[i] = key;
+      if (key === null) continue;
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
+    }
+    for (let i = 0; i < n; i++) {
+      const key = keys[i];
+      if (key === null) continue;
+      const group = groups.get(key)!;
+      if (group.length < 2) continue;
+      // At most 6 read: a group of thousands costs no more per member than a pair.
+      const others: number[] = [];
+      for (let k = 0; k < group.length && others.length < 5; k++) if (group[k] !== i) others.push(group[k]!);
+      const more = group.length - 1 - others.length;
+      const shown = others.join(', ') + (more > 0 ? ` and ${more} more` : '');
+      ctx.emit(
+        finding(
+          'descriptions-near-duplicate',
+          'warning',
+          i,
+          ctx.sources[i]!.pointer,
+          `Summary and description are the same as endpoint${group.length > 2 ? 's' : ''} ${shown}: only the names tell the model which operation to call.`,
+          ALL,
+        ),
+      );
+    }
+  },
+};
+
+// Spaces (ASCII and Unicode) and ASCII punctuation: what normalisation drops.
+const SEPARATORS = /[\s\u0021-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f\u0085\u200b]+/g;
+
+/** The summary and description as one text, lower case, each run of separators one space, trimmed; null when blank. */
+function normalisedText(summary: string, description: string): string | null {
+  const text = `${summary} ${description}`.toLowerCase().replace(SEPARATORS, ' ').trim();
+  return text === '' ? null : text;
+}

@@ -1,0 +1,132 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
+import type { Db, WebhookDeliveryRow } from '../../storage/schema.js';
+import * as deliveries from '../../storage/webhook.repository.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { nowTimestamp, timestampIn } from '../ids.js';
+import type { WebhookDelivery } from '../wire.js';
+
+/**
+ * Webhooks (issue 16 §1): an event the service wants someone told of (today: an API
+ * description changed in a way that breaks a copilot calling it) becomes a delivery row at
+ * once, and the delivery job POSTs it to WEBHOOK_URL through the guarded fetcher, signed, with
+ * retries and backoff. Every instance runs the job; a delivery's lease makes one send it.
+ */
+
+/** Attempts before a delivery is given up (`failed`). */
+export const MAX_ATTEMPTS = 8;
+
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+/** Queues `event` for the webhook, if one is configured; returns the delivery id. */
+export async function enqueueWebhook(db: Db, target: WebhookTarget | null, event: string, copilotId: string | null, data: unknown): Promise<string | null> {
+  if (!target) return null;
+  const id = randomUUID();
+  const now = nowTimestamp();
+  await deliveries.insertDelivery(db, {
+    id,
+    event,
+    copilot_id: copilotId,
+    url: target.url,
+    payload: JSON.stringify({ id, event, created_at: now, copilot_id: copilotId, data }),
+    state: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_expires_at: null,
+    last_status: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
+  });
+  return id;
+}
+
+/**
+ * The signature a receiver checks: HMAC-SHA256 with WEBHOOK_SECRET over `<timestamp>.<body>`
+ * (the `x-cms-timestamp` header, a dot, the raw body), hex, as `x-cms-signature: sha256=<hex>`.
+ */
+export function signWebhook(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+export interface DeliveryDeps {
+  policy: FetchPolicy;
+  secret: string;
+  owner: string;
+  /** The wait after the first failed attempt; each next one doubles it, up to an hour. */
+  retryBaseMs: number;
+}
+
+/** Sends one delivery if it is still due and no other instance has it; true when an attempt was made. */
+export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): Promise<boolean> {
+  const row = await deliveries.claimDelivery(db, id, deps.owner, nowTimestamp(), timestampIn(2 * deps.policy.timeoutMs + 60_000));
+  if (!row) return false;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  let status: number | null = null;
+  let error: string | null = null;
+  try {
+    const answer = await fetchGuarded(row.url, deps.policy, {
+      post: {
+        body: row.payload,
+        headers: {
+          'content-type': 'application/json',
+          'x-cms-event': row.event,
+          'x-cms-delivery': row.id,
+          'x-cms-timestamp': timestamp,
+          'x-cms-signature': signWebhook(deps.secret, timestamp, row.payload),
+        },
+      },
+    });
+    status = answer.status;
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    status = err.status ?? null;
+    error = err.message;
+  }
+  const attempts = Number(row.attempts) + 1;
+  const delivered = error === null;
+  const gaveUp = !delivered && attempts >= MAX_ATTEMPTS;
+  await deliveries.recordAttempt(db, row.id, deps.owner, {
+    state: delivered ? 'delivered' : gaveUp ? 'failed' : 'pending',
+    attempts,
+    next_attempt_at: delivered || gaveUp ? row.next_attempt_at : timestampIn(Math.min(3_600_000, deps.retryBaseMs * 2 ** (attempts - 1))),
+    last_status: status,
+    last_error: error,
+    delivered_at: delivered ? nowTimestamp() : null,
+  });
+  return true;
+}
+
+/** Deliveries due now, oldest first (the job's batch). */
+export function dueDeliveries(db: Db, limit: number): Promise<string[]> {
+  return deliveries.findDueDeliveries(db, nowTimestamp(), limit);
+}
+
+function deliveryOf(row: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    event: row.event,
+    copilot_id: row.copilot_id,
+    url: row.url,
+    state: row.state as WebhookDelivery['state'],
+    attempts: Number(row.attempts),
+    last_status: row.last_status === null ? null : Number(row.last_status),
+    last_error: row.last_error,
+    created_at: row.created_at,
+    next_attempt_at: row.state === 'pending' ? row.next_attempt_at : null,
+    delivered_at: row.delivered_at,
+  };
+}
+
+/** GET /backend/api/webhooks/deliveries: newest first, a page at a time; a key limited to some bots sees theirs only. */
+export async function listDeliveries(db: Db, page: { limit: number; cursor?: string; copilots?: readonly string[] }) {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  const rows = await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots });
+  const items = rows.slice(0, page.limit).map(deliveryOf);
+  const last = rows[page.limit - 1];
+  return { items, nextCursor: rows.length > page.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
+}

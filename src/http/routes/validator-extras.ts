@@ -1,0 +1,102 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { dump } from 'js-yaml';
+import { Type } from 'typebox';
+import * as descriptions from '../../domain/copilots/api-description.service.js';
+import { maxAnswerChars } from '../../domain/validator/index.js';
+import { CopilotTools, Overlay, TOOL_PLATFORM_IDS } from '../../domain/validator/wire-types.js';
+import { oneOf } from '../../domain/wire.js';
+import type { FetchPolicy } from '../../net/guarded-fetch.js';
+import type { Storage } from '../../storage/database.js';
+import type { AccessHook } from '../auth.js';
+import { CopilotIdParams, errorResponses, jsonAnswer, ref } from '../schemas.js';
+
+const ToolsQuery = Type.Object(
+  { platform: oneOf(TOOL_PLATFORM_IDS, { description: 'The platform whose tool form and rules apply' }) },
+  { additionalProperties: false },
+);
+
+/** Whether an Accept header asks for YAML rather than JSON (media types named, weights not compared). */
+function wantsYaml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const types = accept.split(',').map((part) => part.split(';', 1)[0]!.trim().toLowerCase());
+  return types.some((t) => t === 'application/yaml' || t === 'application/x-yaml' || t === 'text/yaml') && !types.includes('application/json');
+}
+
+/** The errors of a route that reads the copilot's document, as GET …/validator gives them. */
+const DOCUMENT_ERRORS = [
+  'unauthorized',
+  'forbidden',
+  'copilot_not_found',
+  'swagger_missing',
+  'invalid_swagger_file',
+  'address_not_allowed',
+  'swagger_fetch_failed',
+  'service_unavailable',
+] as const;
+
+/**
+ * Around the validator (issue 18 B): the tool definitions an LLM would be given, and the
+ * computable fixes as an OpenAPI Overlay. Both read the copilot's document as GET …/validator
+ * does (and refuse it the same way), then build the answer on a task thread.
+ */
+export function validatorExtrasRoutes(
+  instance: FastifyInstance,
+  deps: { storage: Storage; access: AccessHook; fetchPolicy: FetchPolicy; validation: descriptions.ValidationDeps },
+): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  const { storage, access, validation, fetchPolicy } = deps;
+  const read = (id: string) => descriptions.copilotDocumentSource(storage.readDb, validation, id, fetchPolicy);
+
+  app.get(
+    '/backend/api/copilot/:id/tools',
+    {
+      onRequest: access({ scope: 'copilots:read', botParam: 'id' }),
+      schema: {
+        operationId: 'getCopilotTools',
+        summary: 'The tool definitions an LLM would be given for the API',
+        description:
+          "One tool per endpoint in the platform's form (the input schema under `parameters` for openai and gemini, `input_schema` for anthropic, `inputSchema` for mcp): the name (the operationId when the platform accepts it, else a proposed one), the description (capped), and an input JSON Schema built from the path, query and header parameters and the request body (under `body`), local $refs resolved, cycles cut, depth bounded.",
+        tags: ['api descriptions'],
+        params: CopilotIdParams,
+        querystring: ToolsQuery,
+        response: { 200: jsonAnswer('The tools', ref(CopilotTools)), ...errorResponses(...DOCUMENT_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { copilotId, source } = await read(request.params.id);
+      const { platform } = request.query;
+      // On a task thread: a large document delays only its own answer.
+      const tools = await validation.renderer.toolsOnThread(source, platform, maxAnswerChars(source.bytes.length));
+      return { chatbot_id: copilotId, platform, tools };
+    },
+  );
+
+  app.get(
+    '/backend/api/copilot/:id/fixes',
+    {
+      onRequest: access({ scope: 'copilots:read', botParam: 'id' }),
+      schema: {
+        operationId: 'getCopilotFixes',
+        summary: "The validator's computable fixes, as an OpenAPI Overlay",
+        description:
+          'An OpenAPI Overlay 1.0 document with one action per computable fix of validations.findings: proposed operationIds, summaries, shortened descriptions, undeclared path parameters, server variables, HTTPS servers (for Swagger 2.0 from host and schemes). Applying it to the document raises its readiness score.',
+        tags: ['api descriptions'],
+        params: CopilotIdParams,
+        response: {
+          200: {
+            description: 'The overlay: JSON, or YAML when Accept names a YAML media type and not JSON',
+            content: { 'application/json': { schema: ref(Overlay) }, 'application/yaml': { schema: Type.String({ description: 'The overlay as YAML' }) } },
+          },
+          ...errorResponses(...DOCUMENT_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { source } = await read(request.params.id);
+      const overlay = await validation.renderer.fixesOnThread(source);
+      if (!wantsYaml(request.headers.accept)) return overlay;
+      return reply.type('application/yaml; charset=utf-8').send(dump(overlay, { noRefs: true, lineWidth: -1 }));
+    },
+  );
+}

@@ -1,0 +1,129 @@
+import { Readable } from 'node:stream';
+import { parseDocument as parseXml } from 'htmlparser2';
+import { describe, expect, it } from 'vitest';
+import { githubLines, renderJunit, renderSarif, textLines, type Located } from '../../src/cli/formats.js';
+import { positionsOf } from '../../src/cli/positions.js';
+import { runValidate, type CliIo } from '../../src/cli/validate.js';
+import type { RuleFinding } from '../../src/domain/validator/index.js';
+
+const finding = (over: Partial<RuleFinding> = {}): RuleFinding => ({
+  rule: 'operation-id-invalid',
+  severity: 'error',
+  endpoint: 0,
+  pointer: '/paths/~1a/get/operationId',
+  message: 'm',
+  platforms: ['openai'],
+  fix: null,
+  ...over,
+});
+
+async function locate(text: string, format: 'json' | 'yaml', pointer: string) {
+  const at = await positionsOf({ bytes: Buffer.from(text) }, format);
+  return at(pointer);
+}
+
+describe('positions of JSON pointers', () => {
+  const json = '{\n  "paths": {\n    "/a~b/c": {\n      "get": { "operationId": "x", "parameters": [ {"name": "p"}, {"name": "q"} ] }\n    }\n  }\n}\n';
+
+  it('JSON: a member at its key, an array element at its value, escapes decoded', async () => {
+    expect(await locate(json, 'json', '/paths/~1a~0b~1c/get/operationId')).toEqual({ line: 4, column: 16 });
+    expect(await locate(json, 'json', '/paths/~1a~0b~1c/get/parameters/1')).toEqual({ line: 4, column: 67 });
+    expect(await locate(json, 'json', '')).toEqual({ line: 1, column: 1 });
+  });
+
+  it('JSON: a pointer past the text stops at the deepest node it reaches', async () => {
+    expect(await locate(json, 'json', '/paths/~1a~0b~1c/get/summary')).toEqual({ line: 4, column: 7 });
+    expect(await locate(json, 'json', '/paths/~1a~0b~1c/get/parameters/7/name')).toEqual({ line: 4, column: 36 });
+    expect(await locate(json, 'json', '/servers')).toEqual({ line: 1, column: 1 });
+  });
+
+  it('JSON after a byte-order mark counts from the text', async () => {
+    const at = await positionsOf({ bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":\n  {"b": 1}}')]) }, 'json');
+    expect(at('/a/b')).toEqual({ line: 2, column: 4 });
+  });
+
+  it('YAML: block and flow collections, quoted keys, aliases followed', async () => {
+    const yaml = [
+      'openapi: 3.0.3',
+      'paths:',
+      "  '/a':",
+      '    get: &op',
+      '      operationId: x',
+      '      parameters:',
+      '        - name: p',
+      '        - {name: q, in: query}',
+      '    put: *op',
+      '  "/b": {get: {summary: s}}',
+    ].join('\n');
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/operationId')).toEqual({ line: 5, column: 7 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/parameters/1/in')).toEqual({ line: 8, column: 21 });
+    expect(await locate(yaml, 'yaml', '/paths/~1b/get/summary')).toEqual({ line: 10, column: 16 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/put/operationId')).toEqual({ line: 5, column: 7 }); // in the anchored text
+    expect(await locate(yaml, 'yaml', '/paths/~1a/delete')).toEqual({ line: 3, column: 3 });
+  });
+});
+
+describe('positions in YAML, more shapes', () => {
+  it('double-quoted keys, block scalars, a key after a block scalar, merge keys as ordinary keys', async () => {
+    const yaml = ['paths:', '  "/x y":', '    get:', '      description: |', '        Long', '        text.', '      operationId: "x"', '  <<: {a: 1}'].join(
+      '\n',
+    );
+    expect(await locate(yaml, 'yaml', '/paths/~1x y/get/description')).toEqual({ line: 4, column: 7 });
+    expect(await locate(yaml, 'yaml', '/paths/~1x y/get/operationId')).toEqual({ line: 7, column: 7 });
+    expect(await locate(yaml, 'yaml', '/paths/~1x y')).toEqual({ line: 2, column: 3 });
+    expect(await locate(yaml, 'yaml', '/paths/<</a')).toEqual({ line: 8, column: 8 });
+  });
+});
+
+describe('format escaping', () => {
+  const located: Located[] = [{ finding: finding({ message: '100% sure,\nreally: <b>&\u0001' }), position: { line: 3, column: 5 } }];
+
+  it('github: data and properties escaped as the workflow command syntax asks', () => {
+    expect(githubLines('dir,x/a:b.yaml', located)).toBe(
+      '::error file=dir%2Cx/a%3Ab.yaml,line=3,col=5,title=operation-id-invalid::100%25 sure,%0Areally: <b>&\u0001\n',
+    );
+    expect(githubLines('a.yaml', [{ ...located[0]!, finding: finding({ severity: 'info' }) }])).toMatch(/^::notice /);
+  });
+
+  it('text: control characters escaped', () => {
+    expect(textLines('a\u001b.yaml', located)).toBe('a\\u001b.yaml:3:5: error operation-id-invalid: 100% sure,\\u000areally: <b>&\\u0001 [openai]\n');
+  });
+
+  it('junit: well-formed XML whatever the message holds', () => {
+    const xml = renderJunit([{ label: 'a&<b>.yaml', located }], 'error');
+    const doc = parseXml(xml, { xmlMode: true });
+    expect(xml).not.toContain('\u0001');
+    expect(xml).toContain('&lt;b&gt;&amp;');
+    expect(doc.children.some((n) => 'name' in n && n.name === 'testsuites')).toBe(true);
+  });
+
+  it('sarif: info is a note; an unknown rule has no ruleIndex', () => {
+    const sarif = JSON.parse(renderSarif([{ label: 'a b.yaml', located: [{ ...located[0]!, finding: finding({ rule: 'not-a-rule', severity: 'info' }) }] }]));
+    const [result] = sarif.runs[0].results;
+    expect(result.level).toBe('note');
+    expect(result.ruleIndex).toBeUndefined();
+    expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe('a%20b.yaml');
+  });
+});
+
+describe('runValidate inputs', () => {
+  const io = () => {
+    const out = { stdout: '', stderr: '' };
+    const cli: CliIo = { stdout: (s) => (out.stdout += s), stderr: (s) => (out.stderr += s) };
+    return { out, cli };
+  };
+
+  it('standard input under --max-bytes: refused once past it', async () => {
+    const { out, cli } = io();
+    const stdin = Readable.from([Buffer.from('{"openapi":"3.0.3",'), Buffer.from('"paths":{}}')]);
+    expect(await runValidate('-', { format: 'json', stdin, maxBytes: 10 }, cli)).toBe(2);
+    expect(out.stderr).toContain('Standard input is larger than 10 bytes');
+  });
+
+  it('standard input within --max-bytes is validated', async () => {
+    const { out, cli } = io();
+    const stdin = Readable.from([Buffer.from('openapi: 3.0.3\npaths: {}\n')]);
+    expect(await runValidate(['-'], { format: 'json', stdin, maxBytes: 1000 }, cli)).toBe(1); // no server
+    expect(out.stdout.startsWith('{"all_endpoints":[]')).toBe(true);
+  });
+});

@@ -1,0 +1,180 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseDocument, validateDocument, type RuleFinding } from '../../../src/domain/validator/index.js';
+import { applyOverlay, fixesOverlay, jsonPathOf, parseJsonPath, type Overlay } from '../../../src/domain/validator/overlay.js';
+import { expectAppError, source } from './helpers.js';
+
+/** Fixes as an OpenAPI Overlay 1.0 (issue 18 B): the actions, the applier, the corpus. */
+
+type Json = Record<string, any>;
+const info = { title: 't', version: '1' };
+const parse = (doc: unknown) => parseDocument(source(JSON.stringify(doc), 'x.json')) as Json;
+const overlayOf = (actions: Overlay['actions']): Overlay => ({ overlay: '1.0.0', info: { title: 't', version: '1' }, actions });
+
+describe('JSONPath', () => {
+  const doc = { paths: { '/pets': { get: {} } }, servers: [{ url: 'x' }], "it's": { 'a\\b': { 'c\n': 1 } }, a_b: { '~1': 2 } };
+
+  it.each([
+    ['/paths/~1pets/get', "$.paths['/pets'].get"],
+    ['/servers/0', '$.servers[0]'],
+    ['', '$'],
+    ["/it's/a\\b/c\n", "$['it\\'s']['a\\\\b']['c\\u000a']"],
+    ['/a_b/~01', "$.a_b['~1']"],
+  ])('%j → %s and back', (pointer, path) => {
+    expect(jsonPathOf(doc, pointer)).toBe(path);
+    const segments = parseJsonPath(path);
+    expect(segments.map(String)).toEqual(
+      pointer === ''
+        ? []
+        : pointer
+            .slice(1)
+            .split('/')
+            .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')),
+    );
+  });
+
+  it.each(['$..get', '$.paths[?(@.x)]', '$.paths.*', 'paths', "$['unterminated"])('refuses %s', (path) => {
+    expect(() => parseJsonPath(path)).toThrow(/Unsupported JSONPath/);
+  });
+});
+
+describe('applyOverlay', () => {
+  const doc = () => ({
+    info: { title: 'A', contact: { name: 'x' } },
+    tags: [{ name: 'a' }],
+    paths: { '/a': { get: { parameters: [{ name: 'p' }] } } },
+    schemes: ['http'],
+  });
+
+  it('merges objects recursively, concatenates arrays, replaces the rest, appends to an array target, removes', () => {
+    const original = doc();
+    const out = applyOverlay(
+      original,
+      overlayOf([
+        { target: '$.info', description: 'd', update: { title: 'B', contact: { email: 'e' }, 'x-new': [1] } },
+        { target: '$', description: 'd', update: { tags: [{ name: 'b' }] } },
+        { target: "$.paths['/a'].get.parameters", description: 'd', update: { name: 'q' } },
+        { target: '$.schemes', description: 'd', remove: true },
+        { target: '$.tags[0]', description: 'd', remove: true },
+        { target: "$.paths['/nowhere'].get", description: 'd', update: { operationId: 'x' } },
+      ]),
+    );
+    expect(out).toEqual({
+      info: { title: 'B', contact: { name: 'x', email: 'e' }, 'x-new': [1] },
+      tags: [{ name: 'b' }],
+      paths: { '/a': { get: { parameters: [{ name: 'p' }, { name: 'q' }] } } },
+    });
+    expect(original).toEqual(doc());
+  });
+
+  it('a key __proto__ in an update is a property, never the prototype', () => {
+    const out = applyOverlay(
+      { info: {} } as Json,
+      overlayOf([{ target: '$.info', description: 'd', update: JSON.parse('{"__proto__": {"polluted": true}}') }]),
+    );
+    expect(Object.getPrototypeOf(out.info)).toBe(Object.prototype);
+    expect(Object.hasOwn(out.info, '__proto__')).toBe(true);
+    expect(({} as Json).polluted).toBeUndefined();
+  });
+});
+
+describe('fixesOverlay', () => {
+  it('OpenAPI 3: operationIds, summaries, long texts, undeclared path parameters, servers', () => {
+    const long = 'Words about the operation. '.repeat(20);
+    const doc = parse({
+      openapi: '3.0.3',
+      info,
+      servers: [{ url: 'http://api.example.com:8080/{version}' }],
+      paths: {
+        '/pets/{petId}': {
+          get: { summary: 'Get a pet', description: long },
+          delete: { operationId: 'delete pet', description: 'Deletes the pet. For good.', parameters: [] },
+        },
+        '/a/{b}/{c}': { post: { operationId: 'postA', summary: 'Post', description: 'Posts.' } },
+      },
+    });
+    const overlay = fixesOverlay(doc);
+    expect(overlay.overlay).toBe('1.0.0');
+    expect(overlay.actions.map(({ target, update, remove }) => ({ target, update, remove }))).toEqual([
+      { target: "$.paths['/pets/{petId}'].get", update: { operationId: 'get_pets_by_petId' }, remove: undefined },
+      { target: "$.paths['/pets/{petId}'].delete", update: { operationId: 'delete_pet' }, remove: undefined },
+      { target: "$.paths['/pets/{petId}'].get", update: { description: expect.stringMatching(/^Words about/) }, remove: undefined },
+      { target: "$.paths['/pets/{petId}'].delete", update: { summary: 'Deletes the pet' }, remove: undefined },
+      { target: '$.servers[0]', update: { variables: { version: { default: '' } } }, remove: undefined },
+      { target: '$.servers[0]', update: { url: 'https://api.example.com/{version}' }, remove: undefined },
+      {
+        target: "$.paths['/pets/{petId}'].get",
+        update: { parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'string' } }] },
+        remove: undefined,
+      },
+      {
+        target: "$.paths['/pets/{petId}'].delete.parameters",
+        update: { name: 'petId', in: 'path', required: true, schema: { type: 'string' } },
+        remove: undefined,
+      },
+      {
+        target: "$.paths['/a/{b}/{c}'].post",
+        update: {
+          parameters: [
+            { name: 'b', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'c', in: 'path', required: true, schema: { type: 'string' } },
+          ],
+        },
+        remove: undefined,
+      },
+    ]);
+    for (const action of overlay.actions) expect(action.description).toMatch(/^[a-z-]+: /);
+    const fixed = validateDocument(applyOverlay(doc, overlay)).validations;
+    expect(fixed.findings.filter((f) => f.severity === 'error' && f.fix !== null)).toEqual([]);
+  });
+
+  it('Swagger 2.0: HTTPS from host and schemes', () => {
+    const doc = parse({ swagger: '2.0', info, host: 'api.example.com:8080', basePath: '/v1', schemes: ['http'], paths: {} });
+    const overlay = fixesOverlay(doc);
+    expect(overlay.actions.map(({ target, update, remove }) => ({ target, update, remove }))).toEqual([
+      { target: '$.schemes', update: undefined, remove: true },
+      { target: '$', update: { schemes: ['https'], host: 'api.example.com' }, remove: undefined },
+    ]);
+    const fixed = applyOverlay(doc, overlay);
+    expect(fixed).toMatchObject({ host: 'api.example.com', schemes: ['https'], basePath: '/v1' });
+    expect(validateDocument(fixed).validations.findings.filter((f) => f.rule === 'server-insecure')).toEqual([]);
+  });
+
+  it('a document with nothing to fix gives no actions; one that is not OpenAPI is refused', () => {
+    expect(fixesOverlay(parse({ openapi: '3.1.0', info, paths: {} })).actions).toEqual([]);
+    expectAppError(() => fixesOverlay({ hello: 'world' }));
+  });
+});
+
+const SPEC_DIR = fileURLToPath(new URL('../../../../shared/specs/', import.meta.url));
+const SPECS = readdirSync(SPEC_DIR).filter((f) => /\.(json|ya?ml)$/.test(f));
+
+describe('every spec of ../shared/specs', () => {
+  const errorsByRule = (findings: readonly RuleFinding[], onlyUnfixable: boolean) => {
+    const counts = new Map<string, number>();
+    for (const f of findings) if (f.severity === 'error' && (!onlyUnfixable || f.fix === null)) counts.set(f.rule, (counts.get(f.rule) ?? 0) + 1);
+    return counts;
+  };
+
+  it.each(SPECS)('%s: the fixed document validates, scores no lower, and keeps no blocking finding of a fixed rule', (file) => {
+    let doc: unknown;
+    try {
+      doc = parseDocument({ bytes: readFileSync(SPEC_DIR + file), fileName: file });
+    } catch {
+      return; // a truncated corpus file (kubernetes.json)
+    }
+    const before = validateDocument(doc).validations;
+    const overlay = fixesOverlay(doc);
+    const fixedRules = new Set(overlay.actions.map((a) => a.description.split(':', 1)[0]!));
+    const after = validateDocument(applyOverlay(doc, overlay)).validations;
+    expect(after.readiness.score).toBeGreaterThanOrEqual(before.readiness.score);
+    if (overlay.actions.length > 0) expect(after.readiness.score).toBeGreaterThan(before.readiness.score);
+    // What remains of a fixed rule is only what had no fix to begin with.
+    const unfixable = errorsByRule(before.findings, true);
+    for (const [rule, count] of errorsByRule(after.findings, false)) {
+      if (fixedRules.has(rule)) expect(count, rule).toBeLessThanOrEqual(unfixable.get(rule) ?? 0);
+    }
+    expect(after.findings.filter((f) => f.severity === 'error' && f.fix !== null)).toEqual([]);
+  });
+});

@@ -1,0 +1,567 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDocument, RULE_IDS, validateDocument, type RuleFinding, type ValidationResult } from '../../../src/domain/validator/index.js';
+import { readiness } from '../../../src/domain/validator/rules/index.js';
+import { FIXTURES, fixture, source } from './helpers.js';
+
+/**
+ * The readiness rules (src/domain/validator/rules/): a case table per rule, each with a passing
+ * document, a failing one and edge cases, in OpenAPI 3 and Swagger 2.0.
+ */
+
+const info = { title: 't', version: '1' };
+const SERVER = [{ url: 'https://api.example.com' }];
+/** An operation no text rule objects to. */
+const good = (id: string, extra: Record<string, unknown> = {}) => ({ operationId: id, summary: `Do ${id}`, description: `Does ${id} to the thing.`, ...extra });
+
+function oas3(paths: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { openapi: '3.0.3', info, servers: SERVER, paths, ...extra };
+}
+function swagger2(paths: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { swagger: '2.0', info, host: 'api.example.com', schemes: ['https'], paths, ...extra };
+}
+function validate(doc: unknown): ValidationResult {
+  return validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json')));
+}
+function findings(doc: unknown, rule?: string): RuleFinding[] {
+  const all = validate(doc).validations.findings;
+  return rule === undefined ? all : all.filter((f) => f.rule === rule);
+}
+const brief = (f: RuleFinding) => ({ endpoint: f.endpoint, pointer: f.pointer, severity: f.severity });
+
+describe('the registry', () => {
+  it('has every rule id the issue asks for, each once', () => {
+    for (const id of [
+      'operation-id-missing',
+      'operation-id-invalid',
+      'operation-id-too-long',
+      'operation-id-duplicate',
+      'summary-missing',
+      'description-missing',
+      'description-too-long',
+      'parameter-description-too-long',
+      'path-parameter-undeclared',
+      'path-parameter-unused',
+      'ref-unresolved',
+      'ref-external',
+      'server-missing',
+      'server-relative',
+      'server-insecure',
+      'server-variable-undefined',
+      'request-media-type-unsupported',
+      'auth-unsupported',
+      'too-many-tools',
+      'header-parameter-unsupported',
+      'descriptions-near-duplicate',
+    ]) {
+      expect(RULE_IDS).toContain(id);
+    }
+    expect(new Set(RULE_IDS).size).toBe(RULE_IDS.length);
+  });
+
+  it('a clean document has no finding and scores 100, ready everywhere', () => {
+    for (const doc of [oas3({ '/a': { get: good('getA') } }), swagger2({ '/a': { get: good('getA') } })]) {
+      const { validations } = validate(doc);
+      expect(validations.findings).toEqual([]);
+      expect(validations.readiness.score).toBe(100);
+      expect(Object.values(validations.readiness.platforms).every((p) => p.ready && p.blocking === 0 && p.warnings === 0)).toBe(true);
+      expect(validations.readiness.worst_endpoints).toEqual([]);
+    }
+  });
+
+  it('only emits ids of the registry, with the documented key order', () => {
+    const all = [
+      ...findings(JSON.parse(fixture('validator/cases/operation-ids.json').bytes.toString())),
+      ...findings(JSON.parse(fixture('specs/petstore3.json').bytes.toString())),
+    ];
+    expect(all.length).toBeGreaterThan(0);
+    for (const f of all) {
+      expect(RULE_IDS).toContain(f.rule);
+      expect(Object.keys(f)).toEqual(['rule', 'severity', 'endpoint', 'pointer', 'message', 'platforms', 'fix']);
+    }
+  });
+});
+
+describe('operation-id-*', () => {
+  it.each([
+    ['getPetById', []],
+    ['get_pet-by-id_2', []],
+    ['x'.repeat(64), []],
+    ['x'.repeat(65), ['operation-id-too-long:openai,gemini']],
+    ['x'.repeat(129), ['operation-id-too-long:openai,anthropic,gemini,mcp']],
+    ['get.pet', ['operation-id-invalid:openai,anthropic']], // gemini and mcp allow `.`
+    ['get/pet', ['operation-id-invalid:openai,anthropic,gemini,mcp']],
+    [' getPet ', ['operation-id-invalid:openai,anthropic,gemini,mcp']],
+    ['1stPet', ['operation-id-invalid:gemini']], // gemini: a letter or _ first
+    ['löschen', ['operation-id-invalid:openai,anthropic,gemini,mcp']],
+  ])('%j → %j', (operationId, expected) => {
+    const got = findings(oas3({ '/x': { get: good(operationId, { summary: 'Do it' }) } })).map((f) => `${f.rule}:${f.platforms.join(',')}`);
+    expect(got).toEqual(expected);
+  });
+
+  it('invalid and too long propose one name valid everywhere', () => {
+    const [f] = findings(oas3({ '/x': { get: good('get pet/by id') } }), 'operation-id-invalid');
+    expect(f!.pointer).toBe('/paths/~1x/get/operationId');
+    expect(f!.fix).toBe('get_pet_by_id');
+    const [long] = findings(oas3({ '/x': { get: good('a'.repeat(70)) } }), 'operation-id-too-long');
+    expect(long!.fix).toBe('a'.repeat(64));
+  });
+
+  it('missing: blank, absent or not a string, with a proposed id from method and path (Swagger 2.0 too)', () => {
+    for (const make of [oas3, swagger2]) {
+      const doc = make({
+        '/pets/{petId}': {
+          get: { summary: 's', description: 'd', parameters: [{ name: 'petId', in: 'path', required: true, type: 'string', schema: { type: 'string' } }] },
+          put: { ...good(''), operationId: '  ' },
+        },
+      });
+      const got = findings(doc, 'operation-id-missing');
+      expect(got.map(brief)).toEqual([
+        { endpoint: 0, pointer: '/paths/~1pets~1{petId}/get', severity: 'error' },
+        { endpoint: 1, pointer: '/paths/~1pets~1{petId}/put', severity: 'error' },
+      ]);
+      expect(got.map((f) => f.fix)).toEqual(['get_pets_by_petId', 'put_pets_by_petId']);
+      expect(got[0]!.platforms).toEqual(['gpt_actions']);
+    }
+  });
+
+  it('a proposal never takes a name the document already uses', () => {
+    const doc = oas3({ '/a': { get: good('get_a') }, '/a/': { get: { summary: 's', description: 'd' } } });
+    expect(findings(doc, 'operation-id-missing')[0]!.fix).toBe('get_a_2');
+  });
+
+  it('duplicate: every endpoint sharing an id is an error; the second gets a new name', () => {
+    for (const make of [oas3, swagger2]) {
+      const got = findings(make({ '/a': { get: good('same') }, '/b': { get: good('other'), post: good('same') } }), 'operation-id-duplicate');
+      expect(got.map(brief)).toEqual([
+        { endpoint: 0, pointer: '/paths/~1a/get/operationId', severity: 'error' },
+        { endpoint: 2, pointer: '/paths/~1b/post/operationId', severity: 'error' },
+      ]);
+      expect(got[0]!.fix).toBeNull();
+      expect(got[1]!.fix).toBe('same_post');
+      expect(got[0]!.platforms).toHaveLength(6);
+    }
+  });
+
+  it('duplicate after sanitising or case folding: a warning, not an error', () => {
+    const got = findings(
+      oas3({ '/a': { get: good('getThing') }, '/b': { get: good('GetThing') }, '/c': { get: good('get.thing'), put: good('get_thing') } }),
+      'operation-id-duplicate',
+    );
+    expect(got.map((f) => `${f.endpoint}:${f.severity}`)).toEqual(['0:warning', '1:warning', '2:warning', '3:warning']);
+    expect(got[0]!.fix).toBeNull();
+    expect(got[1]!.fix).not.toBeNull();
+  });
+
+  it('matches the operation-ids.json fixture', () => {
+    const all = findings(JSON.parse(fixture('validator/cases/operation-ids.json').bytes.toString()));
+    const at = (rule: string) => all.filter((f) => f.rule === rule).map((f) => f.endpoint);
+    expect(at('operation-id-invalid')).toEqual([1, 6, 7, 8]);
+    expect(at('operation-id-too-long')).toEqual([3]);
+    expect(all.filter((f) => f.rule === 'operation-id-duplicate' && f.severity === 'error').map((f) => f.endpoint)).toEqual([0, 5, 6, 7]);
+  });
+
+  it('points into the referenced path item for a Path Item $ref', () => {
+    const doc = oas3({ '/a': { get: good('bad id') }, '/b': { $ref: '#/paths/~1a' } });
+    expect(findings(doc, 'operation-id-invalid').map((f) => f.pointer)).toEqual(['/paths/~1a/get/operationId', '/paths/~1a/get/operationId']);
+  });
+});
+
+describe('summary and description', () => {
+  it.each([
+    ['both present and different', { summary: 'Get a', description: 'Gets an a.' }, []],
+    ['no summary', { description: 'Gets an a. More.' }, ['summary-missing']],
+    ['no description', { summary: 'Get a' }, ['description-missing']],
+    ['neither', {}, ['summary-missing', 'description-missing']],
+    ['blank ones', { summary: ' ', description: '\n' }, ['summary-missing', 'description-missing']],
+    ['the same text', { summary: 'Get a', description: ' Get a ' }, ['summary-equals-description']],
+    ['summary over 80', { summary: 'S'.repeat(81), description: 'd' }, ['summary-too-long']],
+    ['description over 300', { summary: 's', description: 'D'.repeat(301) }, ['description-too-long']],
+    ['description of exactly 300', { summary: 's', description: 'D'.repeat(300) }, []],
+  ])('%s', (_label, fields, expected) => {
+    for (const make of [oas3, swagger2]) {
+      expect(findings(make({ '/a': { get: { operationId: 'getA', ...fields } } })).map((f) => f.rule)).toEqual(expected);
+    }
+  });
+
+  it('computes fixes: a summary from the first sentence, a shortened description', () => {
+    const [summary] = findings(oas3({ '/a': { get: { operationId: 'a', description: 'Lists the pets. Paged by cursor.' } } }), 'summary-missing');
+    expect(summary!.fix).toBe('Lists the pets');
+    expect(summary!.platforms).toEqual(['copilot_studio']);
+    const long = `${'word '.repeat(50)}End. ${'more '.repeat(40)}`;
+    const [description] = findings(oas3({ '/a': { get: { operationId: 'a', summary: 's', description: long } } }), 'description-too-long');
+    expect(description!.pointer).toBe('/paths/~1a/get/description');
+    expect((description!.fix as string).length).toBeLessThanOrEqual(300);
+    expect(description!.fix).toMatch(/End\.$/);
+  });
+
+  it('summary over 300 is an error for GPT Actions too', () => {
+    const [f] = findings(oas3({ '/a': { get: good('a', { summary: 'S'.repeat(301) }) } }), 'summary-too-long');
+    expect(f!.severity).toBe('error');
+    expect(f!.platforms).toEqual(['gpt_actions', 'copilot_studio']);
+  });
+});
+
+describe('parameters', () => {
+  const pathParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+
+  it('path-parameter-undeclared: in the template, not declared (a fix is the parameter)', () => {
+    const got = findings(oas3({ '/a/{id}': { get: good('a') } }), 'path-parameter-undeclared');
+    expect(got.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a~1{id}/get', severity: 'error' }]);
+    expect(got[0]!.fix).toEqual(pathParam);
+    const two = findings(swagger2({ '/a/{id}': { get: good('a') } }), 'path-parameter-undeclared');
+    expect(two[0]!.fix).toEqual({ name: 'id', in: 'path', required: true, type: 'string' });
+  });
+
+  it('passes a path parameter declared at path level, in the operation, or by $ref', () => {
+    expect(findings(oas3({ '/a/{id}': { parameters: [pathParam], get: good('a') } })).map((f) => f.rule)).toEqual([]);
+    expect(findings(oas3({ '/a/{id}': { get: good('a', { parameters: [pathParam] }) } })).map((f) => f.rule)).toEqual([]);
+    const byRef = oas3(
+      { '/a/{id}': { get: good('a', { parameters: [{ $ref: '#/components/parameters/Id' }] }) } },
+      { components: { parameters: { Id: pathParam } } },
+    );
+    expect(findings(byRef)).toEqual([]);
+    const byRef2 = swagger2(
+      { '/a/{id}': { get: good('a', { parameters: [{ $ref: '#/parameters/Id' }] }) } },
+      { parameters: { Id: { name: 'id', in: 'path', required: true, type: 'string' } } },
+    );
+    expect(findings(byRef2)).toEqual([]);
+  });
+
+  it('path-parameter-unused: declared in: path, not in the template; a shared one is reported once', () => {
+    const got = findings(oas3({ '/a': { parameters: [pathParam], get: good('a'), put: good('b') } }), 'path-parameter-unused');
+    expect(got.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/parameters/0', severity: 'warning' }]);
+  });
+
+  it('parameter-description-too-long: over 700, pointer at the $ref target when referenced, fix ≤ 700', () => {
+    const long = { name: 'q', in: 'query', description: 'x '.repeat(400), schema: { type: 'string' } };
+    const direct = findings(oas3({ '/a': { get: good('a', { parameters: [long] }) } }), 'parameter-description-too-long');
+    expect(direct.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/get/parameters/0/description', severity: 'error' }]);
+    expect((direct[0]!.fix as string).length).toBeLessThanOrEqual(700);
+    const doc = swagger2(
+      { '/a': { get: good('a', { parameters: [{ $ref: '#/parameters/Q' }] }), put: good('b', { parameters: [{ $ref: '#/parameters/Q' }] }) } },
+      { parameters: { Q: { ...long, type: 'string' } } },
+    );
+    expect(findings(doc, 'parameter-description-too-long').map(brief)).toEqual([{ endpoint: 0, pointer: '/parameters/Q/description', severity: 'error' }]);
+    expect(findings(oas3({ '/a': { get: good('a', { parameters: [{ ...long, description: 'x'.repeat(700) }] }) } }), 'parameter-description-too-long')).toEqual(
+      [],
+    );
+  });
+
+  it('header-parameter-unsupported: custom headers, not Accept/Content-Type/Authorization', () => {
+    const headers = ['X-Trace', 'Accept', 'content-type', 'Authorization'].map((name) => ({ name, in: 'header', schema: { type: 'string' } }));
+    const got = findings(oas3({ '/a': { get: good('a', { parameters: headers }) } }), 'header-parameter-unsupported');
+    expect(got.map((f) => f.pointer)).toEqual(['/paths/~1a/get/parameters/0']);
+    expect(got[0]!.platforms).toEqual(['gpt_actions']);
+  });
+
+  it('parameter-name-invalid: Gemini argument names', () => {
+    const params = ['ok_name', 'page[size]', 'X-Trace', '_x', '9lives'].map((name) => ({ name, in: 'query', type: 'string' }));
+    const got = findings(swagger2({ '/a': { get: good('a', { parameters: params }) } }), 'parameter-name-invalid');
+    expect(got.map((f) => f.pointer)).toEqual(['/paths/~1a/get/parameters/1/name', '/paths/~1a/get/parameters/2/name', '/paths/~1a/get/parameters/4/name']);
+    expect(got[0]!.platforms).toEqual(['gemini']);
+  });
+});
+
+describe('ref-unresolved and ref-external', () => {
+  it('reports each distinct bad $ref once, at its first use, with its endpoint', () => {
+    const doc = oas3(
+      {
+        '/a': {
+          get: good('a', { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Nope' } } } } } }),
+        },
+        '/b': { get: good('b', { responses: { 200: { $ref: '#/components/schemas/Nope' }, 400: { $ref: 'other.yaml#/Err' } } }) },
+      },
+      { components: { schemas: { Ok: { type: 'object', properties: { n: { $ref: '#/components/schemas/Missing2' } } } } } },
+    );
+    expect(findings(doc, 'ref-unresolved').map(brief)).toEqual([
+      { endpoint: 0, pointer: '/paths/~1a/get/responses/200/content/application~1json/schema/$ref', severity: 'error' },
+      { endpoint: null, pointer: '/components/schemas/Ok/properties/n/$ref', severity: 'error' },
+    ]);
+    expect(findings(doc, 'ref-external').map(brief)).toEqual([{ endpoint: 1, pointer: '/paths/~1b/get/responses/400/$ref', severity: 'warning' }]);
+  });
+
+  it('passes resolving refs, #anchors, and $ref-looking data in examples and x- extensions', () => {
+    const doc = oas3(
+      {
+        '/a': {
+          get: good('a', {
+            'x-note': { $ref: '#/nowhere' },
+            responses: {
+              200: { description: 'ok', content: { 'application/json': { example: { $ref: '#/nowhere' }, schema: { $ref: '#/components/schemas/Ok' } } } },
+            },
+          }),
+        },
+      },
+      { components: { schemas: { Ok: { $ref: '#anchor' } } } },
+    );
+    expect(findings(doc).filter((f) => f.rule.startsWith('ref-'))).toEqual([]);
+  });
+
+  it('Swagger 2.0 definitions', () => {
+    const doc = swagger2({ '/a': { get: good('a', { responses: { 200: { description: 'ok', schema: { $ref: '#/definitions/Gone' } } } }) } });
+    expect(findings(doc, 'ref-unresolved').map((f) => f.pointer)).toEqual(['/paths/~1a/get/responses/200/schema/$ref']);
+  });
+
+  it('finds them on a document not parsed here (no refs gathered while parsing)', () => {
+    const doc = oas3({ '/a': { get: good('a', { parameters: [{ $ref: '#/components/parameters/Gone' }] }) } });
+    expect(validateDocument(doc).validations.findings.map((f) => f.rule)).toEqual(['ref-unresolved']);
+  });
+});
+
+describe('servers', () => {
+  it.each([
+    ['https, no port', oas3({}), []],
+    ['https on 443', oas3({}, { servers: [{ url: 'https://a.example:443/v1' }] }), []],
+    ['no servers', oas3({}, { servers: undefined }), ['server-missing:/servers']],
+    ['empty url', oas3({}, { servers: [{ url: '' }] }), ['server-missing:/servers/0/url']],
+    ['relative', oas3({}, { servers: [{ url: '/v1' }] }), ['server-relative:/servers/0/url']],
+    ['http', oas3({}, { servers: [{ url: 'http://a.example' }] }), ['server-insecure:/servers/0/url']],
+    ['other port', oas3({}, { servers: [{ url: 'https://a.example:8443' }] }), ['server-insecure:/servers/0/url']],
+    ['variable with default', oas3({}, { servers: [{ url: 'https://{region}.example', variables: { region: { default: 'eu' } } }] }), []],
+    ['variable undefined', oas3({}, { servers: [{ url: 'https://{region}.example' }] }), ['server-variable-undefined:/servers/0/url']],
+    ['second server variable undefined', oas3({}, { servers: [SERVER[0], { url: 'https://{x}.example' }] }), ['server-variable-undefined:/servers/1/url']],
+    ['swagger: https host', swagger2({}), []],
+    ['swagger: no host', swagger2({}, { host: undefined }), ['server-missing:/host']],
+    ['swagger: no schemes (https)', swagger2({}, { schemes: undefined }), []],
+    ['swagger: http first', swagger2({}, { schemes: ['http', 'https'] }), ['server-insecure:/schemes']],
+    ['swagger: port', swagger2({}, { host: 'api.example.com:8080' }), ['server-insecure:/host']],
+  ])('%s', (_label, doc, expected) => {
+    expect(findings(doc).map((f) => `${f.rule}:${f.pointer}`)).toEqual(expected);
+  });
+
+  it('fixes: the HTTPS URL (from Swagger 2.0 host, basePath, schemes)', () => {
+    expect(findings(oas3({}, { servers: [{ url: 'http://a.example:8080/v1' }] }))[0]!.fix).toBe('https://a.example/v1');
+    expect(findings(swagger2({}, { schemes: ['http'], basePath: '/v2' }))[0]!.fix).toBe('https://api.example.com/v2');
+    expect(findings(swagger2({}, { host: 'api.example.com:8080', basePath: '/v2' }))[0]!.fix).toBe('https://api.example.com/v2');
+  });
+
+  it('server-missing blocks every platform', () => {
+    const { validations } = validate(oas3({ '/a': { get: good('a') } }, { servers: [] }));
+    expect(Object.values(validations.readiness.platforms).map((p) => p.ready)).toEqual([false, false, false, false, false, false]);
+  });
+});
+
+describe('request-media-type-unsupported', () => {
+  const body = (...types: string[]) => ({ content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'object' } }])) });
+  it.each([
+    [['application/json'], false],
+    [['application/merge-patch+json'], false],
+    [['application/json; charset=utf-8'], false],
+    [['application/x-www-form-urlencoded'], false],
+    [['application/xml', 'application/json'], false],
+    [['application/xml'], true],
+    [['multipart/form-data'], true],
+    [['application/octet-stream'], true],
+  ])('%j → %s', (types, flagged) => {
+    const got = findings(oas3({ '/a': { post: good('a', { requestBody: body(...types) }) } }), 'request-media-type-unsupported');
+    expect(got.map((f) => f.pointer)).toEqual(flagged ? ['/paths/~1a/post/requestBody/content'] : []);
+  });
+
+  it('Swagger 2.0: a file upload (formData) and an XML-only body', () => {
+    const file = swagger2({ '/a': { post: good('a', { consumes: ['multipart/form-data'], parameters: [{ name: 'f', in: 'formData', type: 'file' }] }) } });
+    expect(findings(file, 'request-media-type-unsupported').map((f) => f.pointer)).toEqual(['/paths/~1a/post/consumes']);
+    const xml = swagger2(
+      { '/a': { post: good('a', { parameters: [{ name: 'b', in: 'body', schema: { type: 'object' } }] }) } },
+      { consumes: ['application/xml'] },
+    );
+    expect(findings(xml, 'request-media-type-unsupported').map((f) => f.pointer)).toEqual(['/paths/~1a/post']);
+    const json = swagger2({ '/a': { post: good('a', { parameters: [{ name: 'b', in: 'body', schema: { type: 'object' } }] }) } });
+    expect(findings(json, 'request-media-type-unsupported')).toEqual([]);
+  });
+});
+
+describe('auth-unsupported', () => {
+  const schemes = (s: Record<string, unknown>, security: unknown[]) => oas3({ '/a': { get: good('a') } }, { components: { securitySchemes: s }, security });
+  it.each([
+    ['API key in a header', { k: { type: 'apiKey', in: 'header', name: 'X-Key' } }, [{ k: [] }], []],
+    ['bearer', { b: { type: 'http', scheme: 'bearer' } }, [{ b: [] }], []],
+    ['OAuth and none', { o: { type: 'oauth2', flows: {} } }, [{ o: [] }, {}], []],
+    ['declared, not applied', { c: { type: 'apiKey', in: 'cookie', name: 'sid' } }, [], []],
+    ['API key in a cookie', { c: { type: 'apiKey', in: 'cookie', name: 'sid' } }, [{ c: [] }], ['/components/securitySchemes/c']],
+    ['mutual TLS', { m: { type: 'mutualTLS' } }, [{ m: [] }], ['/components/securitySchemes/m']],
+    ['digest', { d: { type: 'http', scheme: 'digest' } }, [{ d: [] }], ['/components/securitySchemes/d']],
+    [
+      'two required together',
+      { k: { type: 'apiKey', in: 'header', name: 'X' }, l: { type: 'apiKey', in: 'query', name: 'y' } },
+      [{ k: [], l: [] }],
+      ['/security/0'],
+    ],
+    [
+      'two auth types',
+      { k: { type: 'apiKey', in: 'header', name: 'X' }, o: { type: 'oauth2', flows: {} } },
+      [{ k: [] }, { o: [] }],
+      ['/components/securitySchemes/o'],
+    ],
+  ])('%s', (_label, s, security, pointers) => {
+    const got = findings(schemes(s, security), 'auth-unsupported');
+    expect(got.map((f) => f.pointer)).toEqual(pointers);
+    for (const f of got) expect(f.platforms).toEqual(['gpt_actions']);
+  });
+
+  it('operation-level security and Swagger 2.0 basic', () => {
+    const doc = swagger2({ '/a': { get: good('a', { security: [{ b: [] }] }) } }, { securityDefinitions: { b: { type: 'basic' } } });
+    expect(findings(doc, 'auth-unsupported')).toEqual([]);
+    const cookie = oas3(
+      { '/a': { get: good('a', { security: [{ c: [] }] }) } },
+      { components: { securitySchemes: { c: { type: 'apiKey', in: 'cookie', name: 's' } } } },
+    );
+    expect(findings(cookie, 'auth-unsupported').map(brief)).toEqual([{ endpoint: 0, pointer: '/components/securitySchemes/c', severity: 'error' }]);
+  });
+});
+
+describe('too-many-tools', () => {
+  const many = (n: number) =>
+    Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`/r${i}`, { get: good(`get${i}`, { summary: `Get r${i}`, description: `Gets resource number ${i}.` }) }]),
+    );
+  it.each([
+    [30, null],
+    [31, 'warning'],
+    [128, 'warning'],
+    [129, 'error'],
+  ])('%i operations → %s', (n, severity) => {
+    const got = findings(oas3(many(n)), 'too-many-tools');
+    expect(got.map((f) => f.severity)).toEqual(severity === null ? [] : [severity]);
+    if (severity === 'error') expect(got[0]!.platforms).toEqual(['openai', 'gemini', 'copilot_studio']);
+  });
+});
+
+describe('descriptions-near-duplicate', () => {
+  it('flags operations whose summary and description are equal once case, punctuation and spaces are ignored', () => {
+    const doc = oas3({
+      '/a': { get: good('a', { summary: 'List items', description: 'Returns the items.' }) },
+      '/b': { get: good('b', { summary: 'list   ITEMS', description: 'Returns the items!' }) },
+      '/c': { get: good('c', { summary: 'List items', description: 'Returns other items.' }) },
+      '/d': { get: { operationId: 'd' } },
+      '/e': { get: { operationId: 'e' } },
+    });
+    expect(findings(doc, 'descriptions-near-duplicate').map(brief)).toEqual([
+      { endpoint: 0, pointer: '/paths/~1a/get', severity: 'warning' },
+      { endpoint: 1, pointer: '/paths/~1b/get', severity: 'warning' },
+    ]);
+  });
+
+  it('long texts differing only after their start, and punctuation-heavy starts, are told apart correctly', () => {
+    const base = `${'Lorem ipsum dolor sit amet. '.repeat(5)}`;
+    const doc = oas3({
+      '/a': { get: good('a', { summary: 's', description: `${base}one` }) },
+      '/b': { get: good('b', { summary: 's', description: `${base}two` }) },
+      '/c': { get: good('c', { summary: 's', description: `${base}one` }) },
+      '/d': { get: good('d', { summary: '--------------------------------------------------s', description: 'x' }) },
+      '/e': { get: good('e', { summary: 's', description: 'x' }) },
+    });
+    expect(findings(doc, 'descriptions-near-duplicate').map((f) => f.endpoint)).toEqual([0, 2, 3, 4]);
+  });
+
+  it('stays linear: 5,000 operations sharing one text are flagged quickly, each message bounded', () => {
+    const paths = Object.fromEntries(
+      Array.from({ length: 5000 }, (_, i) => [`/r${i}`, { get: good(`g${i}`, { summary: 'Same', description: 'Same text.' }) }]),
+    );
+    const started = performance.now();
+    const got = findings(oas3(paths), 'descriptions-near-duplicate');
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(got).toHaveLength(5000);
+    expect(got[0]!.message.length).toBeLessThan(200);
+  });
+});
+
+describe('readiness', () => {
+  const f = (severity: RuleFinding['severity'], endpoint: number | null, platforms: RuleFinding['platforms']): RuleFinding => ({
+    rule: 'r',
+    severity,
+    endpoint,
+    pointer: '',
+    message: '',
+    platforms,
+    fix: null,
+  });
+
+  it('scores 80% the endpoints’ mean and 20% the document, each losing 20/5/1 per error/warning/info', () => {
+    expect(readiness([], 4).score).toBe(100);
+    // Endpoint 0 loses 20: mean 95 → 76 + 20 = 96.
+    expect(readiness([f('error', 0, ['openai'])], 4).score).toBe(96);
+    // The document loses 25: 80 + 15 = 95.
+    expect(readiness([f('error', null, ['mcp']), f('warning', null, ['mcp'])], 4).score).toBe(95);
+    // Floors at 0 per endpoint.
+    expect(
+      readiness(
+        Array.from({ length: 10 }, () => f('error', 0, [])),
+        1,
+      ).score,
+    ).toBe(20);
+    // No endpoints: nothing to call, only the document's share.
+    expect(readiness([], 0).score).toBe(20);
+  });
+
+  it('a platform is ready without error findings listing it; warnings are counted apart; info not at all', () => {
+    const r = readiness([f('error', 0, ['openai', 'gemini']), f('warning', 1, ['openai']), f('info', 1, ['mcp'])], 2);
+    expect(r.platforms.openai).toEqual({ ready: false, blocking: 1, warnings: 1 });
+    expect(r.platforms.gemini).toEqual({ ready: false, blocking: 1, warnings: 0 });
+    expect(r.platforms.mcp).toEqual({ ready: true, blocking: 0, warnings: 0 });
+    expect(Object.keys(r.platforms)).toEqual(['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio']);
+  });
+
+  it('worst_endpoints: most points lost first, ties by index, at most 10', () => {
+    const list = [f('warning', 3, []), f('error', 1, []), f('warning', 2, []), ...Array.from({ length: 12 }, (_, i) => f('info', 4 + i, []))];
+    const worst = readiness(list, 20).worst_endpoints;
+    expect(worst.slice(0, 3)).toEqual([1, 2, 3]);
+    expect(worst).toHaveLength(10);
+  });
+
+  it('on a document: per platform, from its findings', () => {
+    const { validations } = validate(oas3({ '/a': { get: { operationId: 'a b', summary: 'S', description: 'D' } } }));
+    expect(validations.readiness.platforms.openai.ready).toBe(false);
+    expect(validations.readiness.platforms.gemini.ready).toBe(false);
+    expect(validations.readiness.platforms.gpt_actions.ready).toBe(true);
+    expect(validations.readiness.worst_endpoints).toEqual([0]);
+  });
+});
+
+describe('real API descriptions (../shared/specs and test/fixtures/specs)', () => {
+  const dirs = [`${FIXTURES}specs/`, new URL('../../../../shared/specs/', import.meta.url).pathname];
+  const files = dirs.flatMap((dir) =>
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /\.(json|ya?ml)$/.test(f) && f !== 'kubernetes.json')
+          .map((f) => dir + f)
+      : [],
+  );
+
+  /** The value at an RFC 6901 pointer, or undefined. */
+  const at = (doc: unknown, pointer: string): unknown => {
+    let node = doc;
+    for (const raw of pointer.split('/').slice(1)) {
+      const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+      if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+      node = (node as Record<string, unknown>)[key];
+    }
+    return node;
+  };
+
+  it('finds the documents', () => {
+    expect(files.length).toBeGreaterThanOrEqual(14);
+  });
+
+  it.each(files.map((f) => [basename(f), f]))('%s: validates, every pointer names a value or where one belongs', (_name, file) => {
+    const doc = parseDocument({ bytes: readFileSync(file), fileName: file });
+    const { all_endpoints, validations } = validateDocument(doc);
+    expect(validations.readiness.score).toBeGreaterThanOrEqual(0);
+    expect(validations.readiness.score).toBeLessThanOrEqual(100);
+    for (const f of validations.findings) {
+      expect(RULE_IDS).toContain(f.rule);
+      expect(f.endpoint === null || f.endpoint < all_endpoints.length).toBe(true);
+      const parent = f.pointer.slice(0, f.pointer.lastIndexOf('/'));
+      expect(at(doc, f.pointer) !== undefined || at(doc, parent) !== undefined, `${f.rule} ${f.pointer}`).toBe(true);
+    }
+  });
+
+  it('sane on known documents', () => {
+    const rules = (file: string) => new Set(validate(JSON.parse(readFileSync(`${FIXTURES}specs/${file}`, 'utf8'))).validations.findings.map((f) => f.rule));
+    expect(rules('nl_business_gov.json')).toEqual(new Set());
+    expect(rules('slack.json')).toEqual(new Set(['summary-missing', 'header-parameter-unsupported', 'too-many-tools', 'descriptions-near-duplicate']));
+    expect(rules('uber.swagger2.json')).toEqual(new Set(['operation-id-missing', 'description-too-long']));
+    expect(rules('webhook-example.oas31.json')).toEqual(new Set(['server-missing']));
+  });
+});

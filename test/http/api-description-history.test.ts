@@ -1,0 +1,244 @@
+/**
+ * Issue 16 §1 over HTTP: every accepted version of a copilot's API description kept with its
+ * changes from the one before; the sync from swagger_url (POST …/sync and the scheduled job),
+ * conditional, once per copilot; retention, purge, and the refusals.
+ */
+import type http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiDescriptionSync } from '../../src/jobs/api-description-sync.js';
+import { claimSync } from '../../src/storage/api-description-history.repository.js';
+import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { putRaw } from '../support/documents.js';
+import { call, copilotPath, createCopilot, expectError, nextLink, purgePath, swaggerPath, TIMESTAMP } from '../support/http.js';
+import { PageServer } from '../support/pages.js';
+
+const versionsPath = (id: string) => `${swaggerPath(id)}/versions`;
+const changesPath = (id: string) => `${swaggerPath(id)}/changes`;
+const syncPath = (id: string) => `${swaggerPath(id)}/sync`;
+
+/** An OpenAPI 3 document with these operations (`GET /path`), each optionally with a required query parameter. */
+function api(ops: Array<{ path: string; id: string; requiredQuery?: string }>, server = 'https://api.example.com/v1'): string {
+  const paths: Record<string, unknown> = {};
+  for (const op of ops) {
+    paths[op.path] = {
+      get: {
+        operationId: op.id,
+        summary: op.id,
+        description: `Does ${op.id}`,
+        ...(op.requiredQuery && { parameters: [{ name: op.requiredQuery, in: 'query', required: true, schema: { type: 'string' } }] }),
+        responses: { '200': { description: 'ok' } },
+      },
+    };
+  }
+  return JSON.stringify({ openapi: '3.0.3', info: { title: 'T', version: '1' }, servers: [{ url: server }], paths });
+}
+
+const V1 = api([
+  { path: '/pets', id: 'listPets' },
+  { path: '/stores', id: 'listStores' },
+]);
+// listStores removed, listPets gains a required parameter, one endpoint added: 2 breaking, 1 other.
+const V2 = api([
+  { path: '/pets', id: 'listPets', requiredQuery: 'owner' },
+  { path: '/toys', id: 'listToys' },
+]);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const dialect of DIALECTS) {
+  describe(`API description versions and changes (${dialect})`, () => {
+    let t: TestApp;
+    let pages: PageServer;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect, { env: { API_DESCRIPTION_VERSIONS_KEPT: '3', SYNC_INTERVAL_MS: '1000' } });
+      pages = await PageServer.start();
+    });
+    afterAll(async () => {
+      await t?.close();
+      await pages?.close();
+    });
+
+    it('an upload whose content changed is a new version, with the changes from the one before; the same content is not', async () => {
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, V1, 'application/json')).statusCode).toBe(200);
+      expect((await putRaw(t, copilot.id, V1, 'application/json')).statusCode).toBe(200);
+      expect((await putRaw(t, copilot.id, V2, 'application/json')).statusCode).toBe(200);
+
+      const versions = await call(t, 'GET', versionsPath(copilot.id));
+      expect(versions.statusCode, versions.body).toBe(200);
+      const list = versions.json();
+      expect(list.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+      expect(list[0]).toMatchObject({
+        source: 'upload',
+        url: null,
+        media_type: 'application/json',
+        size: Buffer.byteLength(V2),
+        changes: { breaking: 2, other: 1 },
+      });
+      expect(list[1].changes).toEqual({ breaking: 0, other: 0 });
+      expect(list[0].created_at).toMatch(TIMESTAMP);
+      expect(Object.keys(list[0])).toEqual(['version', 'sha256', 'size', 'media_type', 'source', 'url', 'created_at', 'changes']);
+
+      const changes = (await call(t, 'GET', changesPath(copilot.id))).json();
+      expect(changes.map((c: { kind: string; breaking: boolean; path: string }) => [c.kind, c.breaking, c.path]).sort()).toEqual(
+        [
+          ['endpoint-added', false, '/toys'],
+          ['endpoint-removed', true, '/stores'],
+          ['parameter-added', true, '/pets'],
+        ].sort(),
+      );
+      expect(changes.every((c: { version: number }) => c.version === 2)).toBe(true);
+
+      // Each version's document, byte for byte.
+      const first = await call(t, 'GET', `${versionsPath(copilot.id)}/1`);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers['content-type']).toMatch(/^application\/json/);
+      expect(first.body).toBe(V1);
+    });
+
+    it('pages versions and changes with the Link header', async () => {
+      const copilot = await createCopilot(t);
+      for (const doc of [V1, V2, V1]) expect((await putRaw(t, copilot.id, doc, 'application/json')).statusCode).toBe(200);
+      const seen: number[] = [];
+      let url: string | null = `${versionsPath(copilot.id)}?limit=1`;
+      while (url) {
+        const res = await call(t, 'GET', url);
+        expect(res.statusCode, res.body).toBe(200);
+        seen.push(...res.json().map((v: { version: number }) => v.version));
+        url = nextLink(res);
+      }
+      expect(seen).toEqual([3, 2, 1]);
+
+      const all = (await call(t, 'GET', changesPath(copilot.id))).json();
+      const paged: unknown[] = [];
+      url = `${changesPath(copilot.id)}?limit=2`;
+      while (url) {
+        const res = await call(t, 'GET', url);
+        paged.push(...res.json());
+        url = nextLink(res);
+      }
+      expect(paged).toEqual(all);
+      expect(all.length).toBe(6); // 3 from v1 to v2, 3 back
+    });
+
+    it('keeps the newest API_DESCRIPTION_VERSIONS_KEPT versions', async () => {
+      const copilot = await createCopilot(t);
+      for (const doc of [V1, V2, V1, V2]) expect((await putRaw(t, copilot.id, doc, 'application/json')).statusCode).toBe(200);
+      const list = (await call(t, 'GET', versionsPath(copilot.id))).json();
+      expect(list.map((v: { version: number }) => v.version)).toEqual([4, 3, 2]);
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'not_found');
+      const changes = (await call(t, 'GET', changesPath(copilot.id))).json();
+      expect(new Set(changes.map((c: { version: number }) => c.version))).toEqual(new Set([4, 3, 2]));
+    });
+
+    it('refuses what it cannot answer: unknown copilot, bad version, bad cursor, nothing to sync', async () => {
+      const copilot = await createCopilot(t);
+      const unknown = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
+      expectError(await call(t, 'GET', versionsPath(unknown)), 404, 'copilot_not_found');
+      expectError(await call(t, 'GET', changesPath(unknown)), 404, 'copilot_not_found');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'not_found');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/abc`), 400, 'invalid_request');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/0`), 400, 'invalid_request');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}?cursor=nope!`), 400, 'invalid_cursor');
+      expectError(await call(t, 'GET', `${changesPath(copilot.id)}?cursor=WzFd`), 400, 'invalid_cursor');
+      expectError(await call(t, 'POST', syncPath(copilot.id)), 422, 'swagger_missing');
+      const reader = await t.key(['copilots:read']);
+      expectError(await call(t, 'POST', syncPath(copilot.id), { key: reader }), 403, 'forbidden');
+      expect((await call(t, 'GET', versionsPath(copilot.id), { key: reader })).json()).toEqual([]);
+    });
+
+    it('POST …/sync fetches swagger_url conditionally: changed, then 304 unchanged, then changed again; a bad document fails without a version', async () => {
+      let served = V1;
+      let etag = '"v1"';
+      const conditionalRequests: Array<string | undefined> = [];
+      pages.set('/api.json', (req: http.IncomingMessage, res: http.ServerResponse) => {
+        conditionalRequests.push(req.headers['if-none-match']);
+        if (req.headers['if-none-match'] === etag) {
+          res.writeHead(304, { etag }).end();
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json', etag }).end(served);
+      });
+      const copilot = await createCopilot(t, { swagger_url: pages.url('/api.json') });
+
+      const first = await call(t, 'POST', syncPath(copilot.id));
+      expect(first.statusCode, first.body).toBe(200);
+      expect(first.json()).toMatchObject({ status: 'changed', version: 1, changes: { breaking: 0, other: 0 }, error: null });
+      expect(first.json().next_sync_at).toMatch(TIMESTAMP);
+
+      const again = await call(t, 'POST', syncPath(copilot.id));
+      expect(again.json()).toMatchObject({ status: 'unchanged', version: null, changes: null });
+      expect(conditionalRequests).toEqual([undefined, '"v1"']);
+
+      served = V2;
+      etag = '"v2"';
+      const changed = await call(t, 'POST', syncPath(copilot.id));
+      expect(changed.json()).toMatchObject({ status: 'changed', version: 2, changes: { breaking: 2, other: 1 } });
+      const versions = (await call(t, 'GET', versionsPath(copilot.id))).json();
+      expect(versions[0]).toMatchObject({ version: 2, source: 'sync', url: pages.url('/api.json') });
+
+      served = '{"not": "an api description"}';
+      etag = '"broken"';
+      const broken = await call(t, 'POST', syncPath(copilot.id));
+      expect(broken.json()).toMatchObject({ status: 'failed', version: null });
+      expect(broken.json().error).toMatch(/OpenAPI|Swagger/);
+      const state = await call(t, 'GET', syncPath(copilot.id));
+      expect(state.statusCode).toBe(200);
+      expect(state.json()).toMatchObject({ smart_sync: 0, url: pages.url('/api.json'), last_outcome: 'failed', next_sync_at: null });
+      expect(state.json().latest_version.version).toBe(2);
+      expect((await call(t, 'GET', versionsPath(copilot.id))).json()).toHaveLength(2);
+    });
+
+    it('a sync another owner holds answers 409; a lease is taken once by racing owners', async () => {
+      pages.set('/held.json', { type: 'application/json', body: V1 });
+      const copilot = await createCopilot(t, { swagger_url: pages.url('/held.json') });
+      const now = nowTimestamp();
+      const claims = await Promise.all(['a', 'b', 'c'].map((owner) => claimSync(t.storage.db, copilot.id, owner, now, timestampIn(60_000), true)));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expectError(await call(t, 'POST', syncPath(copilot.id)), 409, 'conflict');
+    });
+
+    it('the job syncs each copilot with smart_sync = 1 on its schedule, once across two instances', async () => {
+      let served = V1;
+      pages.set('/scheduled.json', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(served);
+      });
+      const copilot = await createCopilot(t, { swagger_url: pages.url('/scheduled.json'), smart_sync: 1 });
+      const idle = await createCopilot(t, { swagger_url: pages.url('/scheduled.json') }); // smart_sync 0: never synced by the job
+      const logger = { error: () => undefined };
+      // Two instances' jobs on one database: each interval, one of them fetches.
+      const jobs = [
+        startApiDescriptionSync(t.storage, t.services.sync, { logger }),
+        startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'other' }, { logger }),
+      ];
+      try {
+        const versionsOf = async (id: string) => (await call(t, 'GET', versionsPath(id))).json() as Array<{ version: number; source: string }>;
+        for (let i = 0; i < 100 && (await versionsOf(copilot.id)).length < 1; i++) await sleep(100);
+        expect(await versionsOf(copilot.id)).toMatchObject([{ version: 1, source: 'sync' }]);
+        served = V2;
+        for (let i = 0; i < 100 && (await versionsOf(copilot.id)).length < 2; i++) await sleep(100);
+        const versions = await versionsOf(copilot.id);
+        expect(versions.map((v) => v.version)).toEqual([2, 1]);
+        expect(await versionsOf(idle.id)).toEqual([]);
+        // Fetched about once per interval in all: never by both instances at once.
+        const fetches = pages.count('/scheduled.json');
+        await sleep(1500);
+        expect(pages.count('/scheduled.json') - fetches).toBeLessThanOrEqual(3);
+      } finally {
+        for (const job of jobs) await job.stop();
+      }
+    });
+
+    it('a purge removes the versions, the changes and the sync state', async () => {
+      const copilot = await createCopilot(t);
+      for (const doc of [V1, V2]) expect((await putRaw(t, copilot.id, doc, 'application/json')).statusCode).toBe(200);
+      expect((await call(t, 'DELETE', copilotPath(copilot.id))).statusCode).toBe(200);
+      expect((await call(t, 'POST', purgePath(copilot.id))).statusCode).toBe(200);
+      for (const table of ['api_description_versions', 'api_description_changes', 'api_description_sync'] as const) {
+        expect(await t.storage.db.selectFrom(table).select('copilot_id').where('copilot_id', '=', copilot.id).execute()).toEqual([]);
+      }
+    });
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * Issue 17 §2: what an operator sees in /metrics beyond HTTP — knowledge-base links by state,
+ * fetches by outcome and duration, pages and passages indexed, failures by reason, task-thread
+ * wait time, database connections — with the service's own jobs running.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { call, createCopilot } from '../support/http.js';
+import { postLinks, waitForLinks } from '../support/knowledge-base.js';
+import { PageServer } from '../support/pages.js';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The value of one series (`name{labels}`) in a Prometheus text answer, or null. */
+function series(body: string, name: string): number | null {
+  const line = body.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? null : Number(line.slice(name.length + 1));
+}
+
+for (const dialect of DIALECTS) {
+  describe(`operator metrics (${dialect})`, () => {
+    let t: TestApp;
+    let pages: PageServer;
+    beforeAll(async () => {
+      pages = await PageServer.start();
+      pages.set('/good', { type: 'text/plain', body: 'First passage about metrics.\n\nSecond passage about gauges.' });
+      pages.set('/gone', { status: 404, body: 'no' });
+      t = await buildTestApp(dialect);
+      t.services.startJobs(silent);
+    });
+    afterAll(async () => {
+      await t?.close();
+      await pages?.close();
+    });
+
+    it('counts what the knowledge base did and shows its links by state', async () => {
+      const bot = (await createCopilot(t)).id;
+      const urls = [pages.url('/good'), pages.url('/gone')];
+      expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
+      const done = await waitForLinks(t, bot, urls);
+      expect(done.get(urls[0]!)?.status).toBe('indexed');
+      expect(done.get(urls[1]!)?.status).toBe('failed');
+
+      const body = (await call(t, 'GET', '/metrics', { key: null })).body;
+      expect(series(body, 'kb_links{state="indexed"}')).toBe(1);
+      expect(series(body, 'kb_links{state="failed"}')).toBe(1);
+      expect(series(body, 'kb_pages_indexed_total')).toBe(1);
+      expect(series(body, 'kb_passages_stored_total')).toBe(done.get(urls[0]!)!.passages);
+      expect(series(body, 'kb_link_failures_total{reason="http_status"}')).toBe(1);
+      expect(series(body, 'kb_fetch_duration_seconds_count{outcome="ok"}')).toBe(1);
+      expect(series(body, 'kb_fetch_duration_seconds_count{outcome="error"}')).toBe(1);
+    });
+
+    it('shows task-thread wait time and the database connections', async () => {
+      await t.taskThreads.run('ping', []);
+      const body = (await call(t, 'GET', '/metrics', { key: null })).body;
+      expect(series(body, 'task_threads_wait_milliseconds{quantile="0.5"}')).toBeGreaterThanOrEqual(0);
+      expect(series(body, 'task_threads_wait_milliseconds{quantile="0.99"}')).toBeGreaterThanOrEqual(0);
+      const { inUse, idle, waiting } = t.storage.connections();
+      expect(series(body, 'database_connections{state="waiting"}')).toBe(waiting);
+      expect(series(body, 'database_connections{state="in_use"}')! + series(body, 'database_connections{state="idle"}')!).toBe(inUse + idle);
+      expect(series(body, 'database_connections{state="idle"}')).toBeGreaterThanOrEqual(dialect === 'sqlite' ? 0 : 1);
+    });
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * GET /backend/api/copilot/:id/tools and …/fixes (issue 18 B) over HTTP, on both databases:
+ * the answers for stored and fetched documents, the errors as GET …/validator gives them,
+ * and access.
+ */
+import { load } from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from '../../src/domain/validator/index.js';
+import { fixesOverlay } from '../../src/domain/validator/overlay.js';
+import { toolDefinitions, TOOL_PLATFORM_IDS } from '../../src/domain/validator/tools.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { hostile, setSwaggerUrl, SPEC_COUNTS, spec, uploadSpec } from '../support/documents.js';
+import { call, copilotPath, createCopilot, expectError } from '../support/http.js';
+import { PageServer } from '../support/pages.js';
+
+const UNKNOWN_ID = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
+const SPEC_FILES = Object.keys(SPEC_COUNTS);
+const toolsPath = (id: string, platform = 'openai') => `${copilotPath(id)}/tools?platform=${platform}`;
+const fixesPath = (id: string) => `${copilotPath(id)}/fixes`;
+const docOf = (file: string) => parseDocument({ bytes: spec(file), fileName: file });
+
+for (const dialect of DIALECTS) {
+  describe(`tools and fixes (${dialect})`, () => {
+    let t: TestApp;
+    let pages: PageServer;
+    beforeAll(async () => {
+      pages = await PageServer.start();
+      pages.set('/specs/petstore3.yaml', { type: 'application/yaml', body: spec('petstore3.yaml') });
+      pages.set('/bomb.yaml', { type: 'application/yaml', body: hostile('billion-laughs.yaml') });
+      pages.set('/gone', { status: 404, type: 'text/plain', body: 'Not here' });
+      t = await buildTestApp(dialect);
+    });
+    afterAll(async () => {
+      await t?.close();
+      await pages?.close();
+    });
+
+    describe('GET …/tools', () => {
+      it.each(SPEC_FILES)('%s: the tools of every platform, as the domain computes them', async (file) => {
+        const c = await createCopilot(t, { name: file });
+        await uploadSpec(t, c.id, file);
+        for (const platform of TOOL_PLATFORM_IDS) {
+          const res = await call(t, 'GET', toolsPath(c.id, platform));
+          expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+          expect(res.headers['content-type']).toMatch(/^application\/json/);
+          const body = res.json();
+          expect(Object.keys(body)).toEqual(['chatbot_id', 'platform', 'tools']);
+          expect(body).toEqual({ chatbot_id: c.id, platform, tools: JSON.parse(JSON.stringify(toolDefinitions(docOf(file), platform))) });
+          expect(body.tools).toHaveLength(SPEC_COUNTS[file]!.ops);
+        }
+      });
+
+      it('a document behind a URL is fetched under the same rules', async () => {
+        const c = await createCopilot(t);
+        await setSwaggerUrl(t, c.id, pages.url('/specs/petstore3.yaml'));
+        const res = await call(t, 'GET', toolsPath(c.id, 'mcp'));
+        expect(res.statusCode).toBe(200);
+        expect(res.json().tools.map((tool: { name: string }) => tool.name)).toContain('addPet');
+      });
+
+      it('400 for an unknown, missing or repeated platform, or another query key', async () => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'trello.json');
+        for (const query of ['?platform=gpt_actions', '?platform=OPENAI', '', '?platform=openai&x=1']) {
+          expectError(await call(t, 'GET', `${copilotPath(c.id)}/tools${query}`), 400, 'invalid_request');
+        }
+      });
+    });
+
+    describe('GET …/fixes', () => {
+      it.each(SPEC_FILES)('%s: the overlay the domain computes', async (file) => {
+        const c = await createCopilot(t, { name: file });
+        await uploadSpec(t, c.id, file);
+        const res = await call(t, 'GET', fixesPath(c.id));
+        expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+        const body = res.json();
+        expect(Object.keys(body)).toEqual(['overlay', 'info', 'actions']);
+        expect(body).toEqual(JSON.parse(JSON.stringify(fixesOverlay(docOf(file)))));
+      });
+
+      it('YAML when Accept asks for it, JSON otherwise', async () => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'uber.swagger2.json');
+        const expected = JSON.parse(JSON.stringify(fixesOverlay(docOf('uber.swagger2.json'))));
+        for (const accept of ['application/yaml', 'text/yaml, */*;q=0.1']) {
+          const res = await call(t, 'GET', fixesPath(c.id), { headers: { accept } });
+          expect(res.statusCode).toBe(200);
+          expect(res.headers['content-type']).toBe('application/yaml; charset=utf-8');
+          expect(res.body.startsWith('overlay: 1.0.0\n')).toBe(true);
+          expect(load(res.body)).toEqual(expected);
+        }
+        for (const accept of ['application/json', 'application/json, application/yaml', '*/*']) {
+          const res = await call(t, 'GET', fixesPath(c.id), { headers: { accept } });
+          expect(res.headers['content-type']).toMatch(/^application\/json/);
+          expect(res.json()).toEqual(expected);
+        }
+      });
+    });
+
+    describe('errors, as GET …/validator gives them', () => {
+      for (const [what, path] of [
+        ['tools', (id: string) => toolsPath(id)],
+        ['fixes', fixesPath],
+      ] as const) {
+        it(`${what}: 422 without a document, 404 for an unknown or deleted copilot`, async () => {
+          const c = await createCopilot(t);
+          expectError(await call(t, 'GET', path(c.id)), 422, 'swagger_missing');
+          await setSwaggerUrl(t, c.id, 'AAAAAAAAAAAAAAAAAAAA.json');
+          expectError(await call(t, 'GET', path(c.id)), 422, 'swagger_missing');
+          const deleted = await createCopilot(t);
+          await uploadSpec(t, deleted.id, 'trello.json');
+          expect((await call(t, 'DELETE', copilotPath(deleted.id))).statusCode).toBe(200);
+          for (const id of [UNKNOWN_ID, 'not-a-uuid', deleted.id]) expectError(await call(t, 'GET', path(id)), 404, 'copilot_not_found');
+        });
+
+        it(`${what}: 400 for a document that cannot be read, 502 when the URL fails`, async () => {
+          const c = await createCopilot(t);
+          await setSwaggerUrl(t, c.id, pages.url('/bomb.yaml'));
+          expectError(await call(t, 'GET', path(c.id)), 400, 'invalid_swagger_file');
+          await setSwaggerUrl(t, c.id, pages.url('/gone'));
+          expectError(await call(t, 'GET', path(c.id)), 502, 'swagger_fetch_failed');
+        });
+
+        it(`${what}: 401 without a key, 403 for another bot's key or a knowledge-base key; a key limited to the copilot reads it`, async () => {
+          const c = await createCopilot(t);
+          await uploadSpec(t, c.id, 'petstore3.json');
+          const other = await createCopilot(t);
+          expectError(await call(t, 'GET', path(c.id), { key: null }), 401, 'unauthorized');
+          expectError(await call(t, 'GET', path(UNKNOWN_ID), { key: 'Bearer cms_nope' }), 401, 'unauthorized');
+          expectError(await call(t, 'GET', path(c.id), { key: await t.key(['copilots:read'], [other.id]) }), 403, 'forbidden');
+          expectError(await call(t, 'GET', path(c.id), { key: await t.key(['knowledgebase:read']) }), 403, 'forbidden');
+          expect((await call(t, 'GET', path(c.id), { key: await t.key(['copilots:read'], [c.id]) })).statusCode).toBe(200);
+        });
+      }
+    });
+  });
+}
