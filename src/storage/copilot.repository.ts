@@ -26,9 +26,26 @@ export async function findCopilot(db: Db, id: string): Promise<CopilotRow | unde
   return db.selectFrom('copilots').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+// The copilot's own columns: what a list reads (not name_folded, which only its filter uses).
+const COPILOT_COLUMNS = [
+  'id',
+  'name',
+  'token',
+  'website',
+  'status',
+  'prompt_message',
+  'enhanced_privacy',
+  'smart_sync',
+  'swagger_url',
+  'is_premade_demo_template',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies readonly (keyof CopilotRow)[];
+
 /** Newest first (created_at, then id, both descending); fetches `limit` rows. */
 export async function listCopilots(db: Db, query: CopilotListQuery): Promise<CopilotRow[]> {
-  let q = db.selectFrom('copilots').selectAll();
+  let q = db.selectFrom('copilots').select(COPILOT_COLUMNS);
   if (!query.includeDeleted) q = q.where('deleted_at', 'is', null);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.nameContains) {

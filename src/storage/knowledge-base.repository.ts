@@ -213,6 +213,9 @@ export interface NewPassage {
   bot_id: string;
   seq: number;
   content: string;
+  /** Its search terms, when computed already (on the task thread that split the page); else computed here. */
+  terms?: string;
+  term_count?: number;
 }
 
 /**
@@ -225,7 +228,8 @@ async function writePassages(db: Db, rows: readonly NewPassage[], version: numbe
   const perLink = new Map<string, number>();
   if (rows.length === 0) return perLink;
   const values = rows.map((row) => {
-    const { terms, term_count } = passageTerms(row.content);
+    const { terms, term_count } =
+      row.terms !== undefined && row.term_count !== undefined ? { terms: row.terms, term_count: row.term_count } : passageTerms(row.content);
     perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + term_count);
     return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count, version };
   });
@@ -345,6 +349,8 @@ export async function countPassagesOfOtherLinks(db: Db, botId: string, exceptLin
 export interface StoredPassages {
   readonly length: number;
   slice(start: number, end: number): string[];
+  /** Their search terms, when computed already. */
+  sliceTerms?(start: number, end: number): Array<{ terms: string; term_count: number }>;
 }
 
 type JobRef = { id: string; owner: string; generation: number };

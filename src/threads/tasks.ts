@@ -7,6 +7,7 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import { ExtractError, extractText } from '../domain/knowledgebase/extract.js';
 import { packPassages, splitPassages, type PackedPassages } from '../domain/knowledgebase/passages.js';
+import { passageTerms } from '../text/search-terms.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
 import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
@@ -48,18 +49,25 @@ export const tasks = {
   },
   /** A fetched page's passages, packed to move back without a copy (throws ExtractError). */
   passages(body: Uint8Array, contentType: string | null): PackedPassages {
-    return packPassages(splitPassages(extractText(asBuffer(body), contentType).text));
+    return packPassages(splitPassages(extractText(asBuffer(body), contentType).text), passageTerms);
   },
 };
 
 export type Tasks = typeof tasks;
 export type TaskName = keyof Tasks;
 
-/** The buffers of an answer that can move to the caller: a typed array of its own, or such arrays as its properties. */
+/** The buffers of an answer that can move to the caller: a typed array of its own, or such arrays as its properties (one level down too). */
 export function movableBuffers(value: unknown): ArrayBuffer[] {
   if (ArrayBuffer.isView(value)) return value instanceof Uint8Array || value instanceof Uint32Array ? ownBuffer(value) : [];
   if (value === null || typeof value !== 'object') return [];
-  return Object.values(value).flatMap((v) => (v instanceof Uint8Array || v instanceof Uint32Array ? ownBuffer(v) : []));
+  // Typed arrays as its properties, or as properties of its plain-object properties (packed passages' terms).
+  return Object.values(value).flatMap((v) =>
+    v instanceof Uint8Array || v instanceof Uint32Array
+      ? ownBuffer(v)
+      : v !== null && typeof v === 'object' && !ArrayBuffer.isView(v) && !Array.isArray(v)
+        ? Object.values(v).flatMap((w) => (w instanceof Uint8Array || w instanceof Uint32Array ? ownBuffer(w) : []))
+        : [],
+  );
 }
 
 function ownBuffer(view: Uint8Array | Uint32Array): ArrayBuffer[] {

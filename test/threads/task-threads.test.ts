@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
 import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
+import { passageTerms } from '../../src/text/search-terms.js';
 import { createValidationCache, renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
 import { MAX_QUEUED_BYTES, TaskThreadError, TaskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -85,6 +86,8 @@ describe('task threads: the same answers as on the main thread', () => {
     // They come back in two buffers of their own: moved from the thread, not cloned string by string.
     expect(packed.text.byteLength).toBe(packed.text.buffer.byteLength);
     expect(packed.ends.byteLength).toBe(packed.ends.buffer.byteLength);
+    // Their search terms are computed there too, as storing would compute them.
+    expect(unpackPassages(packed).sliceTerms!(0, expected.length)).toEqual(expected.map(passageTerms));
     const refused = await rejection(pool.run('passages', [Buffer.from('%PDF-1.7'), 'application/pdf']));
     expect(refused).toBeInstanceOf(ExtractError);
     expect((refused as Error).message).toMatch(/Unsupported content type application\/pdf/);

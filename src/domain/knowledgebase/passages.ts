@@ -226,41 +226,74 @@ function render(paragraphs: string[], pieces: Piece[], from: number, to: number)
 export interface PackedPassages {
   text: Uint8Array;
   ends: Uint32Array;
+  /** Each passage's search terms, packed the same way, and their counts (computed where the passages were). */
+  terms?: { text: Uint8Array; ends: Uint32Array; counts: Uint32Array };
+}
+
+/** A passage's search terms as they are stored (search-terms.ts `passageTerms`). */
+export interface StoredTerms {
+  terms: string;
+  term_count: number;
 }
 
 /** What storing needs of a page's passages: an array of strings is one. */
 export interface PassageList {
   readonly length: number;
   slice(start: number, end: number): string[];
+  /** The passages' search terms when they were computed already (on the task thread). */
+  sliceTerms?(start: number, end: number): StoredTerms[];
 }
 
-export function packPassages(passages: readonly string[]): PackedPassages {
+function packTexts(texts: readonly string[]): { text: Uint8Array; ends: Uint32Array } {
   const encoder = new TextEncoder();
   let total = 0;
-  for (const p of passages) total += p.length * 3;
+  for (const p of texts) total += p.length * 3;
   // Each buffer its own ArrayBuffer (never a shared pool), so it can be moved.
   const text = new Uint8Array(new ArrayBuffer(total));
-  const ends = new Uint32Array(new ArrayBuffer(passages.length * 4));
+  const ends = new Uint32Array(new ArrayBuffer(texts.length * 4));
   let offset = 0;
-  for (let i = 0; i < passages.length; i++) {
-    offset += encoder.encodeInto(passages[i]!, text.subarray(offset)).written;
+  for (let i = 0; i < texts.length; i++) {
+    offset += encoder.encodeInto(texts[i]!, text.subarray(offset)).written;
     ends[i] = offset;
   }
   // Shrunk to what was written (a copy, on the thread that packs).
   return { text: offset === total ? text : text.slice(0, offset), ends };
 }
 
+/**
+ * Packs the passages, and with `termsOf` their search terms too: computing them is the
+ * larger part of storing a page's CPU work, done here on the task thread rather than on the
+ * event loop a batch at a time.
+ */
+export function packPassages(passages: readonly string[], termsOf?: (passage: string) => StoredTerms): PackedPassages {
+  const packed: PackedPassages = packTexts(passages);
+  if (termsOf) {
+    const all = passages.map(termsOf);
+    const counts = new Uint32Array(new ArrayBuffer(all.length * 4));
+    all.forEach((t, i) => {
+      counts[i] = t.term_count;
+    });
+    packed.terms = { ...packTexts(all.map((t) => t.terms)), counts };
+  }
+  return packed;
+}
+
 /** The passages of a packed page, decoded a slice at a time. */
 export function unpackPassages(packed: PackedPassages): PassageList {
   const decoder = new TextDecoder();
-  const { text, ends } = packed;
+  const decode = (text: Uint8Array, ends: Uint32Array, start: number, end: number) => {
+    const out: string[] = [];
+    const last = Math.min(end, ends.length);
+    for (let i = Math.max(0, start); i < last; i++) out.push(decoder.decode(text.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
+    return out;
+  };
+  const { terms } = packed;
   return {
-    length: ends.length,
-    slice(start, end) {
-      const out: string[] = [];
-      const last = Math.min(end, ends.length);
-      for (let i = Math.max(0, start); i < last; i++) out.push(decoder.decode(text.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
-      return out;
-    },
+    length: packed.ends.length,
+    slice: (start, end) => decode(packed.text, packed.ends, start, end),
+    ...(terms && {
+      sliceTerms: (start: number, end: number) =>
+        decode(terms.text, terms.ends, start, end).map((text, k) => ({ terms: text, term_count: terms.counts[start + k]! })),
+    }),
   };
 }
