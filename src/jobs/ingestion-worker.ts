@@ -246,9 +246,7 @@ export class IngestionWorker {
     for (let i = 0; i < passages.length; i += STAGE_BATCH) {
       if (lease.lost) break;
       const terms = passages.sliceTerms?.(i, i + STAGE_BATCH);
-      const rows = passages
-        .slice(i, i + STAGE_BATCH)
-        .map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: i + k, content, ...terms?.[k] }));
+      const rows = passages.slice(i, i + STAGE_BATCH).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: i + k, content, ...terms?.[k] }));
       termCount += await kb.stagePassages(db, dialect, rows, version);
     }
     const outcome = lease.lost
