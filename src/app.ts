@@ -44,6 +44,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      // A person at a terminal reads lines; anything else (a file, a collector) gets JSON.
+      ...((config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY)) && {
+        transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+      }),
     },
     bodyLimit: config.bodyLimitBytes,
     // A client must send a whole request within this time (slow-body clients do not hold a

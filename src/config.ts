@@ -52,6 +52,8 @@ export interface Config {
   readonly webhookUrl: string | null;
   /** WEBHOOK_SECRET: the HMAC-SHA256 key of the `x-cms-signature` header (required with WEBHOOK_URL). */
   readonly webhookSecret: string | null;
+  /** LOG_FORMAT: `pretty` (pino-pretty), `json`, or `auto`: pretty when stdout is a terminal. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /** ADMIN_API_KEY: stored as the first admin key when the database holds none (never logged). */
   readonly adminApiKey: string | null;
   /** METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
@@ -153,6 +155,8 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite database)');
   }
 
+  const logFormat = (get('LOG_FORMAT') ?? 'auto').toLowerCase();
+  if (!['auto', 'json', 'pretty'].includes(logFormat)) problems.push(`LOG_FORMAT must be auto, json or pretty (got "${logFormat}")`);
   const logLevel = (get('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
@@ -213,6 +217,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     apiDescriptionVersionsKept: int('API_DESCRIPTION_VERSIONS_KEPT', 50, 1, 100_000),
     webhookUrl,
     webhookSecret,
+    logFormat: logFormat as Config['logFormat'],
     adminApiKey,
     metricsToken,
     trustProxy,

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { ensureBootstrapAdminKey, seedAdminKey } from './domain/auth/api-keys.js';
+import { BOOTSTRAP_KEY_FILE, ensureBootstrapAdminKey, seedAdminKey } from './domain/auth/api-keys.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
@@ -33,17 +35,25 @@ export async function startService(config: Config): Promise<RunningService> {
     app.addHook('onSend', async (_request, reply) => {
       if (draining) reply.header('connection', 'close');
     });
+    // Where the first key is, for the start-up line.
+    let firstKey: string;
     if (config.adminApiKey !== null) {
       // ADMIN_API_KEY: the operator already knows the key, so nothing is written (its id only is logged).
       const keyId = await seedAdminKey(storage.db, config.adminApiKey);
       if (keyId) app.log.warn({ keyId }, 'Stored ADMIN_API_KEY as the first admin API key');
       else app.log.info('ADMIN_API_KEY left unused: the database already holds API keys');
+      firstKey = 'ADMIN_API_KEY';
     } else {
       const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
       if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
+      const file = path.join(config.dataDir, BOOTSTRAP_KEY_FILE);
+      firstKey = existsSync(file) ? file : 'none on disk (keys exist; create one with copilot-service keys create)';
     }
     const address = await app.listen({ port: config.port, host: config.host });
-    app.log.info({ address, database: storage.dialect }, 'Copilot Management Service is listening');
+    app.log.info(
+      { address, database: describeDatabase(config), first_key: firstKey, dashboard: `${address}/` },
+      `Copilot Management Service is listening on ${address} (${describeDatabase(config)}; first admin key: ${firstKey})`,
+    );
     for (const advice of await databaseAdvice(storage)) app.log.warn(advice);
     services.startJobs(app.log);
     const running = app;

@@ -299,6 +299,12 @@ describe('the built service process', () => {
     expect(entries.filter((e) => e.reqId === 'in-flight-1').length).toBeGreaterThanOrEqual(2); // incoming and completed
     expect(entries.some((e) => e.reqId === 'in-flight-1' && e.res?.statusCode === 201)).toBe(true);
     expect(entries.some((e) => JSON.stringify(e).includes(keyFile))).toBe(true);
+    // The start-up line says where it listens, on which database, and where the first key is.
+    expect(entries.find((e) => /is listening/.test(String(e.msg)))).toMatchObject({
+      address: `http://127.0.0.1:${port}`,
+      database: `the SQLite database in ${dataDir}`,
+      first_key: keyFile,
+    });
     const everything = stdout.text + stderr.text;
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(key.split('_')[2]);
@@ -494,6 +500,41 @@ describe('SIGTERM with keep-alive clients', () => {
       socket.destroy();
       if (s.child.exitCode === null) s.child.kill('SIGKILL');
       rmSync(s.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('LOG_FORMAT', () => {
+  it('pretty: lines for a person (pino-pretty); json, and auto without a terminal: JSON lines', async () => {
+    const cli = await buildCli();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-logs-'));
+    try {
+      for (const format of ['pretty', 'json', 'auto']) {
+        const port = await freePort();
+        const child = spawn(process.execPath, [cli, 'serve'], {
+          cwd: dataDir,
+          env: { PATH: process.env.PATH, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_FORMAT: format },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const stdout = new Output(child.stdout!);
+        try {
+          await stdout.waitFor((l) => /is listening/.test(l), 'listening', child);
+          const line = stdout.lines().find((l) => /is listening/.test(l))!;
+          if (format === 'pretty') {
+            expect(parsed(line), line).toBeNull();
+            expect(line).toMatch(/INFO/);
+            expect(line).toContain(`http://127.0.0.1:${port}`);
+          } else {
+            expect(parsed(line), line).not.toBeNull();
+          }
+        } finally {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGTERM');
+          await exited;
+        }
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
