@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, validateDocument, type RuleFinding } from '../../../src/domain/validator/index.js';
 import { applyOverlay, fixesOverlay, jsonPathOf, parseJsonPath, type Overlay } from '../../../src/domain/validator/overlay.js';
-import { expectAppError, source } from './helpers.js';
+import { expectAppError, FIXTURES, source } from './helpers.js';
 
 /** Fixes as an OpenAPI Overlay 1.0 (issue 18 B): the actions, the applier, the corpus. */
 
@@ -147,20 +147,26 @@ describe('fixesOverlay', () => {
   });
 });
 
-const SPEC_DIR = fileURLToPath(new URL('../../../../shared/specs/', import.meta.url));
-const SPECS = readdirSync(SPEC_DIR).filter((f) => /\.(json|ya?ml)$/.test(f));
+// The repository's copies (test/fixtures/specs) always; the shared corpus beside the checkout when it is there.
+const SPEC_PATHS = [`${FIXTURES}specs/`, fileURLToPath(new URL('../../../../shared/specs/', import.meta.url))]
+  .filter((dir) => existsSync(dir))
+  .flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => /\.(json|ya?ml)$/.test(f))
+      .map((f) => dir + f),
+  );
 
-describe('every spec of ../shared/specs', () => {
+describe('every spec of test/fixtures/specs (and ../shared/specs)', () => {
   const errorsByRule = (findings: readonly RuleFinding[], onlyUnfixable: boolean) => {
     const counts = new Map<string, number>();
     for (const f of findings) if (f.severity === 'error' && (!onlyUnfixable || f.fix === null)) counts.set(f.rule, (counts.get(f.rule) ?? 0) + 1);
     return counts;
   };
 
-  it.each(SPECS)('%s: the fixed document validates, scores no lower, and keeps no blocking finding of a fixed rule', (file) => {
+  it.each(SPEC_PATHS)('%s: the fixed document validates, scores no lower, and keeps no blocking finding of a fixed rule', (file) => {
     let doc: unknown;
     try {
-      doc = parseDocument({ bytes: readFileSync(SPEC_DIR + file), fileName: file });
+      doc = parseDocument({ bytes: readFileSync(file), fileName: file });
     } catch {
       return; // a truncated corpus file (kubernetes.json)
     }
