@@ -99,7 +99,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
         operationId: 'listApiDescriptionChanges',
         summary: 'What changed between consecutive versions, newest version first',
         description:
-          'Endpoints added and removed, operationIds changed, parameters and request bodies added, removed or made required, responses removed, the auth type or the server changed; each marked breaking when it breaks a copilot calling the API (the kinds: README). When more remain, the `Link` header carries the next page.',
+          'Endpoints, operationIds, parameters, request bodies, responses, auth type and server changes, each marked breaking when it breaks a copilot calling the API. When more remain, the `Link` header carries the next page.',
         tags: ['api descriptions'],
         params: CopilotIdParams,
         querystring: PageQuery,
@@ -124,7 +124,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
       onRequest: access({ scope: 'copilots:read', botParam: 'id' }),
       schema: {
         operationId: 'getApiDescriptionSync',
-        summary: 'The sync of the API description from swagger_url: setting, last outcome, next time',
+        summary: 'The sync from swagger_url: setting, last outcome, next time',
         description:
           'With smart_sync = 1 and an http(s) swagger_url, the service fetches the URL every SYNC_INTERVAL_MS (±10%), conditionally, and records a new version when its content changed.',
         tags: ['api descriptions'],

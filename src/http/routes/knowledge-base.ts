@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
-import { AUDIT_ACTIONS, listAudit } from '../../domain/audit.js';
+import { listAudit } from '../../domain/audit.js';
 import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRequest, SearchResults } from '../../domain/wire.js';
@@ -144,8 +144,8 @@ export function knowledgeBaseRoutes(
         operationId: 'listAudit',
         summary: 'The audit log of sensitive actions, newest first',
         description:
-          `Actions: ${AUDIT_ACTIONS.join(', ')}. Filters: bot_id, action, since (inclusive) and until (exclusive), ISO 8601 date-times. ` +
-          "When more remain, the `Link` header carries the next page. A key limited to bots reads only its bots' entries.",
+          'Filters: bot_id, action (key.create, copilot.update, …), since (inclusive) and until (exclusive). ' +
+          "A key limited to bots reads only its bots' entries. When more remain, the `Link` header carries the next page.",
         tags: ['audit'],
         querystring: AuditQuery,
         response: {

@@ -56,7 +56,7 @@ export function validatorExtrasRoutes(
         operationId: 'getCopilotTools',
         summary: 'The tool definitions an LLM would be given for the API',
         description:
-          "One tool per endpoint in the platform's form (the input schema under `parameters` for openai and gemini, `input_schema` for anthropic, `inputSchema` for mcp): the name (the operationId when the platform accepts it, else a proposed one), the description (capped), and an input JSON Schema built from the path, query and header parameters and the request body (under `body`), local $refs resolved, cycles cut, depth bounded.",
+          "One tool per endpoint in the platform's form: a valid name (the operationId, or a proposed one), a capped description, and an input JSON Schema of the path, query and header parameters and the body (under `body`), local $refs resolved, cycles cut.",
         tags: ['api descriptions'],
         params: CopilotIdParams,
         querystring: ToolsQuery,
@@ -80,7 +80,7 @@ export function validatorExtrasRoutes(
         operationId: 'getCopilotFixes',
         summary: "The validator's computable fixes, as an OpenAPI Overlay",
         description:
-          'An OpenAPI Overlay 1.0 document with one action per computable fix of validations.findings: proposed operationIds, summaries, shortened descriptions, undeclared path parameters, server variables, HTTPS servers (for Swagger 2.0 from host and schemes). Applying it to the document raises its readiness score.',
+          'An OpenAPI Overlay 1.0 document, one action per computable fix of validations.findings: operationIds, summaries, shorter descriptions, missing path parameters, servers. Applying it raises the readiness score.',
         tags: ['api descriptions'],
         params: CopilotIdParams,
         response: {
