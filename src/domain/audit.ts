@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import * as audit from '../storage/audit.repository.js';
 import type { Db } from '../storage/schema.js';
 import type { Principal } from './auth/api-keys.js';
+import { pageOf } from './cursor.js';
 import { formatMicros, nowTimestamp } from './ids.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
@@ -72,9 +73,8 @@ export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): 
     since: toWireTime('since', query.since),
     until: toWireTime('until', query.until),
   });
-  const more = rows.length > query.limit;
-  const items = (more ? rows.slice(0, query.limit) : rows).map(toEntry);
-  return { items, nextCursor: more ? String(items[items.length - 1]!.id) : null };
+  const page = pageOf(rows, query.limit, (last) => String(Number(last.id)));
+  return { items: page.rows.map(toEntry), nextCursor: page.nextCursor };
 }
 
 function toEntry(row: Awaited<ReturnType<typeof audit.listAuditEntries>>[number]): AuditEntry {

@@ -45,3 +45,14 @@ export function decodePosition(text: string, count: number): number[] {
   if (!Array.isArray(value) || value.length !== count || !value.every((n) => Number.isSafeInteger(n) && n >= 0)) throw invalid();
   return value as number[];
 }
+
+/**
+ * A page of `rows` read with `limit + 1`: the first `limit` of them, and the cursor that
+ * follows the last of those when the extra row shows that more remain.
+ */
+export function pageOf<R>(rows: readonly R[], limit: number, cursorAfter: (last: R) => string): { rows: R[]; nextCursor: string | null } {
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: more && last !== undefined ? cursorAfter(last) : null };
+}

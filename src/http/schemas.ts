@@ -66,6 +66,18 @@ export function nextLink(path: string, limit: number, cursor: string | null, ext
   return `<${path}?${query.toString()}>; rel="next"`;
 }
 
+/** The errors of a route that reads a copilot's API description (GET …/validator, …/tools, …/fixes). */
+export const DOCUMENT_ERRORS = [
+  'unauthorized',
+  'forbidden',
+  'copilot_not_found',
+  'swagger_missing',
+  'invalid_swagger_file',
+  'address_not_allowed',
+  'swagger_fetch_failed',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+
 /** Where the created resource is. */
 export const LOCATION_HEADER: Headers = { location: Type.String({ description: 'The path of the created copilot' }) };
 

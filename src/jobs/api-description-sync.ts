@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { dueSyncs, syncApiDescription, type SyncDeps } from '../domain/copilots/api-description-history.service.js';
 import type { Storage } from '../storage/database.js';
+import { everyInterval } from './rounds.js';
 
 /** Copilots looked at per round. */
 const BATCH = 20;
@@ -12,34 +13,17 @@ const BATCH = 20;
  * the interval, at most every minute; a round syncs them one after another.
  */
 export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, options: { logger: Pick<FastifyBaseLogger, 'error'> }): { stop(): Promise<void> } {
-  let stopped = false;
-  let running: Promise<void> | null = null;
-  const round = async () => {
-    for (const copilotId of await dueSyncs(storage.db, BATCH)) {
-      if (stopped) return;
-      // A new version is reported by the history itself (HistoryDeps.onVersion).
-      await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) =>
-        options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed'),
-      );
-    }
-  };
-  const timer = setInterval(
-    () => {
-      // One round at a time: a round still running when the next is due absorbs it.
-      running ??= round()
-        .catch((err: unknown) => options.logger.error({ err }, 'Looking for API descriptions to sync failed'))
-        .finally(() => {
-          running = null;
-        });
-    },
+  return everyInterval(
     Math.min(60_000, Math.max(250, Math.floor(deps.intervalMs / 4))),
-  );
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+    async (stopped) => {
+      for (const copilotId of await dueSyncs(storage.db, BATCH)) {
+        if (stopped()) return;
+        // A new version is reported by the history itself (HistoryDeps.onVersion).
+        await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) =>
+          options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed'),
+        );
+      }
     },
-  };
+    (err) => options.logger.error({ err }, 'Looking for API descriptions to sync failed'),
+  );
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { attemptDelivery, type DeliveryDeps, dueDeliveries } from '../domain/webhooks/webhook.service.js';
 import type { Storage } from '../storage/database.js';
+import { everyInterval } from './rounds.js';
 
 /** Deliveries attempted per round. */
 const BATCH = 20;
@@ -14,27 +15,14 @@ export function startWebhookDelivery(
   deps: DeliveryDeps,
   options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error'> },
 ): { stop(): Promise<void> } {
-  let stopped = false;
-  let running: Promise<void> | null = null;
-  const round = async () => {
-    for (const id of await dueDeliveries(storage.db, BATCH)) {
-      if (stopped) return;
-      await attemptDelivery(storage.db, deps, id).catch((err: unknown) => options.logger.error({ err, delivery: id }, 'A webhook delivery failed'));
-    }
-  };
-  const timer = setInterval(() => {
-    running ??= round()
-      .catch((err: unknown) => options.logger.error({ err }, 'Looking for webhook deliveries failed'))
-      .finally(() => {
-        running = null;
-      });
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+  return everyInterval(
+    options.intervalMs,
+    async (stopped) => {
+      for (const id of await dueDeliveries(storage.db, BATCH)) {
+        if (stopped()) return;
+        await attemptDelivery(storage.db, deps, id).catch((err: unknown) => options.logger.error({ err, delivery: id }, 'A webhook delivery failed'));
+      }
     },
-  };
+    (err) => options.logger.error({ err }, 'Looking for webhook deliveries failed'),
+  );
 }

@@ -12,7 +12,7 @@ const DELETE_BATCH = 200;
 // Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
 const PASSAGE_DELETE_BATCH = 2000;
 // Passages per INSERT while storing a page: the FTS5 trigger indexes every passage on SQLite,
-// and their search terms are computed on the event loop, a batch at a time.
+// and the statement (with the terms, unless given) is built on the event loop, a batch at a time.
 const PASSAGE_INSERT_BATCH = 200;
 // Pages written per merge step of the SQLite full-text index (see mergeSearchIndexStep).
 const MERGE_PAGES = 128;
@@ -426,8 +426,9 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
       for (const n of (await writePassages(trx, rows.slice(i, i + PASSAGE_INSERT_BATCH), version)).values()) terms += n;
       await mergeSearchIndexStep(trx, dialect);
-      // A batch's search terms are computed on the event loop: one batch per turn (the
-      // writer thread's answers may otherwise arrive within one turn).
+      // Building a batch's statement is event-loop work (and its search terms too, when the
+      // caller has not computed them): one batch per turn, as the writer thread's answers may
+      // otherwise arrive within one turn.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return terms;

@@ -141,26 +141,31 @@ export class TaskThreads {
 
   /** The changes between two accepted versions of an API description, computed on a task thread. */
   changesOnThread(before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
-    return this.runForRequest('changes', [before, after], before.bytes.length + after.bytes.length);
+    return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length });
   }
 
   /** The tool definitions of an accepted API description, built on a task thread. */
   toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]> {
-    return this.runForRequest('tools', [src, platform, maxChars], src.bytes.length);
+    return this.runForRequest('tools', [src, platform, maxChars], { bytes: src.bytes.length });
   }
 
   /** The fixes of an accepted API description as an OpenAPI Overlay, computed on a task thread. */
   fixesOnThread(src: DocumentSource): Promise<Overlay> {
-    return this.runForRequest('fixes', [src], src.bytes.length);
+    return this.runForRequest('fixes', [src], { bytes: src.bytes.length });
   }
 
-  /** A task for a request: a full queue is the service's 503, not a failure. */
-  private async runForRequest<K extends TaskName>(task: K, args: Parameters<Tasks[K]>, bytes: number): Promise<ReturnType<Tasks[K]>> {
+  /** A task for a request: a full queue is the service's 503 (the service is busy `doing`), not a failure. */
+  private async runForRequest<K extends TaskName>(
+    task: K,
+    args: Parameters<Tasks[K]>,
+    opts: { bytes: number; transfer?: ArrayBuffer[] },
+    doing = 'with other documents',
+  ): Promise<ReturnType<Tasks[K]>> {
     try {
-      return await this.run(task, args, { bytes });
+      return await this.run(task, args, opts);
     } catch (err) {
       if (err instanceof TaskThreadError && err.reason === 'busy') {
-        throw new AppError('service_unavailable', 'The service is busy with other documents; try again shortly.');
+        throw new AppError('service_unavailable', `The service is busy ${doing}; try again shortly.`);
       }
       throw err;
     }
@@ -175,15 +180,8 @@ export class TaskThreads {
   }
 
   private async answerOn(src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {
-    try {
-      const bytes = await this.run('answer', [src, opts], { bytes: src.bytes.length, transfer });
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    } catch (err) {
-      if (err instanceof TaskThreadError && err.reason === 'busy') {
-        throw new AppError('service_unavailable', 'The service is busy validating other documents; try again shortly.');
-      }
-      throw err;
-    }
+    const bytes = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer }, 'validating other documents');
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   private start(): Piscina<TaskRequest, TaskAnswer> {

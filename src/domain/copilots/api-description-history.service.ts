@@ -5,11 +5,11 @@ import * as history from '../../storage/api-description-history.repository.js';
 import type { ApiDescriptionChangeRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { summariseChanges, type ApiChange } from '../api-changes/diff.js';
-import { decodePosition, encodePosition } from '../cursor.js';
+import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
 import { detectFormat, type DocumentSource } from '../validator/index.js';
 import type { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion } from '../wire.js';
-import { DOCUMENT_MEDIA_TYPES, getCopilot } from './copilot.service.js';
+import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot } from './copilot.service.js';
 
 /**
  * A copilot's API description over time (issue 16 §1): every accepted document whose content
@@ -150,10 +150,10 @@ function versionOf(row: history.VersionMeta): ApiDescriptionVersion {
 export async function listVersions(db: Db, copilotId: string, page: { limit: number; cursor?: string }) {
   await getCopilot(db, copilotId);
   const before = page.cursor === undefined ? undefined : decodePosition(page.cursor, 1)[0];
-  const rows = await history.listVersions(db, copilotId, { limit: page.limit + 1, before });
-  const items = rows.slice(0, page.limit).map(versionOf);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > page.limit && last ? encodePosition([last.version]) : null };
+  const { rows, nextCursor } = pageOf(await history.listVersions(db, copilotId, { limit: page.limit + 1, before }), page.limit, (last) =>
+    encodePosition([Number(last.version)]),
+  );
+  return { items: rows.map(versionOf), nextCursor };
 }
 
 /** GET …/swagger/versions/:version: the document as it was accepted. */
@@ -169,8 +169,12 @@ export async function getVersionDocument(db: Db, copilotId: string, version: num
 export async function listChanges(db: Db, copilotId: string, page: { limit: number; cursor?: string }) {
   await getCopilot(db, copilotId);
   const after = page.cursor === undefined ? undefined : decodePosition(page.cursor, 2);
-  const rows = await history.listChanges(db, copilotId, { limit: page.limit + 1, after: after && { version: after[0]!, seq: after[1]! } });
-  const items: ApiDescriptionChange[] = rows.slice(0, page.limit).map((row) => ({
+  const { rows, nextCursor } = pageOf(
+    await history.listChanges(db, copilotId, { limit: page.limit + 1, after: after && { version: after[0]!, seq: after[1]! } }),
+    page.limit,
+    (last) => encodePosition([Number(last.version), Number(last.seq)]),
+  );
+  const items: ApiDescriptionChange[] = rows.map((row) => ({
     version: Number(row.version),
     kind: row.kind,
     breaking: Number(row.breaking) === 1,
@@ -180,8 +184,7 @@ export async function listChanges(db: Db, copilotId: string, page: { limit: numb
     before: row.before_value === null ? null : JSON.parse(row.before_value),
     after: row.after_value === null ? null : JSON.parse(row.after_value),
   }));
-  const last = rows[page.limit - 1];
-  return { items, nextCursor: rows.length > page.limit && last ? encodePosition([Number(last.version), Number(last.seq)]) : null };
+  return { items, nextCursor };
 }
 
 // ---- sync ----
@@ -252,7 +255,7 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
   try {
     let fetched: FetchedResource;
     try {
-      fetched = await fetchGuarded(url, deps.policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5', conditional });
+      fetched = await fetchGuarded(url, deps.policy, { accept: API_DESCRIPTION_ACCEPT, conditional });
     } catch (err) {
       if (err instanceof FetchError) return await finish({ status: 'failed', version: null, error: err.message });
       throw err;
@@ -260,7 +263,7 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     if (fetched.status === 304) return await finish({ status: 'unchanged', version: null, error: null }, fetched);
     const sha256 = createHash('sha256').update(fetched.body).digest('hex');
     if (latest?.sha256 === sha256) return await finish({ status: 'unchanged', version: null, error: null }, fetched);
-    const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+    const source = fetchedSource(fetched);
     const mediaType = DOCUMENT_MEDIA_TYPES[detectFormat(source)];
     try {
       await deps.check(source, sha256);

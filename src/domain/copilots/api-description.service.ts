@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
-import { FetchError, fetchGuarded, type FetchPolicy, type FetchedResource } from '../../net/guarded-fetch.js';
+import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import * as copilotRepo from '../../storage/copilot.repository.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
@@ -10,7 +10,16 @@ import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type ValidationCache } from '../validator/index.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../validator/wire-types.js';
 import { recordVersion, type HistoryDeps, type NewVersion } from './api-description-history.service.js';
-import { createCopilot, DOCUMENT_MEDIA_TYPES, getCopilot, STORED_DOCUMENT_NAME, type Copilot, type CopilotCreate } from './copilot.service.js';
+import {
+  API_DESCRIPTION_ACCEPT,
+  createCopilot,
+  DOCUMENT_MEDIA_TYPES,
+  fetchedSource,
+  getCopilot,
+  STORED_DOCUMENT_NAME,
+  type Copilot,
+  type CopilotCreate,
+} from './copilot.service.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
@@ -188,21 +197,28 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     const cached = validation.cache.cached(meta.sha256);
     if (cached !== undefined) return answer(cached);
+  }
+  const { source, sha256 } = await readDocument(db, copilot, policy);
+  return answer(await validation.cache.answer(source, sha256 === undefined ? {} : { sha256 }, movingBytes(validation)));
+}
+
+/**
+ * The copilot's API description as bytes: its stored document (its own only), or its
+ * swagger_url fetched under the guarded-fetch rules (a failure is 400 or 502). `sha256` is
+ * known for a stored one.
+ */
+async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Promise<{ source: DocumentSource; sha256?: string }> {
+  if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
     const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-    const source: DocumentSource = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    return answer(await validation.cache.answer(source, { sha256: row.sha256 }, movingBytes(validation)));
+    return { source: { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name }, sha256: row.sha256 };
   }
-
-  let fetched: FetchedResource;
   try {
-    fetched = await fetchGuarded(copilot.swagger_url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
+    return { source: fetchedSource(await fetchGuarded(copilot.swagger_url, policy, { accept: API_DESCRIPTION_ACCEPT })) };
   } catch (err) {
     if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
     throw err;
   }
-  const source: DocumentSource = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  return answer(await validation.cache.answer(source, {}, movingBytes(validation)));
 }
 
 /** Renders with the document's bytes moved to the renderer: for bytes read for this validation only. */
@@ -226,23 +242,8 @@ export async function copilotDocumentSource(
 ): Promise<{ copilotId: string; source: DocumentSource }> {
   const copilot = await getCopilot(db, copilotId);
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
-  let source: DocumentSource;
-  let sha256: string | undefined;
-  if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
-    const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
-    if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-    source = { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
-    sha256 = row.sha256;
-  } else {
-    let fetched: FetchedResource;
-    try {
-      fetched = await fetchGuarded(copilot.swagger_url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
-    } catch (err) {
-      if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
-      throw err;
-    }
-    source = { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
-  }
+  const { source, sha256 } = await readDocument(db, copilot, policy);
+  // Copied to the thread, not moved: the caller reads these bytes next.
   await validation.cache.answer(source, sha256 === undefined ? {} : { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
   return { copilotId: copilot.id, source };
 }

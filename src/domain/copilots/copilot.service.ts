@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import * as copilots from '../../storage/copilot.repository.js';
 import type { DialectName, Storage } from '../../storage/database.js';
+import type { FetchedResource } from '../../net/guarded-fetch.js';
 import type { CopilotRow, Db } from '../../storage/schema.js';
+import type { DocumentSource } from '../validator/index.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { forbiddenCharacter } from '../knowledgebase/links.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import * as apiDescriptionHistory from '../../storage/api-description-history.repository.js';
@@ -26,6 +28,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const STORED_DOCUMENT_NAME = /^[A-Za-z0-9]{20}\.(json|yaml)$/;
 /** The media type an API description is stored under, by the format it was read as. */
 export const DOCUMENT_MEDIA_TYPES = { json: 'application/json', yaml: 'application/yaml' } as const;
+
+/** What a fetch of an API description asks for. */
+export const API_DESCRIPTION_ACCEPT = 'application/json, application/yaml;q=0.9, */*;q=0.5';
+
+/** A fetched API description as the validator reads it (its media type, and its URL's path for the extension). */
+export function fetchedSource(fetched: FetchedResource): DocumentSource {
+  return { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
+}
 
 export function isCopilotId(id: string): boolean {
   return UUID.test(id);
@@ -137,10 +147,8 @@ export async function listCopilots(db: Db, input: ListCopilotsInput): Promise<{ 
     includeDeleted: input.includeDeleted ?? false,
     ids: input.onlyIds,
   });
-  const more = rows.length > input.limit;
-  const page = more ? rows.slice(0, input.limit) : rows;
-  const last = page[page.length - 1];
-  return { items: page.map(toCopilot), nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
+  const page = pageOf(rows, input.limit, (last) => encodeCursor({ createdAt: last.created_at, id: last.id }));
+  return { items: page.rows.map(toCopilot), nextCursor: page.nextCursor };
 }
 
 export async function updateCopilot(db: Db, id: string, input: CopilotPatch, actor?: Principal): Promise<Copilot> {

@@ -6,7 +6,7 @@ import type { Db, KbLinkRow } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
 import { canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
 import { queryTerms } from '../../text/search-terms.js';
@@ -101,14 +101,10 @@ export async function listLinks(
   const id = await liveBot(db, botId, () => kbNotFound(botId));
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
-  const rows = await kb.listLinks(db, id, { limit: page.limit + 1, after });
-  const more = rows.length > page.limit;
-  const items = more ? rows.slice(0, page.limit) : rows;
-  const last = items[items.length - 1];
-  return {
-    body: { bot_id: id, links: items.map(toLink) },
-    nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-  };
+  const { rows, nextCursor } = pageOf(await kb.listLinks(db, id, { limit: page.limit + 1, after }), page.limit, (last) =>
+    encodeCursor({ createdAt: last.created_at, id: last.id }),
+  );
+  return { body: { bot_id: id, links: rows.map(toLink) }, nextCursor };
 }
 
 export async function searchKnowledgeBase(db: Db, dialect: DialectName, botId: string, q: string, limit: number): Promise<SearchResults> {

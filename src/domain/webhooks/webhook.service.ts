@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Db, WebhookDeliveryRow } from '../../storage/schema.js';
 import * as deliveries from '../../storage/webhook.repository.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
 import type { WebhookDelivery } from '../wire.js';
 
@@ -125,8 +125,8 @@ function deliveryOf(row: WebhookDeliveryRow): WebhookDelivery {
 /** GET /backend/api/webhooks/deliveries: newest first, a page at a time; a key limited to some bots sees theirs only. */
 export async function listDeliveries(db: Db, page: { limit: number; cursor?: string; copilots?: readonly string[] }) {
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-  const rows = await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots });
-  const items = rows.slice(0, page.limit).map(deliveryOf);
-  const last = rows[page.limit - 1];
-  return { items, nextCursor: rows.length > page.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
+  const { rows, nextCursor } = pageOf(await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots }), page.limit, (last) =>
+    encodeCursor({ createdAt: last.created_at, id: last.id }),
+  );
+  return { items: rows.map(deliveryOf), nextCursor };
 }

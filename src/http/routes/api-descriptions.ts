@@ -13,7 +13,7 @@ import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import { visibleCopilot, type AccessHook } from '../auth.js';
 import { checkText } from '../text-guard.js';
-import { CopilotIdParams, errorResponses, jsonAnswer, LOCATION_HEADER, ref } from '../schemas.js';
+import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, LOCATION_HEADER, ref } from '../schemas.js';
 
 const RAW_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 const FILE_FIELDS = new Set(['file', 'swagger_file']);
@@ -231,16 +231,7 @@ export function apiDescriptionRoutes(
         params: CopilotIdParams,
         response: {
           200: jsonAnswer('The validation result', ref(CopilotValidationResult)),
-          ...errorResponses(
-            'unauthorized',
-            'forbidden',
-            'copilot_not_found',
-            'swagger_missing',
-            'invalid_swagger_file',
-            'address_not_allowed',
-            'swagger_fetch_failed',
-            'service_unavailable',
-          ),
+          ...errorResponses(...DOCUMENT_ERRORS),
         },
       },
     },

@@ -9,7 +9,7 @@ import { oneOf } from '../../domain/wire.js';
 import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
-import { CopilotIdParams, errorResponses, jsonAnswer, ref } from '../schemas.js';
+import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, ref } from '../schemas.js';
 
 const ToolsQuery = Type.Object(
   { platform: oneOf(TOOL_PLATFORM_IDS, { description: 'The platform whose tool form and rules apply' }) },
@@ -22,18 +22,6 @@ function wantsYaml(accept: string | undefined): boolean {
   const types = accept.split(',').map((part) => part.split(';', 1)[0]!.trim().toLowerCase());
   return types.some((t) => t === 'application/yaml' || t === 'application/x-yaml' || t === 'text/yaml') && !types.includes('application/json');
 }
-
-/** The errors of a route that reads the copilot's document, as GET …/validator gives them. */
-const DOCUMENT_ERRORS = [
-  'unauthorized',
-  'forbidden',
-  'copilot_not_found',
-  'swagger_missing',
-  'invalid_swagger_file',
-  'address_not_allowed',
-  'swagger_fetch_failed',
-  'service_unavailable',
-] as const;
 
 /**
  * Around the validator (issue 18 B): the tool definitions an LLM would be given, and the
