@@ -186,7 +186,7 @@ async function main(): Promise<void> {
   let files = listFiles(dir);
   const rel = (f: string) => path.relative(dir, f);
   if (opts.only) files = files.filter((f) => opts.only!(rel(f)));
-  if (files.some((f) => !/\.json$/i.test(f))) jsYaml = (await import('js-yaml')).default;
+  if (files.some((f) => !/\.json$/i.test(f))) jsYaml = await import('js-yaml');
 
   // Warm-up: both paths over the first documents, untimed, so the first ones do not pay for the JIT.
   for (const file of files.slice(0, opts.warmup)) {

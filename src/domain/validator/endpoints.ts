@@ -194,7 +194,11 @@ function parameterKey(doc: ApiDocument, parameter: Record<string, unknown>): str
  *   one is converted as an inline one is, any other stays written as the `$ref`.
  * - Other parameters → the OpenAPI 3 parameter form (`parameter3`).
  * - `consumes`/`produces`: the operation's, else the document's, else `application/json`.
- * - A response `schema` (and `examples`) → `content: {<produces…>: {schema, example?}}`.
+ * - A response `schema` (and `examples`) → `content: {<produces…>: {schema, example?}}`; a
+ *   response given by a local `$ref` whose target has a schema is converted the same way
+ *   (other `$ref`s stay as written).
+ * - A second `in: body` parameter (2.0 allows one) is not the body: the first is, and the
+ *   rule `parameter-body-duplicate` reports the others.
  */
 
 const DEFAULT_MEDIA_TYPES = ['application/json'];
@@ -339,9 +343,11 @@ function convertSwagger2Responses(doc: Record<string, unknown>, operation: Recor
   let produces: string[] | null = null;
   const converted: Record<string, unknown> = {};
   for (const status in responses) {
-    const response = responses[status];
+    const written = responses[status];
+    // A local `$ref` (`#/responses/Pet`) to a 2.0 response with a schema: converted as an inline one is.
+    const response = isPlainObject(written) && typeof written.$ref === 'string' ? (resolveLocalRef(doc, written) ?? written) : written;
     if (!isPlainObject(response) || (response.schema === undefined && !isPlainObject(response.examples))) {
-      converted[status] = response;
+      converted[status] = written;
       continue;
     }
     produces ??= mediaTypes(operation.produces, doc.produces);

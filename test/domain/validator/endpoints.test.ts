@@ -245,6 +245,67 @@ describe('Swagger 2.0 body and formData parameters given by a local $ref (issue 
   });
 });
 
+describe('Swagger 2.0 responses given by a local $ref (issue 18 A, found by the conformance run)', () => {
+  const doc = swagger2(
+    {
+      '/pets/{id}': {
+        get: {
+          operationId: 'getPet',
+          produces: ['application/json'],
+          responses: { '200': { $ref: '#/responses/Pet' }, '404': { $ref: '#/responses/NotFound' }, '500': { $ref: '#/responses/Missing' } },
+        },
+        delete: { operationId: 'deletePet', responses: { '200': { $ref: '#/responses/Pet' }, default: { $ref: 'other.yaml#/responses/Error' } } },
+      },
+    },
+    {
+      responses: {
+        Pet: { description: 'A pet', schema: { $ref: '#/definitions/Pet' }, headers: { 'X-Rate': { type: 'integer' } } },
+        NotFound: { $ref: '#/responses/Plain' },
+        Plain: { description: 'Not found' },
+      },
+    },
+  );
+  const [get, del] = endpointsOfDoc(doc);
+
+  it('converts a referenced response with a schema as an inline one is; others stay as written', () => {
+    expect(get!.responseBody).toEqual({
+      '200': { description: 'A pet', headers: { 'X-Rate': { type: 'integer' } }, content: { 'application/json': { schema: { $ref: '#/definitions/Pet' } } } },
+      '404': { $ref: '#/responses/NotFound' },
+      '500': { $ref: '#/responses/Missing' },
+    });
+  });
+
+  it('converts a shared response for each operation that uses it, and leaves external refs as written', () => {
+    expect(del!.responseBody['200']).toEqual(get!.responseBody['200']);
+    expect(del!.responseBody.default).toEqual({ $ref: 'other.yaml#/responses/Error' });
+  });
+});
+
+describe('a second Swagger 2.0 body parameter (issue 18 A, found by the conformance run)', () => {
+  it('keeps the first as the request body and is reported, not dropped silently', () => {
+    const doc = swagger2({
+      '/pets': {
+        post: {
+          operationId: 'addPet',
+          parameters: [
+            { name: 'pet', in: 'body', schema: { type: 'object' } },
+            { name: 'extra', in: 'body', schema: { type: 'string' } },
+          ],
+          responses: {},
+        },
+      },
+    });
+    const result = validateDocument(parseDocument(source(JSON.stringify(doc), 'inline.json')));
+    const [post] = result.all_endpoints;
+    expect(post!.requestBody).toEqual({ content: { 'application/json': { schema: { type: 'object' } } } });
+    expect(post!.requestParameters).toBeNull();
+    const found = result.validations.findings.filter((f) => f.rule === 'parameter-body-duplicate');
+    expect(found.map((f) => ({ endpoint: f.endpoint, pointer: f.pointer, severity: f.severity }))).toEqual([
+      { endpoint: 0, pointer: '/paths/~1pets/post/parameters/1', severity: 'error' },
+    ]);
+  });
+});
+
 describe('x- keys under paths (issue 18 A.2)', () => {
   it('are extensions: a string value is not refused, an object with get: is not an endpoint', () => {
     const doc = openapi3({

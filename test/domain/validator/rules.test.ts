@@ -343,6 +343,43 @@ describe('servers', () => {
   });
 });
 
+describe('response-unbounded (GPT Actions: payloads under 100,000 characters)', () => {
+  const list = { type: 'array', items: { type: 'string' } };
+  const ok = (schema: unknown) => ({ '200': { description: 'ok', content: { 'application/json': { schema } } } });
+  const limit = { name: 'limit', in: 'query', schema: { type: 'integer' } };
+  it.each([
+    ['a bare list', list, [], true],
+    ['a list with maxItems', { ...list, maxItems: 50 }, [], false],
+    ['an envelope {data: [...]}', { type: 'object', properties: { data: list } }, [], true],
+    ['a list bounded by a limit parameter', list, [limit], false],
+    ['a list bounded by per_page', list, [{ name: 'per_page', in: 'query', schema: { type: 'integer' } }], false],
+    ['an object', { type: 'object', properties: { id: { type: 'string' } } }, [], false],
+  ])('%s', (_name, schema, parameters, flagged) => {
+    const got = findings(oas3({ '/a': { get: good('a', { parameters, responses: ok(schema) }) } }), 'response-unbounded');
+    expect(got.map(brief)).toEqual(flagged ? [{ endpoint: 0, pointer: '/paths/~1a/get/responses/200/content/application~1json', severity: 'warning' }] : []);
+    if (flagged) expect(got[0]!.platforms).toEqual(['gpt_actions']);
+  });
+
+  it('follows $refs (a response, a schema, a parameter) and Swagger 2.0', () => {
+    const doc = oas3(
+      {
+        '/a': { get: good('a', { responses: { '200': { $ref: '#/components/responses/Many' } } }) },
+        '/b': { get: good('b', { parameters: [{ $ref: '#/components/parameters/Top' }], responses: ok({ $ref: '#/components/schemas/Pets' }) }) },
+      },
+      {
+        components: {
+          responses: { Many: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pets' } } } } },
+          schemas: { Pets: { type: 'array', items: { type: 'object' } } },
+          parameters: { Top: { name: '$top', in: 'query', schema: { type: 'integer' } } },
+        },
+      },
+    );
+    expect(findings(doc, 'response-unbounded').map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/get/responses/200', severity: 'warning' }]);
+    const two = swagger2({ '/a': { get: good('a', { responses: { '200': { description: 'ok', schema: { type: 'array', items: {} } } } }) } });
+    expect(findings(two, 'response-unbounded').map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/get/responses/200', severity: 'warning' }]);
+  });
+});
+
 describe('request-media-type-unsupported', () => {
   const body = (...types: string[]) => ({ content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'object' } }])) });
   it.each([
@@ -561,7 +598,7 @@ describe('real API descriptions (../shared/specs and test/fixtures/specs)', () =
     const rules = (file: string) => new Set(validate(JSON.parse(readFileSync(`${FIXTURES}specs/${file}`, 'utf8'))).validations.findings.map((f) => f.rule));
     expect(rules('nl_business_gov.json')).toEqual(new Set());
     expect(rules('slack.json')).toEqual(new Set(['summary-missing', 'header-parameter-unsupported', 'too-many-tools', 'descriptions-near-duplicate']));
-    expect(rules('uber.swagger2.json')).toEqual(new Set(['operation-id-missing', 'description-too-long']));
+    expect(rules('uber.swagger2.json')).toEqual(new Set(['operation-id-missing', 'description-too-long', 'response-unbounded']));
     expect(rules('webhook-example.oas31.json')).toEqual(new Set(['server-missing']));
   });
 });

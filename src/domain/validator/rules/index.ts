@@ -6,6 +6,7 @@ import { operationIdRules } from './operation-id.js';
 import { parameterRules } from './parameters.js';
 import { referenceRules } from './references.js';
 import { requestBodyRules } from './request-body.js';
+import { responseRules } from './responses.js';
 import { createContext, type RuleFamily } from './rule.js';
 import { serverRules } from './servers.js';
 import { textRules } from './texts.js';
@@ -23,6 +24,7 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
   textRules,
   parameterRules,
   requestBodyRules,
+  responseRules,
   referenceRules,
   serverRules,
   authRules,

@@ -26,12 +26,20 @@ function pointerOf(source: EndpointSource, p: Parameter): string {
 
 /**
  * parameter-description-too-long, header-parameter-unsupported, parameter-name-invalid,
- * path-parameter-undeclared, path-parameter-unused. A parameter shared by several
+ * path-parameter-undeclared, path-parameter-unused, parameter-body-duplicate (Swagger 2.0:
+ * a body parameter after the first, which endpoints.ts does not make the body). A parameter shared by several
  * operations (path level, or a `$ref`) is reported once, at the first operation using it,
  * with the pointer of where it is written.
  */
 export const parameterRules: RuleFamily = {
-  ids: ['parameter-description-too-long', 'header-parameter-unsupported', 'parameter-name-invalid', 'path-parameter-undeclared', 'path-parameter-unused'],
+  ids: [
+    'parameter-description-too-long',
+    'header-parameter-unsupported',
+    'parameter-name-invalid',
+    'path-parameter-undeclared',
+    'path-parameter-unused',
+    'parameter-body-duplicate',
+  ],
   check(ctx) {
     const reported = {
       checked: new Set<object>(),
@@ -55,10 +63,23 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
   const source = ctx.sources[i]!;
   const parameters = effectiveParameters(ctx.doc, source.pathParameters, source.operation.parameters, reported.refs);
   let declaredPath: Map<string, Parameter> | null = null;
+  let bodies = 0;
   for (const p of parameters) {
     const { value } = p;
     const name = typeof value.name === 'string' ? value.name : null;
     const where = value.in;
+    if (where === 'body' && ++bodies > 1) {
+      ctx.emit(
+        finding(
+          'parameter-body-duplicate',
+          'error',
+          i,
+          pointerOf(source, p),
+          `A second body parameter${name === null ? '' : ` ${q(name)}`}: Swagger 2.0 allows one, so only the first is the request body and the model never sends this one.`,
+          ALL_PLATFORMS,
+        ),
+      );
+    }
     if (where === 'path' && name !== null) {
       declaredPath ??= new Map();
       declaredPath.set(name, p);
