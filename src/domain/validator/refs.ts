@@ -73,8 +73,28 @@ function fragmentPointer(ref: string): string {
   }
 }
 
+/**
+ * Targets already looked up, per document and `$ref` string: endpoint extraction and several
+ * rules resolve the same few hundred references thousands of times. Keyed by the document,
+ * so the entries go when it goes; documents are not changed after parsing.
+ */
+const TARGETS = new WeakMap<object, Map<string, unknown>>();
+
 /** The value at a URI-fragment JSON pointer (`#/paths/~1pets%7Bid%7D`), or undefined. */
 function pointerTarget(doc: Record<string, unknown>, ref: string): unknown {
+  let known = TARGETS.get(doc);
+  if (known === undefined) {
+    known = new Map();
+    TARGETS.set(doc, known);
+  } else if (known.has(ref)) {
+    return known.get(ref);
+  }
+  const target = lookUp(doc, ref);
+  known.set(ref, target);
+  return target;
+}
+
+function lookUp(doc: Record<string, unknown>, ref: string): unknown {
   let pointer: string;
   try {
     pointer = decodeURIComponent(ref.slice(1));

@@ -41,7 +41,8 @@ export function finding(
   platforms: readonly Platform[],
   fix: unknown = null,
 ): RuleFinding {
-  return { rule, severity, endpoint, pointer, message, platforms: platforms.slice(), fix };
+  // The platform lists are the rules' shared constants, never changed: no copy per finding.
+  return { rule, severity, endpoint, pointer, message, platforms: platforms as Platform[], fix };
 }
 
 export function createContext(doc: ApiDocument, endpoints: readonly Endpoint[], sources: readonly EndpointSource[], out: RuleFinding[]): RuleContext {
@@ -58,7 +59,7 @@ export function child(base: string, ...segments: (string | number)[]): string {
  * keeps at least half, else at the last space, with an ellipsis when cut mid-sentence.
  */
 export function shorten(text: string, max: number): string {
-  const t = text.trim().replace(/\s+/g, ' ');
+  const t = collapsedHead(text, max);
   if (t.length <= max) return t;
   const head = t.slice(0, max);
   const sentence = Math.max(head.lastIndexOf('. '), head.lastIndexOf('! '), head.lastIndexOf('? '));
@@ -66,6 +67,19 @@ export function shorten(text: string, max: number): string {
   const room = t.slice(0, max - 1);
   const space = room.lastIndexOf(' ');
   return `${(space >= max / 2 ? room.slice(0, space) : room).replace(/[\s,;:.]+$/, '')}…`;
+}
+
+/**
+ * The text trimmed, each run of white space one space, cut after its first `max + 1`
+ * characters: the part `shorten` reads. A long description is collapsed only as far as
+ * needed (one that is long only because of its spaces is collapsed whole).
+ */
+function collapsedHead(text: string, max: number): string {
+  const trimmed = text.trim();
+  for (let take = 2 * max + 2; ; take *= 2) {
+    const head = trimmed.slice(0, take).replace(/\s+/g, ' ');
+    if (take >= trimmed.length || head.length > max + 1) return take >= trimmed.length ? head : head.slice(0, max + 1);
+  }
 }
 
 /** A value quoted in a message (typographic quotes: nothing for JSON to escape in the quotes themselves). */
