@@ -6,6 +6,7 @@
  *   npm run bench                      build, then the full run (10 to 15 minutes on 2 cores)
  *   npm run bench -- --quick           small sizes, one run each: a smoke test
  *   options: --out FILE  --cli PATH  --only 1,2,3,4  --no-postgres
+ *   --only also takes a row's name: --only kb-resync (section 4's re-sync row alone), --only kb-crawl (its crawl row)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,15 +20,20 @@ import { postgresReachable } from './lib/postgres.js';
 import { median, ratio, round } from './lib/stats.js';
 import {
   benchDeletion,
+  benchCrawl,
   benchFairness,
   benchIngestion,
   benchLargePage,
+  benchResync,
+  type CrawlBenchResult,
   type DeletionResult,
   type FairnessResult,
   type IngestionResult,
   type LargePageResult,
+  type ResyncResult,
 } from './sections/knowledge-base.js';
 import { benchApiChanges, type ApiChangesResult } from './sections/api-changes.js';
+import { benchSearch, type SearchResult } from './sections/kb-search.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
 import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
@@ -38,6 +44,8 @@ export interface BenchOptions {
   out: string;
   cli: string;
   sections: Set<number>;
+  /** Rows named in --only (e.g. kb-resync), run whatever their section. */
+  rows?: Set<string>;
   postgres: boolean;
   log: (line: string) => void;
 }
@@ -56,8 +64,16 @@ export interface BenchResults {
   validator_http?: HttpValidationResult[];
   hostile_documents?: HostileSection;
   list_copilots?: ListResult[];
-  knowledge_base?: { ingestion: IngestionResult[]; deletion: DeletionResult[]; fairness?: FairnessResult[]; large_page?: LargePageResult[] };
+  knowledge_base?: {
+    ingestion: IngestionResult[];
+    deletion: DeletionResult[];
+    fairness?: FairnessResult[];
+    large_page?: LargePageResult[];
+    resync?: ResyncResult[];
+    crawl?: CrawlBenchResult[];
+  };
   api_changes?: ApiChangesResult;
+  kb_search?: SearchResult[];
   targets: Target[];
 }
 
@@ -74,7 +90,8 @@ function parseArgs(argv: string[]): BenchOptions {
     quick,
     out: path.resolve(value('--out') ?? (quick ? path.join(WORK_DIR, 'results.quick.json') : path.join(REPO_ROOT, 'bench', 'results.json'))),
     cli: path.resolve(value('--cli') ?? installedCli()),
-    sections: new Set((only ?? '1,2,3,4,5').split(',').map(Number)),
+    sections: new Set((only ?? '1,2,3,4,5,6').split(',').map(Number)),
+    rows: new Set((only ?? '').split(',').filter((x) => !/^\d+$/.test(x))),
     postgres: !argv.includes('--no-postgres'),
     log: (line) => process.stdout.write(`${line}\n`),
   };
@@ -247,6 +264,21 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
       ' ms',
     );
   }
+  for (const x of r.knowledge_base?.resync ?? []) {
+    add(`kb-resync-${x.dialect}`, `Re-sync of ${x.links.toLocaleString('en-US')} unchanged links on ${x.dialect} (median)`, x.median_seconds, 5, '≤', ' s');
+    add(`kb-resync-writes-${x.dialect}`, `Re-sync of unchanged links on ${x.dialect}: content rows written`, x.content_rows_written, 0, '≤', '');
+  }
+  for (const c of r.knowledge_base?.crawl ?? []) {
+    if (c.dialect === 'sqlite')
+      add(
+        'kb-crawl-sqlite',
+        `Crawl of a local ${c.pages.toLocaleString('en-US')}-page site on SQLite, robots delay 0 (median)`,
+        c.median_pages_per_s,
+        200,
+        '≥',
+        ' pages/s',
+      );
+  }
   for (const l of r.knowledge_base?.large_page ?? []) {
     add(
       `kb-large-${l.dialect}`,
@@ -266,6 +298,11 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
       2,
       '≤',
     );
+  }
+  for (const s of r.kb_search ?? []) {
+    const at = `${(s.passages / 1_000_000).toLocaleString('en-US')}M passages`;
+    add(`kb-search-p99-${s.dialect}`, `${s.dialect}: search p99 at ${at} while ingesting`, s.http.p99_ms, 50, '≤', ' ms');
+    add(`kb-search-vs-bare-${s.dialect}`, `${s.dialect}: search p99 / bare query p99 at ${at}`, s.ratio_p99, 2, '≤');
   }
   return targets;
 }
@@ -423,6 +460,27 @@ export function renderReport(r: BenchResults): string {
     ]);
     if (large.length > 0)
       out.push('', table(['database', 'large page', 'POST → indexed (rounds)', 'lists during ingestion p50 / p99 / max ms', 'lists idle p50 / p99 ms'], large));
+    const resync = (r.knowledge_base.resync ?? []).map((x) => [
+      x.dialect,
+      `${x.links.toLocaleString('en-US')} unchanged links (ETag → 304), KB_WORKERS=${x.workers}`,
+      `${x.seconds.join(', ')} s`,
+      `${x.not_modified} / ${x.full_answers}`,
+      String(x.content_rows_written),
+      String(x.check_rows_written),
+    ]);
+    const crawls = (r.knowledge_base.crawl ?? []).map((c) => [
+      c.dialect,
+      `${c.pages.toLocaleString('en-US')}-page local site, KB_WORKERS=${c.workers}`,
+      `${c.runs.map((x) => x.seconds).join(', ')} s`,
+      `${c.runs.map((x) => x.pages_per_s).join(', ')} (median ${c.median_pages_per_s})`,
+      `${c.runs.map((x) => `${x.indexed}/${x.failed}`).join(', ')}`,
+    ]);
+    if (crawls.length > 0) out.push('', table(['database', 'crawl', 'POST …/crawl → done (runs)', 'pages/s', 'indexed/failed'], crawls));
+    if (resync.length > 0)
+      out.push(
+        '',
+        table(['database', 're-sync', 'POST …/refresh → all checked (runs)', '304 / 200 answers', 'content rows written', 'check-time rows written'], resync),
+      );
   }
   if (r.api_changes) {
     const c = r.api_changes;
@@ -439,6 +497,23 @@ export function renderReport(r: BenchResults): string {
             fmtX(ratio(c.median_diff_ms, c.median_validate_ms)),
           ],
         ],
+      ),
+    );
+  }
+  if (r.kb_search && r.kb_search.length > 0) {
+    out.push('', '### 6. Knowledge-base search while ingesting (HTTP at a fixed rate; bare = the repository statement in the service process)', '');
+    out.push(
+      table(
+        ['database', 'passages', 'seed s', 'HTTP p50 / p99 / max ms (n, rate)', 'bare p50 / p99 ms (n)', 'p99 ratio', 'pages fetched meanwhile'],
+        r.kb_search.map((x) => [
+          x.dialect,
+          x.passages.toLocaleString('en-US'),
+          String(x.seed_seconds),
+          `${x.http.p50_ms} / ${x.http.p99_ms} / ${x.http.max_ms} (n=${x.http.n}, ${x.rate_per_s}/s${x.http.errors ? `, ${x.http.errors} failed` : ''})`,
+          `${x.bare.p50_ms} / ${x.bare.p99_ms} (n=${x.bare.n})`,
+          fmtX(x.ratio_p99),
+          String(x.ingesting_pages),
+        ]),
       ),
     );
   }
@@ -576,9 +651,56 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     }
   }
 
+  if (opts.sections.has(4) || opts.rows?.has('kb-resync')) {
+    opts.log('\n4. Knowledge base: re-sync of unchanged links');
+    results.knowledge_base ??= { ingestion: [], deletion: [] };
+    results.knowledge_base.resync = [];
+    for (const dialect of dialects) {
+      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
+      results.knowledge_base.resync.push(
+        await withHost(dialect, env, (host, service) =>
+          benchResync(host, service, { links: 1000, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
+        ),
+      );
+    }
+  }
+
+  if (opts.sections.has(4) || opts.rows?.has('kb-crawl')) {
+    opts.log('\n4. Knowledge base: crawl of a local site');
+    results.knowledge_base ??= { ingestion: [], deletion: [] };
+    results.knowledge_base.crawl = [];
+    for (const dialect of dialects) {
+      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
+      results.knowledge_base.crawl.push(
+        await withHost(dialect, env, (_host, service) =>
+          benchCrawl(service, { pages: opts.quick ? 500 : 10_000, runs: opts.quick ? 1 : 3, warmup: false, workers: 2, log: opts.log }),
+        ),
+      );
+    }
+  }
+
   if (opts.sections.has(5)) {
     opts.log('\n5. API description changes');
     results.api_changes = benchApiChanges({ bytes: (opts.quick ? 1 : 4) * MiB, runs: opts.quick ? 2 : 5, log: opts.log });
+  }
+
+  if (opts.sections.has(6)) {
+    opts.log('\n6. Knowledge-base search at scale');
+    results.kb_search = [];
+    for (const dialect of dialects) {
+      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', KB_MAX_PASSAGES_PER_BOT: '2000000' };
+      results.kb_search.push(
+        await withHost(dialect, env, (host, service) =>
+          benchSearch(host, service, {
+            links: opts.quick ? 500 : 10_000,
+            passagesPerLink: 100,
+            rate: 10,
+            seconds: opts.quick ? 3 : 15,
+            log: opts.log,
+          }),
+        ),
+      );
+    }
   }
 
   results.meta.loadavg_end = os

@@ -6,6 +6,7 @@
  * Commands: start {env} → {url, key}; clearCache;
  * floor {file, parser} → ms; seedKnowledgeBase {botId, links, passagesPerLink} → {urls};
  * analyze (PostgreSQL: ANALYZE, what autovacuum would have done by now);
+ * searchBare {botId, queries, limit} → ms per query; kbSnapshot {botId} → links, passages, knowledge base;
  * profileStart {intervalUs}; profileStop {file}; stop.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,7 +17,8 @@ import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/domain/auth/api-keys.js';
 import { nowTimestamp } from '../src/domain/ids.js';
 import { startService, type RunningService } from '../src/server.js';
-import { insertPassages } from '../src/storage/knowledge-base.repository.js';
+import { insertPassages, searchPassages } from '../src/storage/knowledge-base.repository.js';
+import { queryTerms } from '../src/text/search-terms.js';
 import { passageText } from './lib/text.js';
 
 let service: RunningService | null = null;
@@ -42,6 +44,27 @@ const handlers: Record<string, (args: any) => unknown> = {
     service = await startService(config);
     const key = await createApiKey(service.services.storage.db, { scopes: ['admin'], name: 'bench' });
     return { url: service.address, key: key.key, dialect: service.services.storage.dialect };
+  },
+
+  /**
+   * A bot's knowledge base as stored, to tell what a run wrote: every link row (all columns)
+   * and its passages' count, highest id and versions.
+   */
+  async kbSnapshot(args: { botId: string }) {
+    if (!service) throw new Error('start first');
+    const { db } = service.services.storage;
+    const links = await db.selectFrom('kb_links').selectAll().where('bot_id', '=', args.botId).orderBy('id').execute();
+    const passages = await db
+      .selectFrom('kb_passages')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('id').as('max_id'), eb.fn.sum<number>('version').as('versions')])
+      .where('bot_id', '=', args.botId)
+      .executeTakeFirstOrThrow();
+    const kb = await db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', args.botId).executeTakeFirst();
+    return {
+      links,
+      passages: { n: Number(passages.n), max_id: Number(passages.max_id), versions: Number(passages.versions) },
+      knowledge_base: kb ?? null,
+    };
   },
 
   /**
@@ -130,6 +153,22 @@ const handlers: Record<string, (args: any) => unknown> = {
       if (batch.length > 0) await insertPassages(trx, batch);
     });
     return { urls };
+  },
+
+  /**
+   * Each query searched bare, one after another: the repository's statement through the
+   * service's read connection (no HTTP, auth or JSON); milliseconds per query.
+   */
+  async searchBare(args: { botId: string; queries: string[]; limit: number }) {
+    if (!service) throw new Error('start first');
+    const { readDb, dialect } = service.services.storage;
+    const ms: number[] = [];
+    for (const q of args.queries) {
+      const started = performance.now();
+      await searchPassages(readDb, dialect, args.botId, queryTerms(q), args.limit);
+      ms.push(performance.now() - started);
+    }
+    return ms;
   },
 
   /** V8's CPU profiler (what --cpu-prof uses), scoped to what the runner measures. */

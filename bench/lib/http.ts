@@ -42,9 +42,10 @@ export interface OpenLoop {
 
 /**
  * Sends GETs at a fixed rate whatever the answers (open loop), so a server that stalls is
- * measured by how late its answers are, from the time each request was due.
+ * measured by how late its answers are, from the time each request was due. `nextUrl`
+ * varies the URL per request (search queries); by default every request is `url`.
  */
-export function openLoop(url: string, headers: Record<string, string>, perSecond: number): OpenLoop {
+export function openLoop(url: string, headers: Record<string, string>, perSecond: number, nextUrl: () => string = () => url): OpenLoop {
   const samples: Array<{ sentAt: number; ms: number; status: number }> = [];
   const inFlight = new Set<Promise<void>>();
   const interval = 1000 / perSecond;
@@ -57,7 +58,7 @@ export function openLoop(url: string, headers: Record<string, string>, perSecond
     while (start + sent * interval <= now) {
       const due = start + sent * interval;
       sent++;
-      const p = send('GET', url, { headers })
+      const p = send('GET', nextUrl(), { headers })
         .then((res) => void samples.push({ sentAt: due, ms: performance.now() - due, status: res.status }))
         .catch(() => void samples.push({ sentAt: due, ms: performance.now() - due, status: 0 }))
         .finally(() => inFlight.delete(p));

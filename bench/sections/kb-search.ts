@@ -1,0 +1,102 @@
+/**
+ * Section 6 — knowledge-base search at scale (issue 16's target: at 1,000,000 passages,
+ * search p99 ≤ 50 ms and ≤ 2× the bare query on the same index, while ingestion runs).
+ *
+ * One bot's knowledge base is seeded with `links × passagesPerLink` passages straight into
+ * the database (service-host seedKnowledgeBase: the same rows and search index as
+ * ingestion writes). Then, while the service's workers ingest a local site for another bot,
+ * search requests arrive at a fixed rate through HTTP (auth, route, JSON: what a client
+ * sees), after the same queries ran bare in the service process (service-host searchBare:
+ * the repository's statement through the read connection, no HTTP), three times each. Queries mix one rare
+ * word, two words and a common word of the generated vocabulary (bench/lib/text.ts).
+ */
+import type { ServiceHost } from '../lib/host.js';
+import { json, openLoop } from '../lib/http.js';
+import { latencySummary, round } from '../lib/stats.js';
+import { sentence } from '../lib/text.js';
+import { startPageServer } from './knowledge-base.js';
+
+export interface SearchResult {
+  dialect: string;
+  passages: number;
+  seed_seconds: number;
+  rate_per_s: number;
+  ingesting_pages: number;
+  http: { n: number; p50_ms: number; p99_ms: number; max_ms: number; errors: number };
+  bare: { n: number; p50_ms: number; p99_ms: number; max_ms: number };
+  /** HTTP p99 over bare p99. */
+  ratio_p99: number;
+}
+
+/** Queries drawn from the generated vocabulary: words of sentences, one, two, and a common one. */
+function queries(count: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const words = sentence(1_000_003 + i * 7919)
+      .toLowerCase()
+      .replace(/[^a-z ]/g, '')
+      .split(' ')
+      .filter((w) => w.length > 3);
+    if (words.length < 2) continue;
+    out.push(i % 3 === 0 ? words[0]! : i % 3 === 1 ? `${words[0]} ${words[1]}` : `request ${words[0]}`);
+  }
+  return out;
+}
+
+export async function benchSearch(
+  host: ServiceHost,
+  service: { url: string; key: string; dialect: string },
+  opts: { links: number; passagesPerLink: number; rate: number; seconds: number; log: (line: string) => void },
+): Promise<SearchResult> {
+  const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb search' });
+  const seedStart = performance.now();
+  await host.call('seedKnowledgeBase', { botId: bot.id, links: opts.links, passagesPerLink: opts.passagesPerLink, prefix: 'search' });
+  const seedSeconds = round((performance.now() - seedStart) / 1000, 1);
+  await host.call('analyze');
+  const passages = opts.links * opts.passagesPerLink;
+  opts.log(`    ${service.dialect}: seeded ${passages.toLocaleString('en-US')} passages in ${seedSeconds} s`);
+
+  const list = queries(60);
+  const headers = { authorization: `Bearer ${service.key}` };
+  const searchUrl = (q: string) => `${service.url}/backend/knowledgebase/b/${bot.id}/search?q=${encodeURIComponent(q)}&limit=10`;
+  // Warm both paths (page cache, prepared statements, JIT) before anything is measured.
+  for (const q of list) await json('GET', searchUrl(q), service.key);
+  await host.call('searchBare', { botId: bot.id, queries: list, limit: 10 });
+
+  // Ingestion of another bot's pages keeps the writer and the task threads busy meanwhile.
+  const site = await startPageServer();
+  const other = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb search ingestion' });
+  const pages = Math.max(100, opts.rate * opts.seconds);
+  for (let i = 0; i < pages; i += 500) {
+    const links = Array.from({ length: Math.min(500, pages - i) }, (_, k) => `${site.origin}/kb/search/${i + k}`);
+    await json('POST', `${service.url}/backend/knowledgebase/b/${other.id}`, service.key, { links });
+  }
+  try {
+    // First the bare queries, one at a time, then the same queries over HTTP at the rate:
+    // both while the other bot's pages are ingested, never competing with each other.
+    const bare: number[] = [];
+    for (let round = 0; round < 3; round++) bare.push(...(await host.call<number[]>('searchBare', { botId: bot.id, queries: list, limit: 10 })));
+    let next = 0;
+    const loop = openLoop(searchUrl(list[0]!), headers, opts.rate, () => searchUrl(list[next++ % list.length]!));
+    await new Promise((resolve) => setTimeout(resolve, opts.seconds * 1000));
+    const samples = await loop.stop();
+    const http = { ...latencySummary(samples.map((s) => s.ms)), errors: samples.filter((s) => s.status !== 200).length };
+    const bareSummary = latencySummary(bare);
+    const ingested = site.served();
+    opts.log(
+      `    ${service.dialect}: search p50 ${http.p50_ms} ms, p99 ${http.p99_ms} ms (${http.n} requests at ${opts.rate}/s, ${http.errors} errors); bare p50 ${bareSummary.p50_ms} ms, p99 ${bareSummary.p99_ms} ms; ${ingested} pages fetched meanwhile`,
+    );
+    return {
+      dialect: service.dialect,
+      passages,
+      seed_seconds: seedSeconds,
+      rate_per_s: opts.rate,
+      ingesting_pages: ingested,
+      http,
+      bare: bareSummary,
+      ratio_p99: round(http.p99_ms / Math.max(bareSummary.p99_ms, 0.01), 2),
+    };
+  } finally {
+    await site.close();
+  }
+}
