@@ -63,7 +63,10 @@ function countCodePoints(s: string): number {
 /** RFC 6901 pointer of a path of keys and indexes. */
 export function jsonPointer(segments: readonly (string | number)[]): string {
   let out = '';
-  for (const s of segments) out += `/${String(s).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  for (const s of segments) {
+    const text = String(s);
+    out += text.includes('~') || text.includes('/') ? `/${text.replace(/~/g, '~0').replace(/\//g, '~1')}` : `/${text}`;
+  }
   return out;
 }
 

@@ -96,16 +96,21 @@ function pointerTarget(doc: Record<string, unknown>, ref: string): unknown {
 
 function lookUp(doc: Record<string, unknown>, ref: string): unknown {
   let pointer: string;
-  try {
-    pointer = decodeURIComponent(ref.slice(1));
-  } catch {
-    return undefined;
+  if (ref.includes('%')) {
+    try {
+      pointer = decodeURIComponent(ref.slice(1));
+    } catch {
+      return undefined;
+    }
+  } else {
+    pointer = ref.slice(1);
   }
   if (pointer === '') return doc;
   if (!pointer.startsWith('/')) return undefined;
+  const escaped = pointer.includes('~');
   let node: unknown = doc;
   for (const raw of pointer.slice(1).split('/')) {
-    const token = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const token = escaped ? raw.replaceAll('~1', '/').replaceAll('~0', '~') : raw;
     if (Array.isArray(node)) {
       if (!/^(0|[1-9]\d*)$/.test(token)) return undefined;
       node = node[Number(token)];

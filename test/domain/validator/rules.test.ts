@@ -1,8 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, RULE_IDS, validateDocument, type RuleFinding, type ValidationResult } from '../../../src/domain/validator/index.js';
 import { readiness } from '../../../src/domain/validator/rules/index.js';
+import { shorten } from '../../../src/domain/validator/rules/rule.js';
 import { FIXTURES, fixture, source } from './helpers.js';
 
 /**
@@ -165,6 +167,50 @@ describe('operation-id-*', () => {
   it('points into the referenced path item for a Path Item $ref', () => {
     const doc = oas3({ '/a': { get: good('bad id') }, '/b': { $ref: '#/paths/~1a' } });
     expect(findings(doc, 'operation-id-invalid').map((f) => f.pointer)).toEqual(['/paths/~1a/get/operationId', '/paths/~1a/get/operationId']);
+  });
+});
+
+describe('computed texts read only the start of a long text', () => {
+  // The definitions before the texts were collapsed only as far as needed: the whole text collapsed first.
+  const referenceShorten = (text: string, max: number): string => {
+    const t = text.trim().replace(/\s+/g, ' ');
+    if (t.length <= max) return t;
+    const head = t.slice(0, max);
+    const sentence = Math.max(head.lastIndexOf('. '), head.lastIndexOf('! '), head.lastIndexOf('? '));
+    if (sentence >= max / 2) return head.slice(0, sentence + 1);
+    const room = t.slice(0, max - 1);
+    const space = room.lastIndexOf(' ');
+    return `${(space >= max / 2 ? room.slice(0, space) : room).replace(/[\s,;:.]+$/, '')}…`;
+  };
+  const referenceFirstSentence = (text: string, max: number): string => {
+    const t = text.trim().replace(/\s+/g, ' ');
+    const end = t.search(/[.!?](\s|$)/);
+    return referenceShorten(end === -1 ? t : t.slice(0, end), max).replace(/[^\p{L}\p{N}]+$/u, '');
+  };
+  const texts = fc
+    .array(fc.constantFrom('a', 'word', 'Lorem', ' ', '   ', '\n\t', '.', '. ', '!', '?', ',', 'x'.repeat(90), ' '.repeat(200)), { maxLength: 400 })
+    .map((parts) => parts.join(''));
+
+  it('shorten gives what collapsing the whole text gave (fast-check)', () => {
+    fc.assert(
+      fc.property(texts, fc.integer({ min: 2, max: 320 }), (text, max) => shorten(text, max) === referenceShorten(text, max)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('the summary proposed from a description is its first sentence as before (fast-check)', () => {
+    // A full stop just past the summary's 80 characters that does not end the sentence.
+    const edge = `${'a'.repeat(80)}.${'b'.repeat(200)}. More.`;
+    const [found] = findings(oas3({ '/a': { get: { operationId: 'a', description: edge } } }), 'summary-missing');
+    expect(found!.fix).toBe(referenceFirstSentence(edge, 80));
+    fc.assert(
+      fc.property(texts, (description) => {
+        if (description.trim() === '') return true;
+        const [found] = findings(oas3({ '/a': { get: { operationId: 'a', description } } }), 'summary-missing');
+        return found!.fix === referenceFirstSentence(description, 80);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -54,7 +54,7 @@ function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string
   const response = resolveLocalRef(doc, responses[status]);
   if (!response || !isPlainObject(response.content)) return null;
   for (const mediaType in response.content) {
-    if (!JSON_MEDIA_TYPE.test(mediaType.split(';', 1)[0]!.trim().toLowerCase())) continue;
+    if (mediaType !== 'application/json' && !JSON_MEDIA_TYPE.test(mediaType.split(';', 1)[0]!.trim().toLowerCase())) continue;
     const media = response.content[mediaType];
     const schema = isPlainObject(media) ? resolveLocalRef(doc, media.schema) : null;
     if (schema && carriesUnboundedList(doc, schema)) return { status, mediaType };

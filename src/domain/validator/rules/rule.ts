@@ -74,7 +74,7 @@ export function shorten(text: string, max: number): string {
  * characters: the part `shorten` reads. A long description is collapsed only as far as
  * needed (one that is long only because of its spaces is collapsed whole).
  */
-function collapsedHead(text: string, max: number): string {
+export function collapsedHead(text: string, max: number): string {
   const trimmed = text.trim();
   for (let take = 2 * max + 2; ; take *= 2) {
     const head = trimmed.slice(0, take).replace(/\s+/g, ' ');

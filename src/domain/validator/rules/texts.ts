@@ -1,5 +1,5 @@
 import { isBlank } from '../findings/finding.js';
-import { child, finding, shorten, type RuleFamily } from './rule.js';
+import { child, collapsedHead, finding, shorten, type RuleFamily } from './rule.js';
 
 /** GPT Actions: endpoint summary and description at most 300 characters (docs/platform-rules.md). */
 export const GPT_ACTIONS_TEXT_MAX = 300;
@@ -91,7 +91,9 @@ export const textRules: RuleFamily = {
 
 /** The description's first sentence (or its start), at most `max` characters, for a summary. */
 function firstSentence(text: string, max: number): string {
-  const t = text.trim().replace(/\s+/g, ' ');
+  // Only the first `max + 1` characters of the sentence count (`shorten`), so the start of the
+  // text is enough: a sentence end found past it leaves a sentence longer than `max` either way.
+  const t = collapsedHead(text, 2 * max);
   const end = t.search(/[.!?](\s|$)/);
   return shorten(end === -1 ? t : t.slice(0, end), max).replace(/[^\p{L}\p{N}]+$/u, '');
 }
