@@ -8,6 +8,7 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json rolldown.config.mjs ./
 COPY src ./src
+COPY scripts ./scripts
 COPY web ./web
 # npm 11, as CI runs it (the lock file is npm 11's; the node:20 image ships npm 10).
 RUN npm install -g npm@11 --no-audit --no-fund \

@@ -8,10 +8,13 @@ import { refuseUnstorableText } from './http/text-guard.js';
 import { registerMetrics } from './http/metrics.js';
 import { apiDescriptionHistoryRoutes } from './http/routes/api-description-history.js';
 import { apiDescriptionRoutes } from './http/routes/api-descriptions.js';
+import { copilotSummaryRoutes } from './http/routes/copilot-summaries.js';
 import { copilotRoutes } from './http/routes/copilots.js';
+import { apiDocsRoutes } from './http/routes/api-docs.js';
 import { DASHBOARD_ROOT, dashboardRoutes } from './http/routes/dashboard.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { knowledgeBaseRoutes } from './http/routes/knowledge-base.js';
+import { crawlRoutes } from './http/routes/crawls.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { systemRoutes } from './http/routes/system.js';
 import { validatorExtrasRoutes } from './http/routes/validator-extras.js';
@@ -99,6 +102,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   systemRoutes(app, { storage, metrics, metricsToken: config.metricsToken });
   copilotRoutes(app, routeDeps);
+  copilotSummaryRoutes(app, routeDeps);
   const validation = { cache: services.validationCache, renderer: services.taskThreads, history: services.history };
   apiDescriptionRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
   validatorExtrasRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
@@ -106,6 +110,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   webhookRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
   knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued });
+  crawlRoutes(app, { ...routeDeps, onCrawlQueued: services.crawlQueued });
+  apiDocsRoutes(app);
   await dashboardRoutes(app, { root: DASHBOARD_ROOT });
 
   return app;

@@ -8,6 +8,9 @@ import { enqueueWebhook } from './domain/webhooks/webhook.service.js';
 import { startApiDescriptionSync } from './jobs/api-description-sync.js';
 import { startWebhookDelivery } from './jobs/webhook-delivery.js';
 import { IngestionWorker, type IngestionMetrics } from './jobs/ingestion-worker.js';
+import { CrawlRunner } from './domain/knowledgebase/crawl.js';
+import { startCrawls } from './jobs/crawl.js';
+import { startLinkRefreshSchedule } from './jobs/link-refresh.js';
 import { startRetention } from './jobs/retention.js';
 import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { fetchPolicyOf, type FetchPolicy } from './net/guarded-fetch.js';
@@ -37,6 +40,10 @@ export interface Services {
   startJobs(logger: Logger): void;
   /** New links were queued: the local ingestion worker looks at once instead of at its next poll. */
   linksQueued(): void;
+  /** Crawls: their start, their frontier, the worker's hooks (src/domain/knowledgebase/crawl.ts). */
+  readonly crawls: CrawlRunner;
+  /** A crawl was queued: the local crawl job starts it at once instead of at its next round. */
+  crawlQueued(): void;
   /** Stops the background jobs: no job is claimed any more, jobs in flight are handed back. */
   stopJobs(): Promise<void>;
   /** Stops the jobs, then closes the task threads and the database it opened. */
@@ -106,6 +113,15 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
   };
 
   let worker: IngestionWorker | null = null;
+  let crawlJob: ReturnType<typeof startCrawls> | null = null;
+  const crawls = new CrawlRunner({
+    storage,
+    fetchPolicy,
+    taskThreads,
+    maxPendingLinks: config.kbMaxPendingLinksPerBot,
+    onLinksQueued: () => worker?.notify(),
+    logger: { info: (obj, msg) => logger?.info(obj, msg), warn: (obj, msg) => logger?.warn(obj, msg) },
+  });
   const jobs: Array<{ stop(): Promise<void> }> = [];
   let closing: Promise<void> | null = null;
   const stopJobs = async () => {
@@ -133,11 +149,16 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
         logger: jobLogger,
         taskThreads,
         metrics: ingestionMetrics,
+        refreshIntervalMs: config.syncIntervalMs,
+        crawls,
       });
       worker.start();
       jobs.push(worker);
       jobs.push(startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger: jobLogger }));
+      crawlJob = startCrawls(crawls, { intervalMs: config.kbPollIntervalMs, logger: jobLogger });
+      jobs.push(crawlJob);
       jobs.push(startApiDescriptionSync(storage, sync, { logger: jobLogger }));
+      jobs.push(startLinkRefreshSchedule(storage, { intervalMs: config.syncIntervalMs, logger: jobLogger }));
       if (webhookTarget) {
         const delivery = { policy: fetchPolicy, secret: webhookTarget.secret, owner: sync.owner, retryBaseMs: 10_000 };
         jobs.push(startWebhookDelivery(storage, delivery, { intervalMs: 1000, logger: jobLogger }));
@@ -146,6 +167,10 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
     },
     linksQueued() {
       worker?.notify();
+    },
+    crawls,
+    crawlQueued() {
+      crawlJob?.wake();
     },
     stopJobs,
     close() {
@@ -232,7 +257,7 @@ function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMe
   });
   const fetchSeconds = new Histogram({
     name: 'kb_fetch_duration_seconds',
-    help: 'Time to fetch a knowledge-base page (headers and body), by outcome',
+    help: 'Time to fetch a knowledge-base page (headers and body), by outcome (ok, not_modified, error)',
     labelNames: ['outcome'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
@@ -245,8 +270,15 @@ function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMe
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const refreshes = new Counter({
+    name: 'kb_link_refreshes_total',
+    help: 'Re-fetches of links indexed before (checks, refreshes, re-adds) by result: unchanged (304 or the same passages), changed, gone (404/410), failed, error (tried again later)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
   return {
     fetched: (outcome, seconds) => fetchSeconds.observe({ outcome }, seconds),
+    refreshed: (result) => refreshes.inc({ result }),
     indexed(count) {
       pages.inc();
       passages.inc(count);

@@ -107,6 +107,8 @@ describe('the npm package, installed from its tarball', () => {
     symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(staging, 'node_modules'), 'dir');
     const bundle = await run(path.join(REPO_ROOT, 'node_modules', '.bin', 'rolldown'), ['-c', path.join(REPO_ROOT, 'rolldown.config.mjs')], staging);
     expect(bundle.code, bundle.stderr).toBe(0);
+    const apiDocs = await run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'copy-api-docs.mjs')], staging);
+    expect(apiDocs.code, apiDocs.stderr).toBe(0);
 
     const pack = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], staging);
     expect(pack.code, pack.stderr).toBe(0);
@@ -126,7 +128,18 @@ describe('the npm package, installed from its tarball', () => {
   });
 
   it('holds the built service, the dashboard and the documents, never sources, tests or source maps', () => {
-    for (const file of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/cli/copilot-service.js', 'dist/server.js', 'dist/threads/worker.js']) {
+    for (const file of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'dist/cli/copilot-service.js',
+      'dist/server.js',
+      'dist/threads/worker.js',
+      'dist/api-docs/swagger-ui-bundle.js',
+      'dist/api-docs/swagger-ui.css',
+      'dist/api-docs/LICENSE',
+    ]) {
       expect(tarballFiles, file).toContain(file);
     }
     if (existsSync(path.join(REPO_ROOT, 'web', 'dist'))) expect(tarballFiles).toContain('web/dist/index.html');
@@ -164,6 +177,13 @@ describe('the npm package, installed from its tarball', () => {
     const key = readFileSync(path.join(dataDir, 'bootstrap-admin-key'), 'utf8').trim();
     expect((await fetch(`http://127.0.0.1:${port}/backend/api/copilots`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     if (existsSync(path.join(REPO_ROOT, 'web', 'dist'))) expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+    // The API reference, from the package's own copy of its renderer (swagger-ui-dist is a dev dependency, not installed here).
+    expect(existsSync(path.join(app, 'node_modules', 'swagger-ui-dist'))).toBe(false);
+    const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+    expect(docs.status).toBe(200);
+    const scripts = [...(await docs.text()).matchAll(/src="(docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.some((s) => s.includes('swagger-ui-bundle'))).toBe(true);
+    for (const script of scripts) expect((await fetch(`http://127.0.0.1:${port}/${script}`)).status, script).toBe(200);
 
     process.kill(-child.pid!, 'SIGTERM');
     await exited(child);

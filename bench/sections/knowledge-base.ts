@@ -420,3 +420,206 @@ export async function benchLargePage(
     lists_idle: { n: idle.length, p50_ms: round(percentile(idle, 50), 2), p99_ms: round(percentile(idle, 99), 2) },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16 §2: re-sync of unchanged links. 1,000 links indexed from a local site that answers
+// with an ETag and 304 to If-None-Match; POST …/refresh; the time until every link was checked,
+// and what the refresh wrote, from snapshots of the bot's rows before and after (target: within
+// 5 s, no passage and no link state written; the claim of each check records its time).
+
+export interface ResyncResult {
+  dialect: string;
+  links: number;
+  workers: number;
+  /** POST …/refresh → every link checked, per run. */
+  seconds: number[];
+  median_seconds: number;
+  /** Requests answered 304 / 200 during the measured runs. */
+  not_modified: number;
+  full_answers: number;
+  /** Rows whose content changed (passage rows added, removed or re-versioned; link rows beyond their check times): the target is 0. */
+  content_rows_written: number;
+  /** Link rows whose only change is `checked_at` / `check_after` (the claim of each check), and the bot's fair-queue time. */
+  check_rows_written: number;
+}
+
+interface KbSnapshot {
+  links: Array<Record<string, unknown> & { id: string; checked_at: string | null; status: string }>;
+  passages: { n: number; max_id: number; versions: number };
+  knowledge_base: Record<string, unknown> | null;
+}
+
+/** What changed between two snapshots of a bot's knowledge base. */
+function rowsWritten(before: KbSnapshot, after: KbSnapshot): { content: number; checks: number } {
+  const was = new Map(before.links.map((l) => [l.id, l]));
+  let content = Math.abs(after.links.length - before.links.length);
+  let checks = 0;
+  for (const link of after.links) {
+    const old = was.get(link.id);
+    if (!old) continue;
+    const changed = Object.keys(link).filter((k) => String(link[k]) !== String(old[k]));
+    if (changed.some((k) => k !== 'checked_at' && k !== 'check_after')) content++;
+    else if (changed.length > 0) checks++;
+  }
+  const p = (s: KbSnapshot) => `${s.passages.n}/${s.passages.max_id}/${s.passages.versions}`;
+  if (p(before) !== p(after)) content += Math.max(1, Math.abs(after.passages.n - before.passages.n));
+  if (JSON.stringify(before.knowledge_base) !== JSON.stringify(after.knowledge_base)) checks++;
+  return { content, checks };
+}
+
+export async function benchResync(
+  host: ServiceHost,
+  service: { url: string; key: string; dialect: string },
+  opts: { links: number; runs: number; warmup: boolean; workers: number; log: (line: string) => void },
+): Promise<ResyncResult> {
+  const counts = { notModified: 0, full: 0 };
+  const server = http.createServer((req, res) => {
+    const n = Number(/\/(\d+)$/.exec(req.url ?? '')?.[1] ?? '0');
+    const etag = `"page-${n}"`;
+    if (req.headers['if-none-match'] === etag) {
+      counts.notModified++;
+      res.writeHead(304, { etag }).end();
+      return;
+    }
+    counts.full++;
+    const body = Buffer.from(articlePage(n), 'utf8');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, etag });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const seconds: number[] = [];
+  let content = 0;
+  let checks = 0;
+  let measured = { notModified: 0, full: 0 };
+  try {
+    const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 're-sync' });
+    const urls = Array.from({ length: opts.links }, (_, i) => `${origin}/kb/resync/${i}`);
+    for (let i = 0; i < urls.length; i += 1000) {
+      await json('POST', `${service.url}/backend/knowledgebase/b/${bot.id}`, service.key, { links: urls.slice(i, i + 1000) });
+    }
+    const started = performance.now();
+    for (;;) {
+      const snap = await host.call<KbSnapshot>('kbSnapshot', { botId: bot.id });
+      if (snap.links.length === opts.links && snap.links.every((l) => l.status !== 'pending')) {
+        const failed = snap.links.filter((l) => l.status !== 'indexed').length;
+        if (failed > 0) throw new Error(`${failed} links were not indexed`);
+        break;
+      }
+      if (performance.now() - started > 600_000) throw new Error('ingestion did not finish in 10 minutes');
+      await sleep(100);
+    }
+    for (let r = opts.warmup ? -1 : 0; r < opts.runs; r++) {
+      await sleep(500); // the ingestion's (or the last run's) aftermath: retired sets deleted
+      const before = await host.call<KbSnapshot>('kbSnapshot', { botId: bot.id });
+      const at = { ...counts };
+      const t0 = performance.now();
+      const res = await send('POST', `${service.url}/backend/knowledgebase/b/${bot.id}/refresh`, { headers: { authorization: `Bearer ${service.key}` } });
+      if (res.status !== 202) throw new Error(`refresh → ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+      const since = before.links.reduce((m, l) => (l.checked_at !== null && l.checked_at > m ? l.checked_at : m), '');
+      let after: KbSnapshot;
+      for (;;) {
+        if (counts.notModified + counts.full - at.notModified - at.full >= opts.links) {
+          after = await host.call<KbSnapshot>('kbSnapshot', { botId: bot.id });
+          if (after.links.every((l) => l.checked_at !== null && l.checked_at > since)) break;
+        }
+        if (performance.now() - t0 > 120_000) throw new Error('the refresh did not finish in 2 minutes');
+        await sleep(5);
+      }
+      const s = (performance.now() - t0) / 1000;
+      const written = rowsWritten(before, after);
+      if (r >= 0) {
+        seconds.push(round(s, 3));
+        content += written.content;
+        checks += written.checks;
+        measured = { notModified: measured.notModified + counts.notModified - at.notModified, full: measured.full + counts.full - at.full };
+      }
+      opts.log(
+        `    ${service.dialect} re-sync ${r < 0 ? 'warm-up' : `run ${r + 1}/${opts.runs}`}: ${opts.links} unchanged links in ${s.toFixed(2)} s (${counts.notModified - at.notModified} × 304, ${counts.full - at.full} × 200; rows written: ${written.content} content, ${written.checks} check times)`,
+      );
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  return {
+    dialect: service.dialect,
+    links: opts.links,
+    workers: opts.workers,
+    seconds,
+    median_seconds: round(median(seconds), 3),
+    not_modified: measured.notModified,
+    full_answers: measured.full,
+    content_rows_written: content,
+    check_rows_written: checks,
+  };
+}
+
+export interface CrawlBenchResult {
+  dialect: string;
+  pages: number;
+  workers: number;
+  runs: Array<{ seconds: number; pages_per_s: number; indexed: number; failed: number }>;
+  median_pages_per_s: number;
+}
+
+/**
+ * Issue 16 §2: a crawl of a local site of `pages` article pages (robots.txt without a
+ * Crawl-delay; each page links to its ten children in a tree, to the start page and to a
+ * sibling, so most links are found more than once): POST …/crawl → state done, through the
+ * service's own ingestion worker (the fair queue, the guarded fetch) and crawl job.
+ */
+export async function benchCrawl(
+  service: { url: string; key: string; dialect: string },
+  opts: { pages: number; runs: number; warmup: boolean; workers: number; log: (line: string) => void },
+): Promise<CrawlBenchResult> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/robots.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+      return;
+    }
+    const match = /^\/site\/(\w+)\/(\d+)$/.exec(path);
+    const n = Number(match?.[2] ?? -1);
+    if (!match || n >= opts.pages) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    const base = `/site/${match[1]}`;
+    const children = Array.from({ length: 10 }, (_, k) => n * 10 + 1 + k).filter((c) => c < opts.pages);
+    const links = [...children, 0, n + 1 < opts.pages ? n + 1 : 0].map((c) => `<a href="${base}/${c}">page ${c}</a>`).join(' ');
+    const body = Buffer.from(articlePage(n).replace('</body>', `<p>${links}</p></body>`), 'utf8');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const runs: CrawlBenchResult['runs'] = [];
+  try {
+    for (let r = opts.warmup ? -1 : 0; r < opts.runs; r++) {
+      const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `crawl ${r}` });
+      const started = performance.now();
+      const crawl = await json<{ crawl_id: string }>('POST', `${service.url}/backend/knowledgebase/b/${bot.id}/crawl`, service.key, {
+        url: `${origin}/site/run${r + 1}/0`,
+        max_pages: opts.pages,
+        max_depth: 20,
+      });
+      let state: { state: string; indexed: number; failed: number; discovered: number; error: string | null };
+      for (;;) {
+        state = await json('GET', `${service.url}/backend/knowledgebase/b/${bot.id}/crawls/${crawl.crawl_id}`, service.key);
+        if (state.state !== 'queued' && state.state !== 'running') break;
+        if (performance.now() - started > 600_000) throw new Error('the crawl did not finish in 10 minutes');
+        await sleep(50);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      if (state.state !== 'done') throw new Error(`the crawl ended ${state.state}: ${state.error}`);
+      if (r >= 0) runs.push({ seconds: round(seconds, 3), pages_per_s: round(state.indexed / seconds, 1), indexed: state.indexed, failed: state.failed });
+      opts.log(
+        `    ${service.dialect} crawl ${r < 0 ? 'warm-up' : `run ${r + 1}/${opts.runs}`}: ${state.discovered} pages in ${seconds.toFixed(2)} s (${state.indexed} indexed, ${state.failed} failed)`,
+      );
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  return { dialect: service.dialect, pages: opts.pages, workers: opts.workers, runs, median_pages_per_s: round(median(runs.map((r) => r.pages_per_s)), 1) };
+}

@@ -62,6 +62,25 @@ program
     }
   });
 
+program
+  .command('backup')
+  .description('Copy the database to a new file while the service runs (SQLite: VACUUM INTO; PostgreSQL: pg_dump --format=custom); never migrates')
+  .requiredOption('--out <file>', 'the file to write (mode 0600); an existing file is refused')
+  .action(async (options: { out: string }) => {
+    const { loadConfig } = await import('../config.js');
+    const { backupPostgres, backupSqlite, BackupError } = await import('../storage/backup.js');
+    const config = loadConfig();
+    try {
+      const result = config.databaseUrl ? await backupPostgres(config.databaseUrl, options.out) : backupSqlite(config.dataDir, options.out);
+      const what = config.databaseUrl ? 'the PostgreSQL database (pg_dump custom format)' : 'the SQLite database';
+      process.stdout.write(`Backed up ${what} to ${result.file}: ${result.bytes} bytes, schema ${result.schema ?? 'empty'}\n`);
+    } catch (err) {
+      if (!(err instanceof BackupError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 1;
+    }
+  });
+
 const keys = program.command('keys').description('Manage API keys');
 
 keys

@@ -165,6 +165,20 @@ export const ApiKeyCreated = Type.Object(
 );
 export type ApiKeyCreated = Static<typeof ApiKeyCreated>;
 
+export const ApiKeyIdentity = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String({ description: 'The label given at creation; "" when none' }),
+    scopes: Type.Array(oneOf(SCOPES), { description: 'The scopes the key was given' }),
+    bots: KeyBots,
+    created_at: Timestamp,
+    admin: Type.Boolean({ description: 'Holds admin: may manage keys (within its bots) and read the audit log' }),
+    effective_scopes: Type.Array(oneOf(SCOPES), { description: 'Every scope the key acts with (admin holds all)' }),
+  },
+  { $id: 'ApiKeyIdentity', title: 'ApiKeyIdentity', description: 'The calling key: who it is and what it may do' },
+);
+export type ApiKeyIdentity = Static<typeof ApiKeyIdentity>;
+
 // ——— Knowledge base (interface §2.2, §4.1; DESIGN §6)
 
 export const LINK_STATUSES = ['pending', 'indexed', 'failed'] as const;
@@ -211,6 +225,16 @@ export const LinksDeleted = Type.Object(
 );
 export type LinksDeleted = Static<typeof LinksDeleted>;
 
+export const LinksRefreshed = Type.Object(
+  {
+    bot_id: Type.String({ format: 'uuid' }),
+    queued: Type.Integer({ minimum: 0, description: 'Links queued for a check now (a conditional GET; a changed page is indexed again)' }),
+    pending: Type.Integer({ minimum: 0, description: 'Links already waiting to be indexed (their fetch is conditional too)' }),
+  },
+  { $id: 'LinksRefreshed', title: 'LinksRefreshed' },
+);
+export type LinksRefreshed = Static<typeof LinksRefreshed>;
+
 export const SearchResult = Type.Object(
   {
     url: Type.String(),
@@ -240,6 +264,9 @@ export const AUDIT_ACTIONS = [
   'api_description.upload',
   'knowledgebase.add_links',
   'knowledgebase.delete_links',
+  'knowledgebase.crawl',
+  'knowledgebase.cancel_crawl',
+  'knowledgebase.refresh',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

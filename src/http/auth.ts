@@ -10,7 +10,8 @@ declare module 'fastify' {
 }
 
 export interface AccessRule {
-  scope: Scope;
+  /** The scope the key needs; null: any valid key (a key reading its own identity). */
+  scope: Scope | null;
   /** Route parameter naming the bot (copilot) the request acts on, checked against a key's bot limit. */
   botParam?: string;
   /** Open to callers without a key when the operator sets ALLOW_ANONYMOUS_READ=true. */
@@ -45,6 +46,10 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
       async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
         const principal = await identify(request);
         if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
+        if (rule.scope === null) {
+          if (principal.kind === 'anonymous') throw new AppError('unauthorized', 'This operation needs an API key: send "Authorization: Bearer <API key>".');
+          return;
+        }
         authorize(principal, rule.scope, rule.botParam ? pathParameter(request, rule.botParam) : undefined);
         if (rule.createsBot && botLimit(principal)) {
           throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
@@ -97,7 +102,8 @@ export function publishAccessRules(app: FastifyInstance): void {
     const rule = hooks.map((h) => (h as { [ACCESS_RULE]?: AccessRule })[ACCESS_RULE]).find((r) => r !== undefined);
     if (!rule || !route.schema) return;
     const schema = route.schema as Record<string, unknown>;
-    schema.security = [{ bearer: [rule.scope] }];
+    // No scope named: any valid key may call it (an empty list of roles).
+    schema.security = [{ bearer: rule.scope === null ? [] : [rule.scope] }];
     if (rule.botParam) schema['x-bot-param'] = rule.botParam;
   });
 }

@@ -3,6 +3,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { errorResponses } from './schemas.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The document size limit of a route that takes an API description: what its 413 names. */
+    documentLimit?: number;
+  }
+}
+
 interface ErrorBody {
   error: string;
   message: string;
@@ -49,6 +56,17 @@ function fromFastifyError(err: FastifyError): AppError | null {
     return new AppError(code, 'The request could not be processed as sent.');
   }
   return null;
+}
+
+/**
+ * A 413 of the framework's says the limit it met, in words and in `details.max_bytes`: the
+ * route's body limit, or for a route that takes a document, the document limit
+ * (`config.documentLimit`), the one its body parser applies.
+ */
+function withBodyLimit(error: AppError | null, request: FastifyRequest): AppError | null {
+  const limit = request.routeOptions?.config?.documentLimit ?? request.routeOptions?.bodyLimit;
+  if (error?.code !== 'payload_too_large' || error.details !== undefined || typeof limit !== 'number') return error;
+  return new AppError('payload_too_large', `The request body is larger than this service accepts here (at most ${limit} bytes).`, { max_bytes: limit });
 }
 
 export function toErrorBody(err: AppError): ErrorBody {
@@ -179,7 +197,7 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
       request.log.info({ reason: (err as Error).message }, 'the client aborted its request');
       return send(reply, new AppError('invalid_request', 'The request body ended before it was complete.'));
     }
-    const appError = err instanceof AppError ? err : fromFastifyError(err);
+    const appError = err instanceof AppError ? err : withBodyLimit(fromFastifyError(err), request);
     if (appError) {
       // Outcomes the client or its URL caused (a bad swagger_url, a busy queue) are warnings
       // without a stack; only the service's own failures are errors.

@@ -5,6 +5,7 @@
  */
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import * as wire from '../domain/wire.js';
+import * as crawlWire from '../domain/crawl-wire.js';
 import { ref } from '../domain/wire.js';
 import * as validatorWire from '../domain/validator/wire-types.js';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
@@ -19,6 +20,7 @@ export const COMPONENTS: readonly TSchema[] = [
   wire.ApiKey,
   wire.ApiKeyCreate,
   wire.ApiKeyCreated,
+  wire.ApiKeyIdentity,
   validatorWire.Endpoint,
   validatorWire.FlagMap,
   validatorWire.RuleFinding,
@@ -33,8 +35,12 @@ export const COMPONENTS: readonly TSchema[] = [
   wire.KnowledgeBaseLinks,
   wire.LinksRequest,
   wire.LinksDeleted,
+  wire.LinksRefreshed,
   wire.SearchResult,
   wire.SearchResults,
+  crawlWire.CrawlRequest,
+  crawlWire.Crawl,
+  crawlWire.Crawls,
   wire.AuditEntry,
   wire.ChangeCounts,
   wire.ApiDescriptionVersion,

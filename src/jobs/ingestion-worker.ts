@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { CrawlHooks } from '../domain/knowledgebase/crawl.js';
 import { ExtractError } from '../domain/knowledgebase/extract.js';
 import { nowTimestamp, timestampIn } from '../domain/ids.js';
-import { FetchError, fetchGuarded, type FetchPolicy } from '../net/guarded-fetch.js';
+import { FetchError, fetchGuarded, type FetchPolicy, isTransientFetchError } from '../net/guarded-fetch.js';
 import type { Storage } from '../storage/database.js';
 import * as kb from '../storage/knowledge-base.repository.js';
-import type { StoredPassages } from '../storage/knowledge-base.repository.js';
+import type { FetchedPage, StoredPassages } from '../storage/knowledge-base.repository.js';
+import * as refresh from '../storage/link-refresh.repository.js';
 import type { Db, KbLinkRow } from '../storage/schema.js';
 import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
+import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
+import { withoutQuery } from '../domain/knowledgebase/links.js';
+
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -33,11 +38,20 @@ export interface WorkerOptions {
   taskThreads: Pick<TaskThreads, 'passagesOnThread'>;
   /** Told what the worker did (the service counts it in /metrics). */
   metrics?: IngestionMetrics;
+  /** The crawls whose pages are links of the queue (src/domain/knowledgebase/crawl.ts). */
+  crawls?: CrawlHooks;
+  /**
+   * SYNC_INTERVAL_MS: the time between two checks of a link of a copilot with smart_sync = 1
+   * (±10%). Checks (link-check.ts) are claimed when no ingestion job is due. Default 6 hours.
+   */
+  refreshIntervalMs?: number;
 }
 
 /** What the worker reports: each fetch, each page indexed, each link failed for good and why. */
 export interface IngestionMetrics {
-  fetched(outcome: 'ok' | 'error', seconds: number): void;
+  fetched(outcome: 'ok' | 'error' | 'not_modified', seconds: number): void;
+  /** A check of a link, or a job of a link indexed before, ended so (link-check.ts). */
+  refreshed?(result: RefreshResult): void;
   indexed(passages: number): void;
   /** `reason`: a FetchError kind, 'extract', 'limit', 'abandoned' or 'internal'. */
   failed(reason: string): void;
@@ -52,11 +66,7 @@ const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, tex
 function isTransient(err: unknown): boolean {
   // The service's own threads (busy, or a thread lost), not the page: try again later.
   if (err instanceof TaskThreadError) return true;
-  if (err instanceof FetchError) {
-    if (err.kind === 'timeout' || err.kind === 'network') return true;
-    return err.kind === 'http_status' && err.status !== undefined && (err.status >= 500 || err.status === 429 || err.status === 408);
-  }
-  return false;
+  return err instanceof FetchError && isTransientFetchError(err);
 }
 
 function describe(err: unknown): string {
@@ -154,8 +164,33 @@ export class IngestionWorker {
   async runOne(): Promise<boolean> {
     const now = nowTimestamp();
     const job = await kb.claimNextJob(this.storage.db, this.storage.dialect, this.owner, now, timestampIn(this.leaseMs));
-    if (!job) return false;
+    if (!job) return this.checkOne(now);
     await this.process(job);
+    return true;
+  }
+
+  /** Claims and runs one due check of a link (after the ingestion jobs: a check never delays one); false when none was due. */
+  private async checkOne(now: string): Promise<boolean> {
+    const interval = this.options.refreshIntervalMs ?? 6 * 3_600_000;
+    const link = await refresh.claimNextCheck(this.storage.db, this.storage.dialect, now, timestampIn(interval * (0.9 + Math.random() * 0.2)));
+    if (!link) return false;
+    const { metrics, logger } = this.options;
+    await checkLink(
+      {
+        db: this.storage.db,
+        policy: this.options.fetchPolicy,
+        accept: ACCEPT,
+        taskThreads: this.options.taskThreads,
+        signal: this.abort.signal,
+        logger,
+        ...(metrics && { fetched: metrics.fetched, refreshed: metrics.refreshed }),
+        queued: () => this.notify(),
+        isTransient,
+        failed: (l, reason, kind) => this.failed(l, reason, kind),
+        logUrl: withoutQuery,
+      },
+      link,
+    );
     return true;
   }
 
@@ -170,25 +205,46 @@ export class IngestionWorker {
       if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'abandoned');
       return;
     }
+    // A page of a running crawl (crawl.ts): its links are read beside its passages, and the crawl is told when it ends.
+    const crawlJob = (await this.options.crawls?.pageOf(job)) ?? null;
     const lease = this.keepLease(ref);
     try {
       const started = performance.now();
-      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal }).catch((err: unknown) => {
+      // A link indexed before is fetched conditionally; its passages stay when the page is unchanged.
+      const redact = await refresh.isPrivacyBot(this.storage.readDb, job.bot_id);
+      // A crawl needs the page's links, so its pages are fetched whole.
+      const conditional = crawlJob ? undefined : conditionalFor(job, redact);
+      const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal, conditional }).catch((err: unknown) => {
         this.options.metrics?.fetched('error', (performance.now() - started) / 1000);
         throw err;
       });
-      this.options.metrics?.fetched('ok', (performance.now() - started) / 1000);
+      this.options.metrics?.fetched(page.status === 304 ? 'not_modified' : 'ok', (performance.now() - started) / 1000);
       // Extraction is synchronous CPU work on a page the remote server chose: a task thread.
-      const passages = await this.options.taskThreads.passagesOnThread(page.body, page.contentType);
+      const passages =
+        page.status === 304
+          ? null
+          : crawlJob
+            ? await this.options.crawls!.examine(job, ref, crawlJob, page, { redact })
+            : await this.options.taskThreads.passagesOnThread(page.body, page.contentType, { redact });
+      // A crawl page that is not to be indexed (its canonical is another page, …): the crawl ended its job.
+      if (crawlJob && passages === null) return;
       if (lease.lost) return;
+      if (passages === null || samePassages(job, passages.sha256, redact)) {
+        const previous = { etag: job.etag, lastModified: job.last_modified };
+        if (await refresh.finishUnchangedJob(this.storage.db, ref, { etag: page.etag, lastModified: page.lastModified, previous }, nowTimestamp()))
+          this.options.metrics?.refreshed?.('unchanged');
+        return;
+      }
+      const fetched: FetchedPage = { etag: page.etag, lastModified: page.lastModified, sha256: passages.sha256 ?? null, redacted: redact };
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
         if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'limit');
         return;
       }
-      const outcome = await this.store(job, ref, passages, lease);
+      const outcome = await this.store(job, ref, passages, lease, fetched);
       if (outcome?.status === 'indexed') {
         this.options.metrics?.indexed(passages.length);
+        if (job.content_sha256 !== null) this.options.metrics?.refreshed?.('changed');
         this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
       } else if (outcome) this.failed(job, outcome.error, 'limit');
     } catch (err) {
@@ -214,6 +270,7 @@ export class IngestionWorker {
         this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
     } finally {
       await lease.stop();
+      if (crawlJob) await this.options.crawls!.settled(crawlJob).catch((err: unknown) => this.options.logger?.error({ err }, 'crawl page not settled'));
     }
   }
 
@@ -224,7 +281,13 @@ export class IngestionWorker {
    * count read holds until it commits. The set they replace is deleted afterwards. Null when
    * the job was no longer ours (nothing visible written).
    */
-  private async store(job: KbLinkRow, ref: { id: string; owner: string; generation: number }, passages: StoredPassages, lease: KeptLease) {
+  private async store(
+    job: KbLinkRow,
+    ref: { id: string; owner: string; generation: number },
+    passages: StoredPassages,
+    lease: KeptLease,
+    fetched?: FetchedPage,
+  ) {
     const { db, dialect } = this.storage;
     // Inside the publishing transaction the bot's stores run one at a time (the lock), so the
     // count read holds until it commits; the early check needs no lock.
@@ -254,7 +317,7 @@ export class IngestionWorker {
       : await db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
           const error = await overLimit(trx);
           if (error) return failed(trx, error);
-          const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp() });
+          const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched });
           return published ? { status: 'indexed' } : null;
         });
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
@@ -313,12 +376,6 @@ export class IngestionWorker {
     this.options.metrics?.failed(kind);
     this.options.logger?.warn({ bot_id: job.bot_id, url: withoutQuery(job.url), reason }, 'knowledge-base link failed');
   }
-}
-
-/** A link as logs show it: without its query string and fragment, which may carry tokens. */
-export function withoutQuery(url: string): string {
-  const cut = url.search(/[?#]/);
-  return cut === -1 ? url : url.slice(0, cut);
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { Agent, buildConnector, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
 import type { Config } from '../config.js';
+import { USER_AGENT } from './user-agent.js';
 
 export { isAddressAllowed, parseAllowNetworks } from './address-policy.js';
 
@@ -92,6 +93,12 @@ export class FetchError extends Error {
   }
 }
 
+/** A failure that may pass (a timeout, the network, a 5xx, 429 or 408): worth trying again later. */
+export function isTransientFetchError(err: FetchError): boolean {
+  if (err.kind === 'timeout' || err.kind === 'network') return true;
+  return err.kind === 'http_status' && err.status !== undefined && (err.status >= 500 || err.status === 429 || err.status === 408);
+}
+
 export interface ResolvedAddress {
   address: string;
   family: 4 | 6;
@@ -106,7 +113,7 @@ export interface GuardedFetchHooks {
   onConnected?: (remoteAddress: string, remotePort: number, hostname: string) => void;
 }
 
-export const USER_AGENT = 'copilot-management-service/0.1';
+export { USER_AGENT };
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

@@ -355,6 +355,16 @@ export interface StoredPassages {
 
 type JobRef = { id: string; owner: string; generation: number };
 
+/** What the link keeps of the fetch whose passages it publishes (link-refresh.repository.ts): a later fetch is conditional on it. */
+export interface FetchedPage {
+  etag: string | null;
+  lastModified: string | null;
+  /** `passagesDigest` of the passages. */
+  sha256: string | null;
+  /** The passages were redacted (enhanced_privacy). */
+  redacted: boolean;
+}
+
 /** The claimed job's link, if it is still this owner's (not deleted, re-queued or taken over). */
 function ownLink(db: Db, job: JobRef) {
   return db.updateTable('kb_links').where('id', '=', job.id).where('lease_owner', '=', job.owner).where('generation', '=', job.generation);
@@ -440,7 +450,11 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
  * replaces is retired. Run it in a transaction. False when the job was no longer this owner's
  * (nothing written: the caller retires the staged set).
  */
-export async function publishStagedPage(db: Db, job: JobRef, staged: { version: number; passages: number; termCount: number; now: string }): Promise<boolean> {
+export async function publishStagedPage(
+  db: Db,
+  job: JobRef,
+  staged: { version: number; passages: number; termCount: number; now: string; fetched?: FetchedPage },
+): Promise<boolean> {
   const before = await db.selectFrom('kb_links').select(['version', 'bot_id']).where('id', '=', job.id).executeTakeFirst();
   const result = await ownLink(db, job)
     .where('status', '=', 'pending')
@@ -453,6 +467,13 @@ export async function publishStagedPage(db: Db, job: JobRef, staged: { version: 
       passages: staged.passages,
       term_count: staged.termCount,
       version: staged.version,
+      ...(staged.fetched && {
+        etag: staged.fetched.etag,
+        last_modified: staged.fetched.lastModified,
+        content_sha256: staged.fetched.sha256,
+        redacted: staged.fetched.redacted ? 1 : 0,
+        checked_at: staged.now,
+      }),
     })
     .executeTakeFirst();
   if (!before || Number(result.numUpdatedRows) === 0) return false;

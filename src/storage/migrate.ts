@@ -10,6 +10,9 @@ import { unicodeSearch } from './migrations/007-unicode-search.js';
 import { plainReadPath } from './migrations/008-plain-read-path.js';
 import { stagedPassages } from './migrations/009-staged-passages.js';
 import { apiDescriptionVersions } from './migrations/010-api-description-versions.js';
+import { linkRefresh } from './migrations/011-link-refresh.js';
+import { crawls } from './migrations/012-crawls.js';
+import { originalFileNames } from './migrations/013-original-file-names.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -26,12 +29,22 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '008-plain-read-path': plainReadPath(storage.dialect),
     '009-staged-passages': stagedPassages(),
     '010-api-description-versions': apiDescriptionVersions(storage.dialect),
+    '011-link-refresh': linkRefresh(),
+    '012-crawls': crawls(),
+    '013-original-file-names': originalFileNames(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }
 
 function check(result: MigrationResultSet): string[] {
   if (result.error) {
+    // Kysely's words when the database holds a migration this code does not have: a newer
+    // version of the service migrated it. Migrations only go forward (docs/deployment.md).
+    const unknown = /previously executed migration (\S+) is missing/.exec((result.error as Error).message ?? '')?.[1];
+    if (unknown)
+      throw new Error(
+        `The database's schema is newer than this version of the service: it holds migration ${unknown}, which this version does not know. Run the version that migrated it, or restore the backup taken before that upgrade.`,
+      );
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`Migration ${failed ?? ''} failed: ${(result.error as Error).message ?? result.error}`);
   }

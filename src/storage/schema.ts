@@ -41,6 +41,12 @@ export interface SwaggerDocumentRow {
   size: number;
   content: Buffer;
   created_at: string;
+  /** The file name it was uploaded under, sanitised (migration 013); null for a raw body or an older document. */
+  original_name: string | null;
+  /** The readiness score (0–100) its validation gave at upload (migration 013); null for an older document. */
+  readiness_score: number | null;
+  /** JSON array of the platform ids it is ready for, at upload (migration 013); null for an older document. */
+  ready_platforms: string | null;
 }
 
 export interface ApiDescriptionVersionRow {
@@ -131,12 +137,24 @@ export interface KbLinkRow {
   term_count: number;
   /** The version of the link's passages that searches see (the set stored last). */
   version: number;
+  /** The validators of the fetch whose passages are stored (a later fetch sends them back). */
+  etag: string | null;
+  last_modified: string | null;
+  /** SHA-256 (hex) of the passages last indexed (passages.ts `passagesDigest`): the same text fetched again writes nothing. */
+  content_sha256: string | null;
+  /** 1 when the stored passages were redacted (the copilot's enhanced_privacy at the time). */
+  redacted: number;
+  /** When the page was last checked (a re-fetch by the refresh queue). */
+  checked_at: string | null;
+  /** When its next check is due (null: none scheduled); see link-refresh.repository.ts. */
+  check_after: string | null;
 }
 
-/** The stored link row: `term_count` and `version` are kept by the passage writes. */
-export interface KbLinkTable extends Omit<KbLinkRow, 'term_count' | 'version'> {
+/** The stored link row: `term_count`, `version` and `redacted` are kept by the passage writes. */
+export interface KbLinkTable extends Omit<KbLinkRow, 'term_count' | 'version' | 'redacted'> {
   term_count: Generated<number>;
   version: Generated<number>;
+  redacted: Generated<number>;
 }
 
 /**
@@ -168,6 +186,59 @@ export interface KbPassageRow {
   version: Generated<number>;
 }
 
+/** A crawl (issue 16 §2): its request, robots.txt, state and schedule (migration 012). */
+export interface CrawlRow {
+  id: string;
+  bot_id: string;
+  /** 'links' (from a start URL, following links) or 'sitemap'. */
+  mode: string;
+  start_url: string;
+  origin: string;
+  path_prefix: string;
+  max_pages: number;
+  max_depth: number;
+  include_patterns: string; // JSON array
+  exclude_patterns: string; // JSON array
+  /** queued | running | done | cancelled | failed */
+  state: string;
+  /** URLs accepted into the frontier (at most max_pages). */
+  discovered: number;
+  /** In-scope URLs robots.txt disallowed. */
+  blocked: number;
+  robots_txt: string | null;
+  crawl_delay_ms: number;
+  /** The earliest time the crawl's next page may be fetched (Crawl-delay). */
+  next_fetch_at: string;
+  error: string | null;
+  attempts: number;
+  run_after: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+/** A URL of a crawl's frontier (migration 012). */
+export interface CrawlPageRow {
+  crawl_id: string;
+  url: string;
+  bot_id: string;
+  seq: number;
+  depth: number;
+  /** 1: queued because another page named it as its canonical (or redirected to it). */
+  via_canonical: number;
+  /** waiting | queued | indexed | failed | duplicate | skipped | cancelled */
+  state: string;
+  /** 1 once a fetch of it answered 2xx. */
+  fetched: number;
+  /** The bot's link before the crawl queued it again; null when the crawl created it. */
+  prior_status: string | null;
+  prior_error: string | null;
+  updated_at: string;
+}
+
 export interface AuditLogRow {
   id: Generated<number>;
   at: string;
@@ -190,6 +261,8 @@ export interface Database {
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;
   audit_log: AuditLogRow;
+  crawls: CrawlRow;
+  crawl_pages: CrawlPageRow;
 }
 
 /** What a repository function takes first: the database or an open transaction. */

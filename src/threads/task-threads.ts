@@ -24,7 +24,10 @@ import { AppError } from '../errors.js';
 import type { ApiChange } from '../domain/api-changes/diff.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
+import type { UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
+import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
+import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
 import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
@@ -139,6 +142,11 @@ export class TaskThreads {
     return this.answerOn(src, opts, movable(src.bytes));
   }
 
+  /** The readiness summary of a validation's answer, read on a task thread (the answer is copied there). */
+  readinessOnThread(answer: Buffer): Promise<UploadReadiness | null> {
+    return this.runForRequest('readiness', [answer], { bytes: answer.length });
+  }
+
   /** The changes between two accepted versions of an API description, computed on a task thread. */
   changesOnThread(before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
     return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length });
@@ -175,8 +183,28 @@ export class TaskThreads {
    * A fetched page's passages, extracted on a task thread: the body moves there (the caller
    * does not use it again) and the passages come back packed, decoded as they are stored.
    */
-  async passagesOnThread(body: Buffer, contentType: string | null): Promise<PassageList> {
-    return unpackPassages(await this.run('passages', [body, contentType], { bytes: body.length, transfer: movable(body) }));
+  async passagesOnThread(body: Buffer, contentType: string | null, options: { redact?: boolean } = {}): Promise<PassageList> {
+    return unpackPassages(await this.run('passages', [body, contentType, options], { bytes: body.length, transfer: movable(body) }));
+  }
+
+  /**
+   * A fetched page of a crawl read on a task thread (the body moves there): its passages, ready
+   * to store (null with the reason when it has none), and its links within the crawl's scope.
+   */
+  async crawlPageOnThread(
+    body: Buffer,
+    contentType: string | null,
+    finalUrl: string,
+    scope: CrawlScope,
+    options: { redact?: boolean } = {},
+  ): Promise<Omit<CrawledPage, 'passages'> & { passages: PassageList | null }> {
+    const page = await this.run('crawlPage', [body, contentType, finalUrl, scope, options], { bytes: body.length, transfer: movable(body) });
+    return { ...page, passages: page.passages === null ? null : unpackPassages(page.passages) };
+  }
+
+  /** A fetched sitemap read on a task thread (the body moves there). */
+  sitemapOnThread(body: Buffer, scope: CrawlScope, maxBytes: number): Promise<SitemapRead> {
+    return this.run('sitemap', [body, scope, maxBytes], { bytes: body.length, transfer: movable(body) });
   }
 
   private async answerOn(src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {

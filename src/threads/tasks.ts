@@ -6,11 +6,15 @@
  */
 import { AppError, type ErrorCode } from '../errors.js';
 import { ExtractError, extractText } from '../domain/knowledgebase/extract.js';
-import { packPassages, splitPassages, type PackedPassages } from '../domain/knowledgebase/passages.js';
+import { packPassages, passagesDigest, splitPassages, type PackedPassages } from '../domain/knowledgebase/passages.js';
+import { redactText } from '../domain/knowledgebase/redact.js';
 import { passageTerms } from '../text/search-terms.js';
+import { readPageLinks, readSitemap, type CrawledPage, type SitemapRead } from '../domain/knowledgebase/crawl-page.js';
+import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
 import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
+import { readinessOfAnswer, type UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { toolDefinitions } from '../domain/validator/tools.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 
@@ -34,6 +38,13 @@ export const tasks = {
     // Short texts are encoded into Node's shared pool: copied out of it.
     return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
   },
+  /**
+   * The readiness summary of a validation's answer (its JSON bytes): the score and the platforms
+   * it is ready for, read here because the answer of a large document is large (issue 17 §3).
+   */
+  readiness(answer: Uint8Array): UploadReadiness | null {
+    return readinessOfAnswer(asBuffer(answer));
+  },
   /** The tool definitions an LLM would be given for an accepted API description. */
   tools(src: DocumentSource, platform: ToolPlatform, maxChars: number): ToolDefinition[] {
     return toolDefinitions(parseDocument({ ...src, bytes: asBuffer(src.bytes) }), platform, { maxChars });
@@ -47,9 +58,30 @@ export const tasks = {
     const parse = (src: DocumentSource) => parseDocument({ ...src, bytes: asBuffer(src.bytes) });
     return diffApiDescriptions(parse(before), parse(after));
   },
-  /** A fetched page's passages, packed to move back without a copy (throws ExtractError). */
-  passages(body: Uint8Array, contentType: string | null): PackedPassages {
-    return packPassages(splitPassages(extractText(asBuffer(body), contentType).text), passageTerms);
+  /**
+   * A fetched page's passages, packed to move back without a copy, with their digest (throws
+   * ExtractError). `redact` (the copilot's enhanced_privacy): the text is redacted before it is
+   * split, so neither the passages nor their search terms hold what redaction removes.
+   */
+  passages(body: Uint8Array, contentType: string | null, options: { redact?: boolean } = {}): PackedPassages {
+    const text = extractText(asBuffer(body), contentType).text;
+    const passages = splitPassages(options.redact ? redactText(text) : text);
+    return { ...packPassages(passages, passageTerms), sha256: passagesDigest(passages) };
+  },
+  /** A fetched page of a crawl: its passages (or why none), and its links and canonical URL within the crawl's scope. */
+  crawlPage(body: Uint8Array, contentType: string | null, finalUrl: string, scope: CrawlScope, options: { redact?: boolean } = {}): CrawledPage {
+    const links = readPageLinks(asBuffer(body), contentType, finalUrl, scope);
+    try {
+      return { ...links, passages: tasks.passages(body, contentType, options), extractError: null };
+    } catch (err) {
+      // A page without text to index may still lead to pages that have some.
+      if (err instanceof ExtractError) return { ...links, passages: null, extractError: err.message };
+      throw err;
+    }
+  },
+  /** A fetched sitemap or sitemap index (gzipped or not): its URLs within the crawl's scope (throws ExtractError). */
+  sitemap(body: Uint8Array, scope: CrawlScope, maxBytes: number): SitemapRead {
+    return readSitemap(asBuffer(body), scope, maxBytes);
   },
 };
 

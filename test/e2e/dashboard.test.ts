@@ -7,63 +7,24 @@
  * Screenshots go to docs/screenshots/ when SCREENSHOTS=1 (or when one is missing there),
  * otherwise to a temporary directory, so a plain test run leaves the work tree clean.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import type { RunningService } from '../../src/server.js';
-import { builtModule } from '../support/built-sources.js';
+import { callApi, chromiumOrSkip, ensureDashboardBuilt, launchChromium, openPage, screenshot, startE2eService } from '../support/browser.js';
+import { REPO_ROOT } from '../support/build.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 
-// In process, the service runs the build of these sources (global-setup.ts): its task threads need JavaScript.
-const { startService } = (await import(builtModule('server.js').href)) as typeof import('../../src/server.js');
-
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SPECS = [path.join(REPO, 'test/fixtures/specs'), '/work/shared/specs', path.join(REPO, '../shared/specs')].find((dir) =>
+const SPECS = [path.join(REPO_ROOT, 'test/fixtures/specs'), '/work/shared/specs', path.join(REPO_ROOT, '../shared/specs')].find((dir) =>
   existsSync(path.join(dir, 'petstore3.json')),
 );
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI) {
-  throw new Error(`Chromium is not installed at ${CHROMIUM}; CI requires it for the dashboard tests (apt-get install -y chromium).`);
-}
-if (!haveChromium) console.warn(`Skipping the dashboard end-to-end tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
+const run = chromiumOrSkip('the dashboard end-to-end tests');
 if (!SPECS && process.env.CI) throw new Error('No API description corpus found (test/fixtures/specs or ../shared/specs).');
 
-const UPDATE_SCREENSHOTS = process.env.SCREENSHOTS === '1';
-const SHOTS_DIR = path.join(REPO, 'docs/screenshots');
 const scratch = mkdtempSync(path.join(tmpdir(), 'cms-e2e-'));
-
-/** Builds the dashboard when web/dist is missing or older than its sources (`npm test` builds it first). */
-function ensureDashboardBuilt(): void {
-  const web = path.join(REPO, 'web');
-  const built = path.join(web, 'dist/index.html');
-  const newest = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => {
-      const full = path.join(dir, entry.name);
-      return Math.max(max, entry.isDirectory() ? newest(full) : statSync(full).mtimeMs);
-    }, 0);
-  const sources = Math.max(newest(path.join(web, 'src')), newest(path.join(web, 'public')), statSync(path.join(web, 'index.html')).mtimeMs);
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
-  execFileSync(process.execPath, [path.join(REPO, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'], {
-    cwd: REPO,
-    stdio: 'inherit',
-  });
-}
-
-async function screenshot(page: Page, name: string, options: { fullPage?: boolean; maxHeight?: number } = {}): Promise<void> {
-  const target = path.join(SHOTS_DIR, `${name}.png`);
-  const file = UPDATE_SCREENSHOTS || !existsSync(target) ? target : path.join(scratch, `${name}.png`);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const fullPage = options.fullPage ?? true;
-  const width = page.viewportSize()?.width ?? 1280;
-  await page.screenshot({ path: file, fullPage, ...(options.maxHeight && { clip: { x: 0, y: 0, width, height: options.maxHeight } }) });
-}
 
 // ——— Pages the knowledge base fetches ———
 
@@ -91,20 +52,7 @@ let base: string;
 let adminKey: string;
 const pageErrors: string[] = [];
 
-async function api(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${base}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${adminKey}`,
-      ...(body !== undefined && typeof body !== 'string' && { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    // A string is sent as it is (a raw document); anything else as JSON.
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text && /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text };
-}
+const api = (method: string, url: string, body?: unknown, headers?: Record<string, string>) => callApi(base, adminKey, method, url, body, headers);
 
 const stat = (name: string) => page.locator(`[data-stat="${name}"]`).textContent();
 const counting = (n: number) => new Intl.NumberFormat('en').format(n);
@@ -128,7 +76,7 @@ function expectedCounts(answer: any) {
   return { counts, flagged: flagged.size };
 }
 
-describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', () => {
+describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
   let copilotId = '';
   let bigId = '';
 
@@ -143,40 +91,11 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
     });
     const dataDir = path.join(scratch, 'data');
-    service = await startService(
-      loadConfig({
-        DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'silent',
-        FETCH_ALLOW_NETWORKS: '127.0.0.0/8,::1/128',
-        KB_POLL_INTERVAL_MS: '50',
-      }),
-    );
-    base = service.address.replace('://0.0.0.0', '://127.0.0.1');
-    adminKey = readFileSync(path.join(dataDir, 'bootstrap-admin-key'), 'utf8').trim();
+    ({ service, base, adminKey } = await startE2eService(dataDir, { FETCH_ALLOW_NETWORKS: '127.0.0.0/8,::1/128', KB_POLL_INTERVAL_MS: '50' }));
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-quic',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1, locale: 'en-GB' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    page.on('console', (msg) => {
-      // Chromium reports every 4xx answer as "Failed to load resource"; the UI shows those itself.
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) pageErrors.push(msg.text());
-    });
+    page = await openPage(context, pageErrors);
   }, 120_000);
 
   afterAll(async () => {
@@ -207,16 +126,18 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     expect(await unknown.json()).toMatchObject({ error: 'not_found' });
   });
 
-  it('signs in: a wrong key shows the API’s message, the right one is kept in session storage only', async () => {
+  it('signs in: a wrong key is explained in plain words, the right one is kept in session storage only', async () => {
     await page.goto(`${base}/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await screenshot(page, 'sign-in', { fullPage: false });
+    await screenshot(page, 'sign-in', scratch, { fullPage: false });
 
     const wrong = await api('GET', '/backend/api/copilots', undefined, { authorization: 'Bearer cms_not_a_real_key' });
     expect(wrong.status).toBe(401);
     await page.getByLabel('API key').fill('cms_not_a_real_key');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe(wrong.json.message);
+    // Issue 17: not the API's message (which speaks of the Authorization header) but plain words.
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('This API key was not accepted.');
+    expect(await page.getByRole('alert').textContent()).not.toMatch(/header|Authorization|Bearer/i);
 
     await page.getByLabel('API key').fill(adminKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -298,7 +219,7 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     }, petstore);
     await page.getByTestId('dropzone').dispatchEvent('drop', { dataTransfer: dropped });
     await page.getByText('Uploaded petstore3.json.').waitFor();
-    await screenshot(page, 'copilot-settings');
+    await screenshot(page, 'copilot-settings', scratch);
     const afterDrop = await api('GET', `/backend/api/copilot/${copilotId}`);
     expect(afterDrop.json.swagger_url).toMatch(/^[A-Za-z0-9]{20}\.json$/);
     expect((await api('GET', `/backend/api/copilot/${copilotId}/swagger`)).json).toEqual(JSON.parse(petstore));
@@ -318,9 +239,11 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     expect(answer.all_endpoints).toHaveLength(19);
     await page.goto(`${base}/#/copilots`);
     await expect.poll(() => page.locator('table.copilots tbody tr').count()).toBe(3);
-    await screenshot(page, 'copilots', { fullPage: false });
+    await screenshot(page, 'copilots', scratch, { fullPage: false });
     const row = page.locator('table.copilots tbody tr', { hasText: 'Petstore assistant' });
-    expect(await row.locator('code').textContent()).toMatch(/^[A-Za-z0-9]{20}\.json$/);
+    // Issue 17: the name it was uploaded under; the generated one in its title.
+    await expect.poll(() => row.locator('code').textContent()).toBe('petstore3.json');
+    expect(await row.locator('code').getAttribute('title')).toMatch(/^Stored as [A-Za-z0-9]{20}\.json$/);
     await row.getByRole('link', { name: 'Report' }).click();
     await expect.poll(() => stat('endpoints')).toBe('19');
     const { counts } = expectedCounts(answer);
@@ -399,7 +322,7 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     expect(await detail.locator('.responses summary').count()).toBeGreaterThan(0);
     expect(await detail.locator('.issues li').count()).toBeGreaterThan(0);
     await page.mouse.move(0, 0);
-    await screenshot(page, 'report');
+    await screenshot(page, 'report', scratch);
   });
 
   it('stays responsive on thousands of endpoints: rows are rendered a page at a time', async () => {
@@ -464,7 +387,7 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     expect(marks).toContain('aurora');
     expect(marks).toContain('refunds');
     expect(await results.first().locator('.result-source a').textContent()).toBe(guide);
-    await screenshot(page, 'knowledge-base');
+    await screenshot(page, 'knowledge-base', scratch);
 
     // Passage text is text: markup in it is shown, never interpreted.
     await page.getByLabel('Words to find').fill('zebra');
@@ -480,7 +403,8 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     await dialog.waitFor();
     expect(await dialog.locator('.confirm-list li').allTextContents()).toEqual([faq]);
     await dialog.getByRole('button', { name: 'Delete 1 link' }).click();
-    await page.getByText('Knowledge base and associated links have been successfully deleted.').waitFor();
+    // Issue 17: the dashboard says which link went (the API's fixed message says the whole knowledge base did).
+    await page.getByText(`Deleted 1 of 3 links: ${faq}. 2 links remain.`).waitFor();
     await expect.poll(() => page.locator(`table.links-table a[href="${faq}"]`).count()).toBe(0);
     const after = (await api('GET', `/backend/knowledgebase/b/${copilotId}`)).json.links.map((l: { url: string }) => l.url);
     expect(after.sort()).toEqual([guide, missing].sort());
@@ -497,7 +421,7 @@ describe.skipIf(!haveChromium)('dashboard (Chromium, real service on SQLite)', (
     }
     await page.goto(`${base}/#/copilots/${copilotId}/report`);
     await expect.poll(() => stat('endpoints')).toBe('19');
-    await screenshot(page, 'report-narrow', { maxHeight: 1600 });
+    await screenshot(page, 'report-narrow', scratch, { maxHeight: 1600 });
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 

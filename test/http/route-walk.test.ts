@@ -17,6 +17,8 @@ interface Operation {
 }
 
 const OPEN = new Set(['/backend/openapi.json']);
+/** Operations any valid key may call (they publish an empty list of scopes): 401 without a key, never 403. */
+const ANY_KEY = new Set(['GET /backend/api/keys/me']);
 
 for (const dialect of DIALECTS) {
   describe(`every /backend route refuses the same way (${dialect})`, () => {
@@ -25,6 +27,7 @@ for (const dialect of DIALECTS) {
     let other: string;
     let keyId: string;
     let operations: Array<{ method: string; path: string; url: string; scope: Scope; botParam?: string }>;
+    const anyKey: Array<{ method: string; url: string }> = [];
     beforeAll(async () => {
       t = await buildTestApp(dialect);
       bot = (await createCopilot(t, { name: 'Walked' })).id;
@@ -36,6 +39,11 @@ for (const dialect of DIALECTS) {
         if (!path.startsWith('/backend') || OPEN.has(path)) continue;
         for (const [method, operation] of Object.entries(item)) {
           const scopes = operation.security?.[0]?.bearer;
+          if (ANY_KEY.has(`${method.toUpperCase()} ${path}`)) {
+            expect(scopes, `${method.toUpperCase()} ${path} is open to any key`).toEqual([]);
+            anyKey.push({ method: method.toUpperCase(), url: path });
+            continue;
+          }
           expect(scopes, `${method.toUpperCase()} ${path} publishes the scope it needs`).toHaveLength(1);
           const url = path.replace('{bot_id}', bot).replace(/\{id\}/, path.startsWith('/backend/api/keys') ? keyId : bot);
           operations.push({ method: method.toUpperCase(), path, url, scope: scopes![0] as Scope, botParam: operation['x-bot-param'] });
@@ -51,6 +59,17 @@ for (const dialect of DIALECTS) {
 
     it('401 without a key, on every operation', async () => {
       for (const op of operations) expectError(await call(t, op.method as 'GET', op.url, { key: null }), 401, 'unauthorized');
+    });
+
+    it('the operations open to any key: 401 without one, 200 with a key of any single scope', async () => {
+      expect(anyKey.map((o) => `${o.method} ${o.url}`).sort()).toEqual([...ANY_KEY].sort());
+      for (const op of anyKey) {
+        expectError(await call(t, op.method as 'GET', op.url, { key: null }), 401, 'unauthorized');
+        for (const scope of SCOPES) {
+          const res = await call(t, op.method as 'GET', op.url, { key: await t.key([scope], [other]) });
+          expect(res.statusCode, `${op.method} ${op.url} with ${scope}: ${res.body}`).toBe(200);
+        }
+      }
     });
 
     it('403 with a key holding every scope but the one needed', async () => {

@@ -16,6 +16,9 @@ const ALL_MIGRATIONS = [
   '008-plain-read-path',
   '009-staged-passages',
   '010-api-description-versions',
+  '011-link-refresh',
+  '012-crawls',
+  '013-original-file-names',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -103,7 +103,13 @@ for (const dialect of DIALECTS) {
       // A deleted passage: SQLite noted its stale index entry for the sweep.
       await db.deleteFrom('kb_passages').where('content', '=', 'Die Straße ÜBER dem Fluss.').execute();
       await db.updateTable('kb_links').set({ passages: 1 }).where('id', '=', linkIds.get('https://docs.example/cafe')!).execute();
-      expect(await migrateToLatest(storage)).toEqual(['007-unicode-search', '008-plain-read-path', '009-staged-passages', '010-api-description-versions']);
+      // 007 onwards, then whatever later migrations exist.
+      expect((await migrateToLatest(storage)).slice(0, 4)).toEqual([
+        '007-unicode-search',
+        '008-plain-read-path',
+        '009-staged-passages',
+        '010-api-description-versions',
+      ]);
     });
     afterAll(async () => {
       await storage?.close();

@@ -90,6 +90,7 @@ export async function buildTestApp(dialect: DialectName, options: TestAppOptions
     maxAttempts: 3,
     backoffMs: 50,
     taskThreads,
+    crawls: services.crawls,
     ...(typeof options.worker === 'object' ? options.worker : {}),
   };
   const workers: IngestionWorker[] = [];

@@ -1,10 +1,17 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { onUnauthorized, session } from './api';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, onUnauthorized, session } from './api';
 import { ErrorBoundary } from './components/error-boundary';
+import { ErrorNotice, Loading } from './components/feedback';
+import { ThemeToggle } from './components/theme-toggle';
+import { useLoad } from './hooks';
+import { describeReach, permissionsOf, type Permissions } from './lib/permissions';
 import { href, useRoute, type Route } from './router';
 import { CopilotScreen } from './screens/copilot';
+import { AuditScreen } from './screens/audit';
 import { CopilotsScreen } from './screens/copilots';
+import { KeysScreen } from './screens/keys';
 import { SignIn } from './screens/sign-in';
+import { PermissionsContext } from './use-permissions';
 
 export function App() {
   const [key, setKey] = useState(() => session.get());
@@ -33,7 +40,8 @@ export function App() {
     );
   }
   return (
-    <Shell
+    <SignedIn
+      keyValue={key}
       onSignOut={() => {
         session.clear();
         setNotice('You are signed out. The key was removed from this tab.');
@@ -43,11 +51,41 @@ export function App() {
   );
 }
 
+/** Reads what the key may do (GET /backend/api/keys/me) before showing any screen, so none offers what would fail. */
+function SignedIn({ keyValue, onSignOut }: { keyValue: string; onSignOut(): void }) {
+  const identity = useLoad((signal) => api.me(signal), [keyValue]);
+  const permissions = useMemo(() => (identity.data ? permissionsOf(identity.data) : null), [identity.data]);
+  if (!permissions) {
+    return (
+      <main id="main" class="signing-in">
+        {identity.loading ? (
+          <Loading label="Reading what this key may do…" />
+        ) : (
+          <ErrorNotice error={identity.error}>
+            <button type="button" onClick={() => identity.reload()}>
+              Try again
+            </button>{' '}
+            <button type="button" onClick={onSignOut}>
+              Sign out
+            </button>
+          </ErrorNotice>
+        )}
+      </main>
+    );
+  }
+  return (
+    <PermissionsContext.Provider value={permissions}>
+      <Shell onSignOut={onSignOut} permissions={permissions} />
+    </PermissionsContext.Provider>
+  );
+}
+
 function routeKey(route: Route): string {
   return route.name === 'copilot' ? `copilot:${route.id}` : route.name;
 }
 
-function Shell({ onSignOut }: { onSignOut(): void }) {
+function Shell({ onSignOut, permissions }: { onSignOut(): void; permissions: Permissions }) {
+  const me = permissions.identity;
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
@@ -85,18 +123,36 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
           <a href={href({ name: 'copilots' })} aria-current={route.name === 'copilots' ? 'page' : undefined}>
             Copilots
           </a>
-          <a href="backend/openapi.json" target="_blank" rel="noopener">
+          {permissions.mayManageKeys && (
+            <a href={href({ name: 'keys' })} aria-current={route.name === 'keys' ? 'page' : undefined}>
+              Keys
+            </a>
+          )}
+          {permissions.mayReadAudit && (
+            <a href={href({ name: 'audit', filters: {} })} aria-current={route.name === 'audit' ? 'page' : undefined}>
+              Audit
+            </a>
+          )}
+          <a href="docs" target="_blank" rel="noopener">
             API
           </a>
         </nav>
+        {me && (
+          <span class="whoami" data-testid="whoami" title={`API key ${me.id}`}>
+            {me.name || me.id} <span class="muted">· {describeReach(me)}</span>
+          </span>
+        )}
+        <ThemeToggle />
         <button type="button" class="sign-out" onClick={onSignOut}>
           Sign out
         </button>
       </header>
       <main id="main" ref={main}>
         <ErrorBoundary key={routeKey(route)}>
-          {route.name === 'copilots' && <CopilotsScreen />}
+          {route.name === 'copilots' && <CopilotsScreen filters={route.filters} />}
           {route.name === 'copilot' && <CopilotScreen id={route.id} tab={route.tab} />}
+          {route.name === 'keys' && <KeysScreen />}
+          {route.name === 'audit' && <AuditScreen filters={route.filters} />}
           {route.name === 'not-found' && (
             <section>
               <h1 tabIndex={-1}>Not found</h1>

@@ -1,18 +1,36 @@
 import { useEffect, useState } from 'preact/hooks';
+import { auditQueryString, parseAuditFilters, type AuditFilters } from './lib/audit-filters.js';
 
 /**
  * Hash routes (#/copilots/…): the service serves one index.html at `/`, so the
  * dashboard's own addresses never reach the server and never collide with the API.
  */
-export type CopilotTab = 'settings' | 'report' | 'knowledge-base';
+export type CopilotTab = 'settings' | 'report' | 'versions' | 'knowledge-base';
 
-export type Route = { name: 'copilots' } | { name: 'copilot'; id: string; tab: CopilotTab } | { name: 'not-found'; path: string };
+/** The copilot list's filters, kept in the address (#/copilots?q=…&status=…) so a reload or a shared link keeps them. */
+export interface CopilotFilters {
+  q?: string;
+  status?: 'draft' | 'live';
+}
 
-const TABS: readonly CopilotTab[] = ['settings', 'report', 'knowledge-base'];
+export type Route =
+  | { name: 'copilots'; filters?: CopilotFilters }
+  | { name: 'copilot'; id: string; tab: CopilotTab }
+  | { name: 'keys' }
+  | { name: 'audit'; filters: AuditFilters }
+  | { name: 'not-found'; path: string };
+
+const TABS: readonly CopilotTab[] = ['settings', 'report', 'versions', 'knowledge-base'];
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '') || '/';
   if (path === '/' || path === '/copilots') return { name: 'copilots' };
+  const list = /^\/(?:copilots)?\?(.*)$/.exec(path);
+  if (list) return { name: 'copilots', filters: parseCopilotFilters(list[1]!) };
+  if (path === '/keys') return { name: 'keys' };
+  // The audit screen keeps its filters in the address: #/audit?bot_id=…&action=…&since=…&until=…
+  const audit = /^\/audit(?:\?(.*))?$/.exec(path);
+  if (audit) return { name: 'audit', filters: parseAuditFilters(audit[1] ?? '') };
   const m = /^\/copilots\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
   if (m) {
     const tab = (m[2] ?? 'settings') as CopilotTab;
@@ -23,10 +41,18 @@ export function parseRoute(hash: string): Route {
 
 export function href(route: Route): string {
   switch (route.name) {
-    case 'copilots':
-      return '#/copilots';
+    case 'copilots': {
+      const query = copilotFiltersQuery(route.filters ?? {});
+      return `#/copilots${query ? `?${query}` : ''}`;
+    }
     case 'copilot':
       return `#/copilots/${encodeURIComponent(route.id)}${route.tab === 'settings' ? '' : `/${route.tab}`}`;
+    case 'keys':
+      return '#/keys';
+    case 'audit': {
+      const query = auditQueryString(route.filters);
+      return `#/audit${query ? `?${query}` : ''}`;
+    }
     default:
       return `#${route.path}`;
   }
@@ -34,6 +60,26 @@ export function href(route: Route): string {
 
 export function navigate(route: Route): void {
   location.hash = href(route);
+}
+
+/** Like navigate, without a new history entry (a filter typed into the list, say). */
+export function replaceRoute(route: Route): void {
+  const target = href(route);
+  if (location.hash !== target) location.replace(target);
+}
+
+export function parseCopilotFilters(query: string): CopilotFilters {
+  const params = new URLSearchParams(query);
+  const q = (params.get('q') ?? '').trim();
+  const status = params.get('status');
+  return { ...(q && { q }), ...((status === 'draft' || status === 'live') && { status }) };
+}
+
+export function copilotFiltersQuery(filters: CopilotFilters): string {
+  const params = new URLSearchParams();
+  if (filters.q) params.set('q', filters.q);
+  if (filters.status) params.set('status', filters.status);
+  return params.toString();
 }
 
 export function useRoute(): Route {

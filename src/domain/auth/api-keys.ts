@@ -11,7 +11,7 @@ import { recordAudit } from '../audit.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { KEY_PATTERN } from './key-format.js';
-import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type Scope } from '../wire.js';
+import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyIdentity, type Scope } from '../wire.js';
 
 export { SCOPES, type ApiKey, type Scope };
 
@@ -150,6 +150,29 @@ export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promi
     if (!(await keys.revokeApiKey(trx, id, nowTimestamp()))) throw notFound();
     await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
   });
+}
+
+/**
+ * The calling key as it may see itself: its label, scopes and bots, and what it acts with
+ * (admin holds every scope and manages keys). Never the secret. Any valid key may ask.
+ */
+export async function describeKey(db: Db, principal: Principal): Promise<ApiKeyIdentity> {
+  const unknown = () => new AppError('unauthorized', 'The API key is not valid or has been revoked.');
+  if (principal.kind !== 'key') throw unknown();
+  const row = await keys.findApiKey(db, principal.keyId);
+  // Revoked between the check and this read: answer as the next request would.
+  if (!row || row.revoked_at !== null) throw unknown();
+  const info = toInfo(row);
+  const admin = info.scopes.includes('admin');
+  return {
+    id: info.id,
+    name: info.name,
+    scopes: info.scopes,
+    bots: info.bots,
+    created_at: info.created_at,
+    admin,
+    effective_scopes: admin ? [...SCOPES] : SCOPES.filter((s) => info.scopes.includes(s)),
+  };
 }
 
 /** A stored key as authentication needs it. */

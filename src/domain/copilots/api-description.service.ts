@@ -8,6 +8,7 @@ import { inTransaction } from '../../storage/transaction.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type ValidationCache } from '../validator/index.js';
+import type { UploadReadiness } from '../validator/upload-readiness.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../validator/wire-types.js';
 import { recordVersion, type HistoryDeps, type NewVersion } from './api-description-history.service.js';
 import {
@@ -20,6 +21,7 @@ import {
   type Copilot,
   type CopilotCreate,
 } from './copilot.service.js';
+import { sanitizeOriginalFileName } from './original-file-name.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
@@ -36,6 +38,8 @@ export interface ValidationRenderer {
   answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
   /** The document's bytes move away when they are the whole of their buffer (read for this validation only). */
   answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+  /** The score and ready platforms of a validation's answer (what an upload stores, issue 17 §3). */
+  readinessOnThread(answer: Buffer): Promise<UploadReadiness | null>;
   /** The tool definitions of an accepted document (GET …/tools). */
   toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
   /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes). */
@@ -60,6 +64,10 @@ interface CheckedDocument {
   mediaType: string;
   sha256: string;
   bytes: Buffer;
+  /** The name it was uploaded under, sanitised; null when none was sent (a raw body). */
+  originalName: string | null;
+  /** Its readiness at upload: what the copilot list shows without validating (migration 013). */
+  readiness: UploadReadiness | null;
 }
 
 async function checkDocument(validation: ValidationDeps, upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
@@ -73,9 +81,17 @@ async function checkDocument(validation: ValidationDeps, upload: UploadedDocumen
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document
   // delays only its own answer.
-  await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
+  const answer = await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
   const format = detectFormat(source);
-  return { fileName: `${randomAlphanumeric(20)}.${format}`, mediaType: DOCUMENT_MEDIA_TYPES[format], sha256, bytes: upload.bytes };
+  return {
+    fileName: `${randomAlphanumeric(20)}.${format}`,
+    mediaType: DOCUMENT_MEDIA_TYPES[format],
+    sha256,
+    bytes: upload.bytes,
+    originalName: sanitizeOriginalFileName(upload.fileName),
+    // The answer's summary, read on a task thread: a large document's answer is large.
+    readiness: await validation.renderer.readinessOnThread(answer),
+  };
 }
 
 /** Stores the document as the copilot's API description, replacing the previous one. */
@@ -93,6 +109,9 @@ async function storeDocument(trx: Db, copilotId: string, doc: CheckedDocument): 
     size: doc.bytes.length,
     content: doc.bytes,
     created_at: now,
+    original_name: doc.originalName,
+    readiness_score: doc.readiness?.score ?? null,
+    ready_platforms: doc.readiness ? JSON.stringify(doc.readiness.readyPlatforms) : null,
   });
   await documents.deleteOtherSwaggerDocuments(trx, copilotId, doc.fileName);
   return row!;
@@ -140,7 +159,12 @@ export async function createCopilotWithApiDescription(
 }
 
 function auditUpload(trx: Db, actor: Principal | undefined, copilotId: string, doc: CheckedDocument): Promise<void> {
-  return recordAudit(trx, actor, 'api_description.upload', copilotId, { file_name: doc.fileName, sha256: doc.sha256, size: doc.bytes.length });
+  return recordAudit(trx, actor, 'api_description.upload', copilotId, {
+    file_name: doc.fileName,
+    ...(doc.originalName !== null && { original_name: doc.originalName }),
+    sha256: doc.sha256,
+    size: doc.bytes.length,
+  });
 }
 
 /** GET …/swagger: the stored bytes and their media type. */

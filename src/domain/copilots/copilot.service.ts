@@ -10,6 +10,8 @@ import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { forbiddenCharacter } from '../knowledgebase/links.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
+import * as crawls from '../../storage/crawl.repository.js';
+import * as linkRefresh from '../../storage/link-refresh.repository.js';
 import * as apiDescriptionHistory from '../../storage/api-description-history.repository.js';
 import * as swaggerDocuments from '../../storage/swagger-document.repository.js';
 import type { Principal } from '../auth/api-keys.js';
@@ -167,6 +169,9 @@ export async function updateCopilot(db: Db, id: string, input: CopilotPatch, act
   const row = await inTransaction(db, async (trx) => {
     const current = await getCopilot(trx, id);
     const updated = await copilots.updateCopilot(trx, current.id, changes);
+    // enhanced_privacy turned on: every stored page is checked now and, not yet redacted, fetched
+    // again in full and stored redacted (src/jobs/link-check.ts), rather than at its next check.
+    if (updated && current.enhanced_privacy === 0 && changes.enhanced_privacy === 1) await linkRefresh.requestChecks(trx, current.id, changes.updated_at!);
     if (updated)
       await recordAudit(trx, actor, 'copilot.update', current.id, {
         fields: Object.entries(input)
@@ -189,6 +194,7 @@ export async function deleteCopilot(db: Db, id: string, actor?: Principal): Prom
     const current = await getCopilot(trx, id);
     const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
     const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
+    await crawls.cancelCrawlsOfBot(trx, current.id, CANCELLED_BY_DELETION, now);
     await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
     return updated;
   });
@@ -210,6 +216,7 @@ export async function purgeCopilot(db: Db, dialect: DialectName, id: string, act
       throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
     }
     const counts = await kb.purgeKnowledgeBase(trx, dialect, current.id);
+    await crawls.deleteCrawlsOfBot(trx, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
     await apiDescriptionHistory.deleteHistory(trx, current.id);
     await copilots.deleteCopilotRow(trx, current.id);

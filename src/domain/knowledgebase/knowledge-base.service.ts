@@ -8,9 +8,10 @@ import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
 import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
-import { canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
+import { canonicalLink, checkLinks, uniqueCanonicalLinks, withoutQuery } from './links.js';
 import { queryTerms } from '../../text/search-terms.js';
-import { LINK_STATUSES, type KnowledgeBaseLink, type KnowledgeBaseLinks, type LinksDeleted, type SearchResults } from '../wire.js';
+import { isPrivacyBot, requestChecks } from '../../storage/link-refresh.repository.js';
+import { LINK_STATUSES, type KnowledgeBaseLink, type KnowledgeBaseLinks, type LinksDeleted, type LinksRefreshed, type SearchResults } from '../wire.js';
 
 export const DELETE_MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
 
@@ -41,7 +42,7 @@ export function requireLinks(body: unknown): string[] {
 const kbNotFound = (botId: string) => new AppError('knowledge_base_not_found', 'No knowledge base exists for this bot.', { bot_id: botId });
 
 /** The bot's canonical id when it is a live copilot; 404 otherwise (soft-deleted copilots included). */
-async function liveBot(db: Db, botId: string, notFound: () => AppError): Promise<string> {
+export async function liveBot(db: Db, botId: string, notFound: () => AppError): Promise<string> {
   if (!isCopilotId(botId)) throw notFound();
   try {
     return (await getCopilot(db, botId)).id;
@@ -72,7 +73,9 @@ export async function addLinks(
     await kb.ensureKnowledgeBase(trx, id, now);
     if (limits.maxPendingLinks !== undefined) await checkPendingLimit(trx, id, links, limits.maxPendingLinks);
     await kb.upsertPendingLinks(trx, id, links, now);
-    await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links });
+    // enhanced_privacy: the audit log keeps the pages, not their query strings.
+    const logged = (await isPrivacyBot(trx, id)) ? links.map(withoutQuery) : links;
+    await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links: logged });
     return { id, rows: await kb.findLinksByUrls(trx, id, links) };
   });
   const byUrl = new Map(rows.map((r) => [r.url, r]));
@@ -107,6 +110,21 @@ export async function listLinks(
   return { body: { bot_id: id, links: rows.map(toLink) }, nextCursor };
 }
 
+/**
+ * POST …/refresh: every link of the bot not already waiting to be indexed is due for a check
+ * now (link-refresh.repository.ts): a conditional GET through the ingestion queue; an unchanged
+ * page writes nothing, a changed one is indexed again. Works whatever the copilot's smart_sync.
+ */
+export async function refreshLinks(db: Db, botId: string, actor?: Principal): Promise<LinksRefreshed> {
+  return inTransaction(db, async (trx) => {
+    const id = await liveBot(trx, botId, () => kbNotFound(botId));
+    if (!(await kb.findKnowledgeBase(trx, id))) throw kbNotFound(botId);
+    const queued = await requestChecks(trx, id, nowTimestamp());
+    await recordAudit(trx, actor, 'knowledgebase.refresh', id, { queued });
+    return { bot_id: id, queued, pending: await kb.countPendingLinks(trx, id) };
+  });
+}
+
 export async function searchKnowledgeBase(db: Db, dialect: DialectName, botId: string, q: string, limit: number): Promise<SearchResults> {
   const id = await liveBot(db, botId, () => kbNotFound(botId));
   if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
@@ -136,9 +154,10 @@ export async function deleteLinks(db: Db, dialect: DialectName, botId: string, l
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
     const deleted = links.filter((url) => foundUrls.has(url));
     const notFound = links.filter((url) => !foundUrls.has(url));
+    const logged = (await isPrivacyBot(trx, id)) ? withoutQuery : (url: string) => url;
     await recordAudit(trx, actor, 'knowledgebase.delete_links', id, {
-      deleted_links: deleted,
-      not_found_links: notFound,
+      deleted_links: deleted.map(logged),
+      not_found_links: notFound.map(logged),
       knowledge_base_deleted: remaining === 0,
     });
     return { deleted, notFound };

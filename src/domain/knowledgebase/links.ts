@@ -71,6 +71,12 @@ export function canonicalLink(link: string): string {
   return new URL(origin + rest).href;
 }
 
+/** A link as logs and the audit log show it: without its query string and fragment, which may carry tokens or personal data. */
+export function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
 /** The canonical forms of `links`, each page once, in the order first seen. */
 export function uniqueCanonicalLinks(links: readonly string[]): string[] {
   return [...new Set(links.map(canonicalLink))];

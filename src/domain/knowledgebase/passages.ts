@@ -13,6 +13,7 @@
  * heading-like paragraph (one short line without a sentence end) starts a new passage once the
  * current one is half full rather than trailing at the end of the previous section.
  */
+import { createHash } from 'node:crypto';
 
 export interface PassageOptions {
   /** Packing stops before a passage would exceed this many words. Default 200. */
@@ -228,6 +229,8 @@ export interface PackedPassages {
   ends: Uint32Array;
   /** Each passage's search terms, packed the same way, and their counts (computed where the passages were). */
   terms?: { text: Uint8Array; ends: Uint32Array; counts: Uint32Array };
+  /** `passagesDigest` of the passages (computed where they were). */
+  sha256?: string;
 }
 
 /** A passage's search terms as they are stored (search-terms.ts `passageTerms`). */
@@ -242,6 +245,20 @@ export interface PassageList {
   slice(start: number, end: number): string[];
   /** The passages' search terms when they were computed already (on the task thread). */
   sliceTerms?(start: number, end: number): StoredTerms[];
+  /** Their `passagesDigest`, when computed already. */
+  readonly sha256?: string;
+}
+
+/**
+ * SHA-256 (hex) of a page's passages as they are indexed: the same text split the same way has
+ * the same digest, whatever the page's markup around it (a new nonce or timestamp in a script
+ * does not count as a change). A link keeps the digest of its stored passages (kb_links.content_sha256).
+ */
+export function passagesDigest(passages: readonly string[]): string {
+  const hash = createHash('sha256');
+  // Each passage followed by U+0000, which no passage holds (toParagraphs removes it).
+  for (const p of passages) hash.update(p).update('\u0000');
+  return hash.digest('hex');
 }
 
 function packTexts(texts: readonly string[]): { text: Uint8Array; ends: Uint32Array } {
@@ -290,6 +307,7 @@ export function unpackPassages(packed: PackedPassages): PassageList {
   const { terms } = packed;
   return {
     length: packed.ends.length,
+    ...(packed.sha256 !== undefined && { sha256: packed.sha256 }),
     slice: (start, end) => decode(packed.text, packed.ends, start, end),
     ...(terms && {
       sliceTerms: (start: number, end: number) =>

@@ -39,6 +39,9 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
     const code = err !== null && typeof err === 'object' && 'code' in err ? err.code : undefined;
     // A second file part is not "too large": say what to send instead.
     if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
+    // A file over the document limit: say that limit (not the larger one of the whole body).
+    if (code === 'FST_REQ_FILE_TOO_LARGE')
+      throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
     // The plugin's own errors (size limits, premature close) carry a status the error handler maps.
     if (typeof code === 'string' && code.startsWith('FST_')) throw err;
     // Anything else is busboy refusing the body (no boundary, unexpected end of form, …): a client error, not a 500.
@@ -115,7 +118,7 @@ export function apiDescriptionRoutes(
       {
         onRequest: access({ scope: 'copilots:write', botParam: 'id' }),
         bodyLimit: maxBytes + 64 * 1024,
-        config: { swaggerTransform: documentedBody(uploadBody) },
+        config: { swaggerTransform: documentedBody(uploadBody), documentLimit: maxBytes },
         schema: {
           operationId: 'uploadApiDescription',
           summary: "Upload the copilot's API description",
@@ -148,7 +151,7 @@ export function apiDescriptionRoutes(
       {
         onRequest: access({ scope: 'copilots:write', createsBot: true }),
         bodyLimit: maxBytes + 256 * 1024,
-        config: { swaggerTransform: documentedBody(createBody) },
+        config: { swaggerTransform: documentedBody(createBody), documentLimit: maxBytes },
         schema: {
           operationId: 'createCopilotWithApiDescription',
           summary: 'Create a copilot with its API description in one call',

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as keys from '../../domain/auth/api-keys.js';
-import { ApiKey, ApiKeyCreate, ApiKeyCreated } from '../../domain/wire.js';
+import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyIdentity } from '../../domain/wire.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { errorResponses, jsonAnswer, KeyIdParams, ref } from '../schemas.js';
@@ -48,6 +48,23 @@ export function keyRoutes(instance: FastifyInstance, deps: { storage: Storage; a
       },
     },
     async (request) => keys.listApiKeys(storage.readDb, request.principal),
+  );
+
+  app.get(
+    '/backend/api/keys/me',
+    {
+      onRequest: access({ scope: null }),
+      schema: {
+        operationId: 'getOwnApiKey',
+        summary: "The calling key's own identity and permissions",
+        description:
+          'Any valid key may ask, whatever its scopes: its id, label, scopes, bots (null: every bot), whether it holds admin ' +
+          '(manages keys, reads the audit log) and the scopes it acts with. Never the secret. Clients use it to offer only what the key may do.',
+        tags: ['keys'],
+        response: { 200: jsonAnswer('The calling key', ref(ApiKeyIdentity)), ...errorResponses('unauthorized') },
+      },
+    },
+    async (request) => keys.describeKey(storage.readDb, request.principal),
   );
 
   app.delete(

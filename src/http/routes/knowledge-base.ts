@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import { listAudit } from '../../domain/audit.js';
 import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
-import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRequest, SearchResults } from '../../domain/wire.js';
+import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRefreshed, LinksRequest, SearchResults } from '../../domain/wire.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, PageQuery, ref, SearchQuery } from '../schemas.js';
@@ -90,6 +90,31 @@ export function knowledgeBaseRoutes(
       const link = nextLink(`/backend/knowledgebase/b/${encodeURIComponent(page.body.bot_id)}`, limit, page.nextCursor);
       if (link) reply.header('link', link);
       return page.body;
+    },
+  );
+
+  app.post(
+    `${path}/refresh`,
+    {
+      onRequest: access({ scope: 'knowledgebase:write', botParam: 'bot_id' }),
+      schema: {
+        operationId: 'refreshKnowledgeBase',
+        summary: "Check the knowledge base's pages for changes now",
+        description:
+          'Each link is fetched again with a conditional GET through the ingestion queue: an unchanged page (304, or the same text) writes nothing; a changed one has its passages replaced in one transaction; a page gone (404/410) makes its link failed, its passages kept until the link is deleted.',
+        tags: ['knowledge base'],
+        params: BotParams,
+        response: {
+          202: jsonAnswer('How many links were queued', ref(LinksRefreshed)),
+          ...errorResponses('unauthorized', 'forbidden', 'knowledge_base_not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await knowledgeBase.refreshLinks(storage.db, request.params.bot_id, request.principal);
+      deps.onLinksQueued?.();
+      reply.code(202);
+      return result;
     },
   );
 

@@ -1,8 +1,22 @@
 import type { ComponentChildren } from 'preact';
 import { ApiError } from '../api';
+import { formatBytes } from '../lib/format';
+
+/** The limit a 413 names (`details.max_bytes`), if it names one. */
+function sizeLimit(error: ApiError): number | null {
+  const details = error.details as { max_bytes?: unknown } | undefined;
+  return typeof details?.max_bytes === 'number' && details.max_bytes > 0 ? details.max_bytes : null;
+}
 
 /** The one sentence a person should read for an error: the API's `message`, or the error's own. */
 export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError && error.status === 413) {
+    // Say the limit in words a person reads (the API gives it in bytes), or say that it was not given.
+    const limit = sizeLimit(error);
+    return limit !== null
+      ? `Too large: the service accepts at most ${formatBytes(limit)} here (${limit.toLocaleString('en')} bytes).`
+      : 'Too large: the service, or a proxy in front of it, refused the size of this request without saying its limit.';
+  }
   if (error instanceof ApiError) return error.message;
   if (error instanceof Error && error.message) return error.message;
   return 'Something went wrong.';

@@ -14,3 +14,16 @@ export function formatTimestamp(ts: string | null | undefined): string {
   const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(ts);
   return m ? `${m[1]} ${m[2]} UTC` : ts;
 }
+
+/** 26214400 → "25 MB", 1536 → "1.5 KB" (binary multiples, as the service's limits are set). */
+export function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const shown = unit === 0 ? formatCount(value) : new Intl.NumberFormat('en', { maximumFractionDigits: 1 }).format(value);
+  return `${shown} ${units[unit]}`;
+}

@@ -146,3 +146,82 @@ export function filterRows(rows: readonly ReportRow[], filter: RowFilter): reado
       (!filter.onlyFlagged || isFlagged(row)) && (filter.kind === null || row.flags.includes(filter.kind)) && words.every((w) => row.haystack.includes(w)),
   );
 }
+
+// ——— Findings: grouped, filtered (issue 18 §D) ———
+
+const SEVERITY_RANK: Record<string, number> = { error: 0, warning: 1, info: 2 };
+
+export interface FindingFilter {
+  /** A platform id, or null for every platform. */
+  platform: string | null;
+  /** A severity, or null for every severity. */
+  severity: RuleFinding['severity'] | null;
+}
+
+/** The findings that break or degrade `platform` and have `severity` (either may be null: any). */
+export function filterFindings(findings: readonly RuleFinding[], filter: FindingFilter): readonly RuleFinding[] {
+  if (filter.platform === null && filter.severity === null) return findings;
+  return findings.filter(
+    (f) => (filter.severity === null || f.severity === filter.severity) && (filter.platform === null || f.platforms.includes(filter.platform as never)),
+  );
+}
+
+export interface FindingGroup {
+  /** `rule` and `severity` together: one rule may report at more than one severity. */
+  key: string;
+  rule: string;
+  severity: RuleFinding['severity'];
+  /** The findings of the group, in the answer's order. */
+  items: RuleFinding[];
+  /** The platforms any finding of the group names, in first-seen order. */
+  platforms: string[];
+  /** How many of the items carry a computed fix. */
+  fixable: number;
+}
+
+/** Groups findings by rule and severity: errors first, then warnings, then info; within a severity the largest group first, then by rule id. */
+export function groupFindings(findings: readonly RuleFinding[]): FindingGroup[] {
+  const groups = new Map<string, FindingGroup & { seen: Set<string> }>();
+  for (const f of findings) {
+    const key = `${f.severity}:${f.rule}`;
+    let group = groups.get(key);
+    if (!group) {
+      group = { key, rule: f.rule, severity: f.severity, items: [], platforms: [], fixable: 0, seen: new Set() };
+      groups.set(key, group);
+    }
+    group.items.push(f);
+    if (f.fix !== null && f.fix !== undefined) group.fixable++;
+    for (const p of f.platforms) {
+      if (!group.seen.has(p)) {
+        group.seen.add(p);
+        group.platforms.push(p);
+      }
+    }
+  }
+  return [...groups.values()]
+    .map(({ seen: _seen, ...group }) => group)
+    .sort(
+      (a, b) =>
+        (SEVERITY_RANK[a.severity] ?? 3) - (SEVERITY_RANK[b.severity] ?? 3) ||
+        b.items.length - a.items.length ||
+        (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0),
+    );
+}
+
+/** How many findings of each severity. */
+export function severityCounts(findings: readonly RuleFinding[]): Record<RuleFinding['severity'], number> {
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const f of findings) if (f.severity in counts) counts[f.severity]++;
+  return counts;
+}
+
+/** The page of the endpoints table (`perPage` rows a page, unfiltered) that holds `index`. */
+export function pageOfEndpoint(index: number, perPage: number): number {
+  return Math.max(0, Math.floor(index / perPage));
+}
+
+/** A path split where a line may break: before each `/`, never inside a segment (`/pets/{petId}` → `/pets`, `/{petId}`). */
+export function pathSegments(path: string): string[] {
+  const parts = path.split(/(?=\/)/);
+  return parts.length === 0 ? [path] : parts;
+}

@@ -3,13 +3,16 @@ import { api, ApiError, type Copilot } from '../api';
 import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { useLoad } from '../hooks';
 import { flash, href, type CopilotTab } from '../router';
+import { usePermissions } from '../use-permissions';
 import { KnowledgeBaseScreen } from './knowledge-base';
 import { ReportScreen } from './report';
 import { SettingsScreen } from './settings';
+import { VersionsScreen } from './versions';
 
 const TABS: ReadonlyArray<{ tab: CopilotTab; label: string }> = [
   { tab: 'settings', label: 'Settings' },
   { tab: 'report', label: 'Validation report' },
+  { tab: 'versions', label: 'Versions' },
   { tab: 'knowledge-base', label: 'Knowledge base' },
 ];
 
@@ -17,6 +20,8 @@ const TABS: ReadonlyArray<{ tab: CopilotTab; label: string }> = [
 export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
   const copilot = useLoad((signal) => api.getCopilot(id, signal), [id]);
   const [message] = useState(() => ({ text: flash.take(), tab }));
+  // A key without knowledgebase:read for this copilot is not offered its knowledge base.
+  const kbReadable = usePermissions().may('knowledgebase:read', id);
 
   if (copilot.loading && !copilot.data) return <Loading label="Loading the copilot…" />;
   if (!copilot.data) {
@@ -49,7 +54,7 @@ export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
         <StatusBadge status={c.status} />
       </div>
       <nav class="tabs" aria-label="Copilot sections">
-        {TABS.map((t) => (
+        {TABS.filter((t) => t.tab !== 'knowledge-base' || kbReadable).map((t) => (
           <a key={t.tab} href={href({ name: 'copilot', id, tab: t.tab })} aria-current={t.tab === tab ? 'page' : undefined}>
             {t.label}
           </a>
@@ -58,7 +63,15 @@ export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
       {message.text && message.tab === tab && <SuccessNotice>{message.text}</SuccessNotice>}
       {tab === 'settings' && <SettingsScreen copilot={c} onChange={(next: Copilot) => copilot.set(next)} />}
       {tab === 'report' && <ReportScreen copilot={c} />}
-      {tab === 'knowledge-base' && <KnowledgeBaseScreen copilot={c} />}
+      {tab === 'versions' && <VersionsScreen copilot={c} onChange={(next: Copilot) => copilot.set(next)} />}
+      {tab === 'knowledge-base' &&
+        (kbReadable ? (
+          <KnowledgeBaseScreen copilot={c} />
+        ) : (
+          <div class="notice notice-warn" role="status">
+            <p>This key may not read this copilot’s knowledge base (it lacks the knowledgebase:read scope for it).</p>
+          </div>
+        ))}
     </section>
   );
 }

@@ -1,26 +1,50 @@
-import { useState } from 'preact/hooks';
-import { api, type Copilot } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Copilot, type CopilotSummary } from '../api';
 import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { useDebounced, useLoad } from '../hooks';
 import { formatTimestamp } from '../lib/format';
-import { flash, href, navigate } from '../router';
+import { flash, href, navigate, replaceRoute, type CopilotFilters } from '../router';
+import { usePermissions } from '../use-permissions';
 
 const PAGE_SIZE = 20;
 
-export function CopilotsScreen() {
-  const [q, setQ] = useState('');
-  const [status, setStatus] = useState('');
+export function CopilotsScreen({ filters = {} }: { filters?: CopilotFilters }) {
+  const [q, setQ] = useState(filters.q ?? '');
+  const [status, setStatus] = useState<string>(filters.status ?? '');
   const query = useDebounced(q.trim(), 300);
   // Cursors of the pages seen so far: [null, c2, c3…]; the last one is on screen.
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
   const [message] = useState(() => flash.take());
   const [creating, setCreating] = useState(false);
   const cursor = cursors[cursors.length - 1] ?? null;
+  const permissions = usePermissions();
+  const canList = permissions.may('copilots:read');
 
-  const list = useLoad((signal) => api.listCopilots({ q: query, status, cursor, limit: PAGE_SIZE }, signal), [query, status, cursor]);
+  const list = useLoad(
+    (signal) => (canList ? api.listCopilots({ q: query, status, cursor, limit: PAGE_SIZE }, signal) : Promise.resolve({ status: 200, data: [], next: null })),
+    [query, status, cursor, canList],
+  );
   const resetPages = () => setCursors([null]);
   const rows = list.data?.data ?? [];
   const page = cursors.length;
+
+  // The filters live in the address (#/copilots?q=…&status=…): what is typed is written there,
+  // without a history entry per keystroke…
+  useEffect(() => {
+    replaceRoute({ name: 'copilots', filters: { ...(query && { q: query }), ...((status === 'draft' || status === 'live') && { status }) } });
+  }, [query, status]);
+  // …and an address that changes under the screen (back, forward, a link) sets them.
+  useEffect(() => {
+    if ((filters.q ?? '') !== query) setQ(filters.q ?? '');
+    if ((filters.status ?? '') !== status) setStatus(filters.status ?? '');
+    if ((filters.q ?? '') !== query || (filters.status ?? '') !== status) resetPages();
+  }, [filters.q, filters.status]);
+
+  // Each row's readiness and uploaded file name: one request per page, answered from what is
+  // stored (the list itself stays the interface's plain copilots).
+  const ids = rows.map((c) => c.id).join(',');
+  const summaries = useLoad((signal) => (ids ? api.copilotSummaries(ids.split(','), signal) : Promise.resolve([])), [ids]);
+  const summaryOf = new Map((summaries.data ?? []).map((s) => [s.id, s]));
 
   return (
     <section aria-labelledby="page-title">
@@ -28,12 +52,19 @@ export function CopilotsScreen() {
         <h1 id="page-title" tabIndex={-1}>
           Copilots
         </h1>
-        <button type="button" class="primary" aria-expanded={creating} aria-controls="create-copilot" onClick={() => setCreating(!creating)}>
-          {creating ? 'Close' : 'New copilot'}
-        </button>
+        {permissions.mayCreateCopilots && (
+          <button type="button" class="primary" aria-expanded={creating} aria-controls="create-copilot" onClick={() => setCreating(!creating)}>
+            {creating ? 'Close' : 'New copilot'}
+          </button>
+        )}
       </div>
       {message && <SuccessNotice>{message}</SuccessNotice>}
-      {creating && <CreateCopilot onCancel={() => setCreating(false)} />}
+      {!canList && (
+        <div class="notice notice-warn" role="status">
+          <p>This key may not list copilots (it lacks the copilots:read scope).</p>
+        </div>
+      )}
+      {creating && permissions.mayCreateCopilots && <CreateCopilot onCancel={() => setCreating(false)} />}
 
       <form class="filters" role="search" aria-label="Filter copilots" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
@@ -71,8 +102,14 @@ export function CopilotsScreen() {
         </button>
       </ErrorNotice>
       {list.loading && <Loading label="Loading copilots…" />}
-      {!list.loading && !list.error && rows.length === 0 && (
-        <p class="empty">{query || status ? 'No copilot matches these filters.' : 'No copilots yet. Create the first one with “New copilot”.'}</p>
+      {canList && !list.loading && !list.error && rows.length === 0 && (
+        <p class="empty">
+          {query || status
+            ? 'No copilot matches these filters.'
+            : permissions.mayCreateCopilots
+              ? 'No copilots yet. Create the first one with “New copilot”.'
+              : 'No copilots this key may see yet.'}
+        </p>
       )}
       {rows.length > 0 && (
         <div class="table-wrap" aria-busy={list.loading}>
@@ -82,6 +119,7 @@ export function CopilotsScreen() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Status</th>
+                <th scope="col">Readiness</th>
                 <th scope="col" class="opt">
                   API description
                 </th>
@@ -95,7 +133,12 @@ export function CopilotsScreen() {
             </thead>
             <tbody>
               {rows.map((c) => (
-                <CopilotRow key={c.id} copilot={c} />
+                <CopilotRow
+                  key={c.id}
+                  copilot={c}
+                  summary={summaryOf.get(c.id)}
+                  summaryState={summaries.loading ? 'loading' : summaries.error ? 'failed' : 'done'}
+                />
               ))}
             </tbody>
           </table>
@@ -116,7 +159,45 @@ export function CopilotsScreen() {
   );
 }
 
-function CopilotRow({ copilot: c }: { copilot: Copilot }) {
+const PLATFORM_COUNT = 6;
+
+/** The score and a ready / not-ready badge, from the readiness stored at upload. */
+function ReadinessCell({ copilot: c, summary, state }: { copilot: Copilot; summary: CopilotSummary | undefined; state: 'loading' | 'failed' | 'done' }) {
+  if (!c.swagger_url) return <span class="muted">No API description</span>;
+  if (!summary) return <span class="muted">{state === 'loading' ? '…' : state === 'failed' ? 'Unavailable' : '—'}</span>;
+  const r = summary.readiness;
+  if (!r) {
+    return (
+      <a class="muted" href={href({ name: 'copilot', id: c.id, tab: 'report' })} title="Not known without validating: open the report">
+        {summary.uploaded_at ? 'See report' : 'Checked when validated'}
+      </a>
+    );
+  }
+  const count = r.ready_platforms.length;
+  const title = count === 0 ? 'Ready for no platform yet' : `Ready for ${count} of ${PLATFORM_COUNT} platforms: ${r.ready_platforms.join(', ')}`;
+  return (
+    <span class="readiness-cell" title={title}>
+      <span class="readiness-score">
+        <span class="visually-hidden">Score </span>
+        {r.score}
+        <span class="visually-hidden"> of 100</span>
+      </span>
+      <span class={`badge ${r.ready ? 'badge-ready' : 'badge-not-ready'}`}>
+        {r.ready ? 'Ready' : count > 0 ? `Ready: ${count}/${PLATFORM_COUNT}` : 'Not ready'}
+      </span>
+    </span>
+  );
+}
+
+function CopilotRow({
+  copilot: c,
+  summary,
+  summaryState,
+}: {
+  copilot: Copilot;
+  summary: CopilotSummary | undefined;
+  summaryState: 'loading' | 'failed' | 'done';
+}) {
   return (
     <tr>
       <th scope="row">
@@ -126,7 +207,20 @@ function CopilotRow({ copilot: c }: { copilot: Copilot }) {
       <td>
         <StatusBadge status={c.status} />
       </td>
-      <td class="opt">{c.swagger_url ? <code class="clip">{c.swagger_url}</code> : <span class="muted">None yet</span>}</td>
+      <td class="readiness-col" data-testid="readiness">
+        <ReadinessCell copilot={c} summary={summary} state={summaryState} />
+      </td>
+      <td class="opt">
+        {summary?.swagger_file_name ? (
+          <code class="clip" title={`Stored as ${c.swagger_url}`}>
+            {summary.swagger_file_name}
+          </code>
+        ) : c.swagger_url ? (
+          <code class="clip">{c.swagger_url}</code>
+        ) : (
+          <span class="muted">None yet</span>
+        )}
+      </td>
       <td class="opt nowrap">{formatTimestamp(c.created_at)}</td>
       <td class="links">
         <a href={href({ name: 'copilot', id: c.id, tab: 'report' })}>Report</a>

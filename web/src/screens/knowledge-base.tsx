@@ -1,19 +1,26 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, type Copilot, type DeleteLinksResult, type KnowledgeBaseLink, type SearchResult } from '../api';
+import { api, ApiError, type Copilot, type DeleteLinksResult, type KnowledgeBaseLink, type SearchResult } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { Highlighted } from '../components/highlighted';
 import { useLoad } from '../hooks';
 import { formatCount, formatTimestamp, plural } from '../lib/format';
 import { queryTerms, snippet } from '../lib/highlight';
+import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../lib/link-lines';
+import { usePermissions } from '../use-permissions';
+import { CrawlForm } from './crawl-form';
 
 /** How often the links are read again while any is still pending. */
 export const POLL_MS = 1500;
 
 export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
   const links = useLoad((signal) => api.listLinks(copilot.id, signal), [copilot.id]);
+  // Offer only what the key may do here: adding links (knowledgebase:write), deleting them (knowledgebase:delete).
+  const permissions = usePermissions();
+  const canAdd = permissions.may('knowledgebase:write', copilot.id);
+  const canDelete = permissions.may('knowledgebase:delete', copilot.id);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [outcome, setOutcome] = useState<DeleteLinksResult | null>(null);
+  const [outcome, setOutcome] = useState<{ result: DeleteLinksResult; totalBefore: number } | null>(null);
   const list = links.data ?? [];
   const pending = list.filter((l) => l.status === 'pending').length;
 
@@ -36,12 +43,15 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
     <div class="stack kb">
       <h2 class="visually-hidden">Knowledge base</h2>
       <AddLinks
+        hidden={!canAdd}
         botId={copilot.id}
         onAdded={() => {
           setOutcome(null);
           links.reload(true);
         }}
       />
+
+      <CrawlForm hidden={!canAdd} botId={copilot.id} onProgress={() => links.reload(true)} />
 
       <section class="card" aria-labelledby="links-title">
         <div class="section-head">
@@ -61,8 +71,11 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
         )}
         {outcome && (
           <SuccessNotice>
-            <p>{outcome.message}</p>
-            {outcome.not_found_links.length > 0 && <p>Not found (already gone): {outcome.not_found_links.join(', ')}</p>}
+            {deletedLinksMessage(outcome.result, outcome.totalBefore).map((line) => (
+              <p key={line} data-testid="deleted-links">
+                {line}
+              </p>
+            ))}
           </SuccessNotice>
         )}
         <ErrorNotice error={links.error}>
@@ -71,14 +84,17 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
           </button>
         </ErrorNotice>
         {links.loading && !links.data && <Loading label="Loading the knowledge base…" />}
-        {links.data === null && !links.loading && <p class="empty">No links yet: add web pages above and they will be fetched and indexed.</p>}
+        {links.data === null && !links.loading && (
+          <p class="empty">{canAdd ? 'No links yet: add web pages above and they will be fetched and indexed.' : 'No links yet.'}</p>
+        )}
         {list.length > 0 && (
           <LinksTable
+            canDelete={canDelete}
             links={list}
             selected={selected}
             onSelect={setSelected}
             onDeleted={(result) => {
-              setOutcome(result);
+              setOutcome({ result, totalBefore: list.length });
               setSelected(new Set());
               links.reload(true);
             }}
@@ -101,7 +117,7 @@ function summarize(links: readonly KnowledgeBaseLink[]) {
   return out;
 }
 
-function AddLinks({ botId, onAdded }: { botId: string; onAdded(): void }) {
+function AddLinks({ botId, onAdded, hidden }: { botId: string; onAdded(): void; hidden: boolean }) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -109,14 +125,12 @@ function AddLinks({ botId, onAdded }: { botId: string; onAdded(): void }) {
 
   async function submit(event: Event) {
     event.preventDefault();
-    const urls = [
-      ...new Set(
-        text
-          .split(/\s+/)
-          .map((s) => s.trim())
-          .filter(Boolean),
-      ),
-    ];
+    const parsed = parseLinkLines(text);
+    if (parsed.problems.length > 0) {
+      setError(new Error(describeLinkProblems(parsed.problems)));
+      return;
+    }
+    const urls = parsed.links.map((l) => l.url);
     if (urls.length === 0) {
       setError(new Error('Enter at least one link (http:// or https://), one per line.'));
       return;
@@ -130,14 +144,23 @@ function AddLinks({ botId, onAdded }: { botId: string; onAdded(): void }) {
       setAdded(`Queued ${plural(urls.length, 'link')} for fetching and indexing.`);
       onAdded();
     } catch (err) {
-      setError(err);
+      // The service names refused links by their index in what was sent: name their lines instead.
+      const problems = err instanceof ApiError ? (err.details as { problems?: Array<{ index?: unknown; reason?: unknown }> } | undefined)?.problems : undefined;
+      const named = (problems ?? [])
+        .filter((p) => typeof p.index === 'number' && parsed.links[p.index] !== undefined)
+        .map((p) => ({
+          line: parsed.links[p.index as number]!.line,
+          text: parsed.links[p.index as number]!.url,
+          reason: String(p.reason ?? 'is not a valid link').replace(/\.$/, ''),
+        }));
+      setError(named.length > 0 ? new Error(describeLinkProblems(named)) : err);
     } finally {
       setBusy(false);
     }
   }
 
   return (
-    <form class="card form" onSubmit={submit} aria-labelledby="add-links-title">
+    <form class="card form" hidden={hidden} onSubmit={submit} aria-labelledby="add-links-title">
       <h3 id="add-links-title">Add web pages</h3>
       <div class="field">
         <label for="new-links">Links (one per line)</label>
@@ -162,6 +185,7 @@ function AddLinks({ botId, onAdded }: { botId: string; onAdded(): void }) {
 }
 
 function LinksTable(props: {
+  canDelete: boolean;
   botId: string;
   links: readonly KnowledgeBaseLink[];
   selected: ReadonlySet<string>;
@@ -198,7 +222,7 @@ function LinksTable(props: {
 
   return (
     <>
-      <div class="toolbar">
+      <div class="toolbar" hidden={!props.canDelete}>
         <button type="button" class="danger" disabled={chosen.length === 0} onClick={() => setConfirming(true)}>
           Delete selected ({formatCount(chosen.length)})…
         </button>
@@ -208,7 +232,7 @@ function LinksTable(props: {
           <caption class="visually-hidden">Links of the knowledge base, oldest first</caption>
           <thead>
             <tr>
-              <th scope="col" class="select">
+              <th scope="col" class="select" hidden={!props.canDelete}>
                 <input
                   type="checkbox"
                   aria-label="Select all links"
@@ -229,7 +253,7 @@ function LinksTable(props: {
           <tbody>
             {links.map((l) => (
               <tr key={l.url} data-status={l.status}>
-                <td class="select">
+                <td class="select" hidden={!props.canDelete}>
                   <input
                     type="checkbox"
                     aria-label={`Select ${l.url}`}

@@ -1,10 +1,12 @@
 import { useRef, useState } from 'preact/hooks';
-import { api, type Copilot, type CopilotChanges, type CopilotStatus } from '../api';
+import { api, ApiError, type Copilot, type CopilotChanges, type CopilotStatus } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
-import { ErrorNotice, SuccessNotice } from '../components/feedback';
-import { formatTimestamp } from '../lib/format';
+import { ErrorNotice, errorMessage, SuccessNotice } from '../components/feedback';
+import { useLoad } from '../hooks';
+import { formatBytes, formatTimestamp } from '../lib/format';
 import { descriptionMediaType } from '../lib/upload';
 import { flash, href, navigate } from '../router';
+import { usePermissions } from '../use-permissions';
 
 const FLAGS = [
   { key: 'enhanced_privacy', label: 'Enhanced privacy' },
@@ -15,16 +17,23 @@ const FLAGS = [
 type Flag = (typeof FLAGS)[number]['key'];
 
 export function SettingsScreen({ copilot, onChange }: { copilot: Copilot; onChange(next: Copilot): void }) {
+  // A key without copilots:write for this copilot sees its settings, never a form that would fail.
+  const readOnly = !usePermissions().may('copilots:write', copilot.id);
   return (
     <div class="stack">
-      <EditCopilot copilot={copilot} onChange={onChange} />
-      <ApiDescription copilot={copilot} onChange={onChange} />
-      <DeleteCopilot copilot={copilot} />
+      {readOnly && (
+        <div class="notice notice-warn" role="status" data-testid="read-only">
+          <p>This key may read this copilot but not change it (it lacks the copilots:write scope for it).</p>
+        </div>
+      )}
+      <EditCopilot copilot={copilot} onChange={onChange} readOnly={readOnly} />
+      <ApiDescription copilot={copilot} onChange={onChange} readOnly={readOnly} />
+      {!readOnly && <DeleteCopilot copilot={copilot} />}
     </div>
   );
 }
 
-function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: Copilot): void }) {
+function EditCopilot({ copilot, onChange, readOnly }: { copilot: Copilot; onChange(next: Copilot): void; readOnly: boolean }) {
   const [name, setName] = useState(copilot.name);
   const [website, setWebsite] = useState(copilot.website);
   const [status, setStatus] = useState<CopilotStatus>(copilot.status);
@@ -84,25 +93,25 @@ function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: C
       <div class="grid-2">
         <div class="field">
           <label for="edit-name">Name</label>
-          <input id="edit-name" value={name} required maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input id="edit-name" disabled={readOnly} value={name} required maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </div>
         <div class="field">
           <label for="edit-website">Website</label>
-          <input id="edit-website" inputMode="url" value={website} onInput={(e) => setWebsite((e.target as HTMLInputElement).value)} />
+          <input id="edit-website" disabled={readOnly} inputMode="url" value={website} onInput={(e) => setWebsite((e.target as HTMLInputElement).value)} />
         </div>
       </div>
       <div class="field">
         <label for="edit-status">Status</label>
-        <select id="edit-status" value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value as CopilotStatus)}>
+        <select id="edit-status" disabled={readOnly} value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value as CopilotStatus)}>
           <option value="draft">Draft</option>
           <option value="live">Live</option>
         </select>
       </div>
       <div class="field">
         <label for="edit-prompt">Prompt message</label>
-        <textarea id="edit-prompt" rows={4} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} />
+        <textarea id="edit-prompt" disabled={readOnly} rows={4} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} />
       </div>
-      <fieldset class="flags">
+      <fieldset class="flags" disabled={readOnly}>
         <legend>Options</legend>
         {FLAGS.map(({ key, label }) => (
           <label key={key} class="check">
@@ -135,8 +144,8 @@ function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: C
       </dl>
       <ErrorNotice error={error} />
       {saved && <SuccessNotice>{saved}</SuccessNotice>}
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
+      <div class="actions" hidden={readOnly}>
+        <button type="submit" class="primary" disabled={busy || readOnly}>
           {busy ? 'Saving…' : 'Save changes'}
         </button>
       </div>
@@ -144,15 +153,21 @@ function EditCopilot({ copilot, onChange }: { copilot: Copilot; onChange(next: C
   );
 }
 
-function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next: Copilot): void }) {
+function ApiDescription({ copilot, onChange, readOnly }: { copilot: Copilot; onChange(next: Copilot): void; readOnly: boolean }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
   const [url, setUrl] = useState(/^https?:\/\//i.test(copilot.swagger_url) ? copilot.swagger_url : '');
   const input = useRef<HTMLInputElement>(null);
+  // The name the stored document was uploaded under (kept by the service since issue 17).
+  const summary = useLoad(
+    (signal) => (copilot.swagger_url ? api.copilotSummaries([copilot.id], signal) : Promise.resolve([])),
+    [copilot.id, copilot.swagger_url],
+  );
+  const originalName = summary.data?.[0]?.swagger_file_name ?? null;
 
-  async function run(label: string, action: () => Promise<Copilot>, success: string) {
+  async function run(label: string, action: () => Promise<Copilot>, success: string, file?: File) {
     setBusy(label);
     setError(null);
     setDone(null);
@@ -160,7 +175,8 @@ function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next
       onChange(await action());
       setDone(success);
     } catch (err) {
-      setError(err);
+      // A file over the limit: say how large it is beside the limit.
+      setError(err instanceof ApiError && err.status === 413 && file ? new Error(`${file.name} is ${formatBytes(file.size)}. ${errorMessage(err)}`) : err);
     } finally {
       setBusy(null);
     }
@@ -169,7 +185,7 @@ function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next
   async function upload(file: File) {
     const head = await file.slice(0, 64).text();
     const type = descriptionMediaType(file.name, head);
-    await run(`Uploading ${file.name}…`, () => api.uploadDescription(copilot.id, file, type), `Uploaded ${file.name}.`);
+    await run(`Uploading ${file.name}…`, () => api.uploadDescription(copilot.id, file, type, file.name), `Uploaded ${file.name}.`, file);
     if (input.current) input.current.value = '';
   }
 
@@ -193,8 +209,21 @@ function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next
         Current:{' '}
         {copilot.swagger_url ? (
           <>
-            <code class="clip">{copilot.swagger_url}</code> {stored ? '(uploaded document)' : '(fetched from this URL)'} ·{' '}
-            <a href={href({ name: 'copilot', id: copilot.id, tab: 'report' })}>See the validation report</a>
+            {stored && originalName ? (
+              <>
+                <code class="clip" data-testid="original-file-name">
+                  {originalName}
+                </code>{' '}
+                <span class="muted">
+                  (uploaded; stored as <code class="clip">{copilot.swagger_url}</code>)
+                </span>
+              </>
+            ) : (
+              <>
+                <code class="clip">{copilot.swagger_url}</code> {stored ? '(uploaded document)' : '(fetched from this URL)'}
+              </>
+            )}{' '}
+            · <a href={href({ name: 'copilot', id: copilot.id, tab: 'report' })}>See the validation report</a>
           </>
         ) : (
           <span class="muted">none yet</span>
@@ -202,6 +231,7 @@ function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next
       </p>
       <div
         class={`dropzone${dragging ? ' dragging' : ''}`}
+        hidden={readOnly}
         data-testid="dropzone"
         onDragEnter={(e) => {
           e.preventDefault();
@@ -234,6 +264,7 @@ function ApiDescription({ copilot, onChange }: { copilot: Copilot; onChange(next
       </div>
       <form
         class="inline-form"
+        hidden={readOnly}
         onSubmit={(e) => {
           e.preventDefault();
           void run('Saving the URL…', () => api.updateCopilot(copilot.id, { swagger_url: url.trim() }), 'The URL is saved; the report fetches it.');

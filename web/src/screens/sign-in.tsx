@@ -1,6 +1,19 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, ApiError } from '../api';
 import { ErrorNotice } from '../components/feedback';
+import { ThemeToggle } from '../components/theme-toggle';
+
+/**
+ * Why a key was not taken, in plain words (the API's own 401 message speaks of HTTP headers,
+ * which is right for a client program and no help to a person at a sign-in form).
+ */
+export function signInError(err: unknown, key: string): unknown {
+  if (!(err instanceof ApiError) || err.status !== 401) return err;
+  const shape = /^cms_[A-Za-z0-9]{16}_[A-Za-z0-9]{32}$/.test(key)
+    ? 'It may have been revoked, or belong to another installation of the service.'
+    : 'It does not look like a whole key: a key starts with “cms_” and is 53 characters long, so part of it may be missing or mistyped.';
+  return new Error(`This API key was not accepted. ${shape} Paste it again, or ask an administrator for a new one.`);
+}
 
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn(key: string): void }) {
   const [key, setKey] = useState('');
@@ -9,7 +22,8 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
 
   async function submit(event: Event) {
     event.preventDefault();
-    const trimmed = key.trim();
+    // A key pasted with its header prefix ("Bearer cms_…") is the key.
+    const trimmed = key.trim().replace(/^Bearer\s+/i, '');
     if (trimmed === '') {
       setError(new Error('Enter an API key.'));
       return;
@@ -20,7 +34,7 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
       await api.checkKey(trimmed);
       onSignedIn(trimmed);
     } catch (err) {
-      setError(err);
+      setError(signInError(err, trimmed));
       setBusy(false);
     }
   }
@@ -34,7 +48,10 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
           </span>
           Copilot Management
         </p>
-        <h1 id="sign-in-title">Sign in</h1>
+        <div class="sign-in-head">
+          <h1 id="sign-in-title">Sign in</h1>
+          <ThemeToggle />
+        </div>
         {notice && (
           <div class="notice notice-warn" role="status">
             <p>{notice}</p>

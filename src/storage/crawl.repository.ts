@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import { type ExpressionBuilder, sql } from 'kysely';
+import type { DialectName } from './database.js';
+import type { CrawlPageRow, CrawlRow, Database, Db, KbLinkRow } from './schema.js';
+
+// URLs per IN (…) list and rows per multi-row INSERT: well under both databases' parameter limits.
+const BATCH = 500;
+
+export async function insertCrawl(db: Db, row: CrawlRow): Promise<void> {
+  await db.insertInto('crawls').values(row).execute();
+}
+
+export async function findCrawl(db: Db, botId: string, id: string): Promise<CrawlRow | undefined> {
+  return db.selectFrom('crawls').selectAll().where('id', '=', id).where('bot_id', '=', botId).executeTakeFirst();
+}
+
+/** The crawl's row, locked until the transaction ends on PostgreSQL (SQLite's single writer serialises anyway). */
+export async function lockCrawl(db: Db, dialect: DialectName, id: string): Promise<CrawlRow | undefined> {
+  return db
+    .selectFrom('crawls')
+    .selectAll()
+    .where('id', '=', id)
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
+    .executeTakeFirst();
+}
+
+/** A bot's crawls, newest first, paged by (created_at, id). */
+export async function listCrawls(db: Db, botId: string, page: { limit: number; before?: { createdAt: string; id: string } }): Promise<CrawlRow[]> {
+  let q = db.selectFrom('crawls').selectAll().where('bot_id', '=', botId);
+  if (page.before) {
+    const { createdAt, id } = page.before;
+    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+  }
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** The bot's crawls not finished yet (queued or running). */
+export async function countActiveCrawls(db: Db, botId: string): Promise<number> {
+  const row = await db
+    .selectFrom('crawls')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('bot_id', '=', botId)
+    .where('state', 'in', ['queued', 'running'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function updateCrawl(db: Db, id: string, patch: Partial<Omit<CrawlRow, 'id' | 'bot_id'>>, owner?: string): Promise<boolean> {
+  const result = await db
+    .updateTable('crawls')
+    .set(patch)
+    .where('id', '=', id)
+    .$if(owner !== undefined, (qb) => qb.where('lease_owner', '=', owner!))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** The crawl pages by state, and how many were fetched. */
+export async function pageCounts(db: Db, crawlId: string): Promise<{ byState: Map<string, number>; fetched: number }> {
+  const rows = await db
+    .selectFrom('crawl_pages')
+    .select(['state', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('fetched').as('fetched')])
+    .where('crawl_id', '=', crawlId)
+    .groupBy('state')
+    .execute();
+  return {
+    byState: new Map(rows.map((r) => [r.state, Number(r.n)])),
+    fetched: rows.reduce((sum, r) => sum + Number(r.fetched ?? 0), 0),
+  };
+}
+
+/**
+ * Claims a queued crawl whose start is due (its lease free or run out): the start (robots.txt,
+ * sitemaps) runs in one instance at a time. On PostgreSQL the row is taken FOR UPDATE SKIP LOCKED.
+ */
+export async function claimCrawlStart(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<CrawlRow | undefined> {
+  const pg = dialect === 'postgres';
+  const { rows } = await sql<CrawlRow>`
+    update crawls set lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}
+    where id = (
+      select c.id from crawls c
+      where c.state = 'queued' and c.run_after <= ${now} and (c.lease_expires_at is null or c.lease_expires_at < ${now})
+      order by c.run_after, c.id
+      limit 1
+      ${pg ? sql`for update skip locked` : sql``}
+    ) and state = 'queued'
+    returning *`.execute(db);
+  return rows[0];
+}
+
+/** Running crawls, a batch (the sweep looks at each). */
+export async function runningCrawls(db: Db, limit: number): Promise<Array<Pick<CrawlRow, 'id' | 'bot_id'>>> {
+  return db.selectFrom('crawls').select(['id', 'bot_id']).where('state', '=', 'running').orderBy('updated_at').limit(limit).execute();
+}
+
+/** Which of `urls` the crawl has already. */
+export async function knownUrls(db: Db, crawlId: string, urls: readonly string[]): Promise<Set<string>> {
+  const known = new Set<string>();
+  for (let i = 0; i < urls.length; i += BATCH) {
+    const rows = await db
+      .selectFrom('crawl_pages')
+      .select('url')
+      .where('crawl_id', '=', crawlId)
+      .where('url', 'in', urls.slice(i, i + BATCH))
+      .execute();
+    for (const r of rows) known.add(r.url);
+  }
+  return known;
+}
+
+/** Inserts the pages the crawl does not have yet; returns how many it inserted. */
+export async function insertNewPages(db: Db, rows: readonly CrawlPageRow[]): Promise<number> {
+  let added = 0;
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const inserted = await db
+      .insertInto('crawl_pages')
+      .values(rows.slice(i, i + BATCH))
+      .onConflict((oc) => oc.columns(['crawl_id', 'url']).doNothing())
+      .returning('url')
+      .execute();
+    added += inserted.length;
+  }
+  return added;
+}
+
+/** Whether the bot has a knowledge base (its row locked until the transaction ends on PostgreSQL), and its pending links. */
+export async function pendingOfBot(db: Db, dialect: DialectName, botId: string): Promise<{ knowledgeBase: boolean; pending: number }> {
+  const pendingLinks = (eb: ExpressionBuilder<Database, never>) =>
+    eb
+      .selectFrom('kb_links')
+      .select((l) => l.fn.countAll<number>().as('n'))
+      .where('bot_id', '=', botId)
+      .where('status', '=', 'pending');
+  if (dialect === 'postgres') {
+    const knowledgeBase = await db.selectFrom('knowledge_bases').select('bot_id').where('bot_id', '=', botId).forUpdate().executeTakeFirst();
+    const row = await db.selectNoFrom((eb) => pendingLinks(eb).as('pending')).executeTakeFirstOrThrow();
+    return { knowledgeBase: knowledgeBase !== undefined, pending: Number(row.pending) };
+  }
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('knowledge_bases')
+        .select((k) => k.fn.countAll<number>().as('n'))
+        .where('bot_id', '=', botId)
+        .as('kb'),
+      pendingLinks(eb).as('pending'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { knowledgeBase: Number(row.kb) > 0, pending: Number(row.pending) };
+}
+
+export async function updatePage(db: Db, crawlId: string, url: string, patch: Partial<Pick<CrawlPageRow, 'state' | 'fetched' | 'updated_at'>>) {
+  await db.updateTable('crawl_pages').set(patch).where('crawl_id', '=', crawlId).where('url', '=', url).execute();
+}
+
+/** The queued page of a running crawl that a claimed link is, with its crawl; undefined when the link is no crawl's. */
+export async function queuedPageOfLink(db: Db, botId: string, url: string): Promise<{ page: CrawlPageRow; crawl: CrawlRow } | undefined> {
+  const page = await db
+    .selectFrom('crawl_pages')
+    .selectAll()
+    .where('bot_id', '=', botId)
+    .where('url', '=', url)
+    .where('state', '=', 'queued')
+    .orderBy('updated_at', 'desc')
+    .executeTakeFirst();
+  if (!page) return undefined;
+  const crawl = await db.selectFrom('crawls').selectAll().where('id', '=', page.crawl_id).where('state', '=', 'running').executeTakeFirst();
+  return crawl ? { page, crawl } : undefined;
+}
+
+export async function countPagesIn(db: Db, crawlId: string, states: readonly string[]): Promise<number> {
+  const row = await db
+    .selectFrom('crawl_pages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('crawl_id', '=', crawlId)
+    .where('state', 'in', [...states])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function hasPagesIn(db: Db, crawlId: string, states: readonly string[]): Promise<boolean> {
+  const row = await db
+    .selectFrom('crawl_pages')
+    .select('url')
+    .where('crawl_id', '=', crawlId)
+    .where('state', 'in', [...states])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The next waiting pages of the frontier: shallowest first, then in the order found. */
+export async function nextWaitingPages(db: Db, crawlId: string, limit: number): Promise<CrawlPageRow[]> {
+  return db
+    .selectFrom('crawl_pages')
+    .selectAll()
+    .where('crawl_id', '=', crawlId)
+    .where('state', '=', 'waiting')
+    .orderBy('depth')
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+export async function queuedPages(db: Db, crawlId: string): Promise<CrawlPageRow[]> {
+  return db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).where('state', '=', 'queued').execute();
+}
+
+/**
+ * A queued page whose link is no longer pending takes the link's outcome: `indexed`, or `failed`
+ * (failed, or deleted meanwhile). One statement: nothing when the link is still pending.
+ */
+export async function settlePage(db: Db, botId: string, crawlId: string, url: string, now: string): Promise<void> {
+  const link = (eb: ExpressionBuilder<Database, 'crawl_pages'>) =>
+    eb.selectFrom('kb_links').where('kb_links.bot_id', '=', botId).where('kb_links.url', '=', url);
+  await db
+    .updateTable('crawl_pages')
+    .set((eb) => ({
+      state: eb
+        .case()
+        .when(eb.exists(link(eb).select('kb_links.id').where('kb_links.status', '=', 'indexed')))
+        .then('indexed')
+        .else('failed')
+        .end(),
+      updated_at: now,
+    }))
+    .where('crawl_id', '=', crawlId)
+    .where('url', '=', url)
+    .where('state', '=', 'queued')
+    .where((eb) => eb.not(eb.exists(link(eb).select('kb_links.id').where('kb_links.status', '=', 'pending'))))
+    .execute();
+}
+
+/** The crawl's queued pages whose link is no longer pending (processed, or deleted): to be settled. */
+export async function queuedPagesDone(db: Db, crawlId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('crawl_pages as p')
+    .leftJoin('kb_links as l', (join) => join.onRef('l.bot_id', '=', 'p.bot_id').onRef('l.url', '=', 'p.url'))
+    .select('p.url')
+    .where('p.crawl_id', '=', crawlId)
+    .where('p.state', '=', 'queued')
+    .where((eb) => eb.or([eb('l.id', 'is', null), eb('l.status', '<>', 'pending')]))
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.url);
+}
+
+export async function cancelWaitingPages(db: Db, crawlId: string, now: string): Promise<void> {
+  await db.updateTable('crawl_pages').set({ state: 'cancelled', updated_at: now }).where('crawl_id', '=', crawlId).where('state', '=', 'waiting').execute();
+}
+
+export async function findLink(db: Db, botId: string, url: string): Promise<KbLinkRow | undefined> {
+  return db.selectFrom('kb_links').selectAll().where('bot_id', '=', botId).where('url', '=', url).executeTakeFirst();
+}
+
+/** Queues a link the bot does not have yet, due at `runAfter`; false when the bot has it already (nothing written). */
+export async function insertPendingLink(db: Db, botId: string, url: string, runAfter: string, now: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto('kb_links')
+    .values({
+      id: randomUUID(),
+      bot_id: botId,
+      url,
+      status: 'pending',
+      error: null,
+      passages: 0,
+      attempts: 0,
+      generation: 0,
+      run_after: runAfter,
+      lease_owner: null,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.columns(['bot_id', 'url']).doNothing())
+    .returning('id')
+    .execute();
+  return inserted.length > 0;
+}
+
+/** Queues an indexed or failed link again (a refresh: its passages stay visible until the new ones replace them). */
+export async function requeueLink(db: Db, id: string, runAfter: string, now: string): Promise<void> {
+  await db
+    .updateTable('kb_links')
+    .set({
+      status: 'pending',
+      error: null,
+      attempts: 0,
+      generation: sql<number>`generation + 1`,
+      run_after: runAfter,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', '<>', 'pending')
+    .execute();
+}
+
+/**
+ * Puts a link the crawl queued again back as it was (indexed or failed, its passages untouched);
+ * only while `which` holds: the claimed job's own (id, owner, generation), or a job not running.
+ */
+export async function restoreLink(
+  db: Db,
+  which: { id: string; owner?: string; generation?: number; notRunningAt?: string },
+  prior: { status: string; error: string | null },
+  now: string,
+): Promise<boolean> {
+  let q = db
+    .updateTable('kb_links')
+    .set({ status: prior.status, error: prior.error, lease_owner: null, lease_expires_at: null, generation: sql<number>`generation + 1`, updated_at: now })
+    .where('id', '=', which.id)
+    .where('status', '=', 'pending');
+  if (which.owner !== undefined) q = q.where('lease_owner', '=', which.owner).where('generation', '=', which.generation!);
+  if (which.notRunningAt !== undefined) {
+    const at = which.notRunningAt;
+    q = q.where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', at)]));
+  }
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
+}
+
+/** Whether the link is still the claimed job's (or, with `notRunningAt`, pending and not running). */
+export async function linkIsOurs(db: Db, which: { id: string; owner?: string; generation?: number; notRunningAt?: string }): Promise<boolean> {
+  let q = db.selectFrom('kb_links').select('id').where('id', '=', which.id).where('status', '=', 'pending');
+  if (which.owner !== undefined) q = q.where('lease_owner', '=', which.owner).where('generation', '=', which.generation!);
+  if (which.notRunningAt !== undefined) {
+    const at = which.notRunningAt;
+    q = q.where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<', at)]));
+  }
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+/** A deleted bot's crawls not finished are cancelled (its pending links are cancelled with it). */
+export async function cancelCrawlsOfBot(db: Db, botId: string, reason: string, now: string): Promise<void> {
+  await db
+    .updateTable('crawl_pages')
+    .set({ state: 'cancelled', updated_at: now })
+    .where('bot_id', '=', botId)
+    .where('state', 'in', ['waiting', 'queued'])
+    .execute();
+  await db
+    .updateTable('crawls')
+    .set({ state: 'cancelled', error: reason, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
+    .where('bot_id', '=', botId)
+    .where('state', 'in', ['queued', 'running'])
+    .execute();
+}
+
+/** A purged bot's crawls and their pages. */
+export async function deleteCrawlsOfBot(db: Db, botId: string): Promise<void> {
+  await db.deleteFrom('crawl_pages').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('crawls').where('bot_id', '=', botId).execute();
+}

@@ -1,0 +1,262 @@
+/**
+ * Issue 16 §2, crawls: a local site on loopback crawled from a start URL (links within its origin
+ * and path prefix, depth, budget, include/exclude, robots.txt, canonical duplicates) or from a
+ * sitemap index pointing at a gzipped sitemap; cancel; the crawl's pages are ordinary links.
+ */
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Crawl } from '../../src/domain/crawl-wire.js';
+import { startCrawls } from '../../src/jobs/crawl.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { call, createCopilot, kbPath } from '../support/http.js';
+import { links, waitUntil } from '../support/knowledge-base.js';
+import { PageServer } from '../support/pages.js';
+
+const page = (title: string, hrefs: string[], extra = '') =>
+  `<!doctype html><html><head><title>${title}</title>${extra}</head><body><main><h1>${title}</h1>` +
+  `<p>${title} explains the crawler's behaviour in enough words to be a passage of its own, about ${title.toLowerCase()}.</p>` +
+  hrefs.map((h) => `<a href="${h}">${h}</a>`).join(' ') +
+  '</main></body></html>';
+
+for (const dialect of DIALECTS) {
+  describe(`crawls (${dialect})`, () => {
+    let t: TestApp;
+    let site: PageServer;
+    let other: PageServer;
+    let crawlJob: ReturnType<typeof startCrawls>;
+
+    beforeAll(async () => {
+      site = await PageServer.start();
+      other = await PageServer.start();
+      t = await buildTestApp(dialect, { worker: true });
+      crawlJob = startCrawls(t.services.crawls, { intervalMs: 20, logger: { error: (obj: unknown) => console.error(obj) } });
+    });
+    afterAll(async () => {
+      await crawlJob?.stop();
+      await t?.close();
+      await site?.close();
+      await other?.close();
+    });
+
+    const crawlPath = (bot: string, id = '') => `${kbPath(bot)}/crawl${id === '' ? '' : `s/${id}`}`;
+    async function startCrawl(bot: string, body: Record<string, unknown>): Promise<Crawl> {
+      const res = await call(t, 'POST', crawlPath(bot), { payload: body });
+      expect(res.statusCode, res.body).toBe(202);
+      return res.json() as Crawl;
+    }
+    async function crawlOf(bot: string, id: string): Promise<Crawl> {
+      const res = await call(t, 'GET', crawlPath(bot, id));
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Crawl;
+    }
+    const finished = (bot: string, id: string) =>
+      waitUntil(
+        async () => {
+          const c = await crawlOf(bot, id);
+          return c.state === 'queued' || c.state === 'running' ? null : c;
+        },
+        'the crawl to finish',
+        { timeoutMs: 30_000 },
+      );
+
+    it('follows links within the origin and path prefix, to the depth; honours robots.txt and canonical links; each page indexed once', async () => {
+      const root = '/site1';
+      site.set('/robots.txt', {
+        type: 'text/plain',
+        body: `User-agent: *\nDisallow: ${root}/docs/private\n\nUser-agent: copilot-management-service\nDisallow: ${root}/docs/secret\nAllow: /\n`,
+      });
+      site.set(`${root}/docs/`, {
+        body: page('Start', [
+          'a',
+          'b?x=1#frag',
+          `${root}/docs/dup`,
+          `${root}/docs/private/p`,
+          `${root}/docs/secret`,
+          `${root}/outside`,
+          `${other.origin}/elsewhere`,
+          'mailto:someone@example.com',
+        ]),
+      });
+      site.set(`${root}/docs/a`, { body: page('Page A', ['a/deep', './']) });
+      site.set(`${root}/docs/b`, { body: page('Page B', [`${root}/docs/a`]) });
+      // A duplicate of A: its canonical link names A.
+      site.set(`${root}/docs/dup`, { body: page('Page A copy', [], `<link rel="canonical" href="${site.url(`${root}/docs/a`)}">`) });
+      site.set(`${root}/docs/a/deep`, { body: page('Deep', ['deeper']) });
+      site.set(`${root}/docs/a/deeper`, { body: page('Deeper', []) });
+      site.set(`${root}/docs/private/p`, { body: page('Private', []) });
+      site.set(`${root}/docs/secret`, { body: page('Secret', []) });
+      site.set(`${root}/outside`, { body: page('Outside', []) });
+      other.set('/elsewhere', { body: page('Elsewhere', []) });
+      const bot = (await createCopilot(t)).id;
+
+      const queued = await startCrawl(bot, { url: site.url(`${root}/docs/`), max_depth: 2 });
+      expect(queued).toMatchObject({ bot_id: bot, url: site.url(`${root}/docs/`), sitemap: null, max_depth: 2, max_pages: 500, state: 'queued' });
+      const done = await finished(bot, queued.crawl_id);
+
+      const b = site.url(`${root}/docs/b?x=1`);
+      // The group naming the service applies, not `*` (RFC 9309): /docs/private is allowed, /docs/secret is not.
+      const expected = [`${root}/docs/`, `${root}/docs/a`, `${root}/docs/a/deep`, `${root}/docs/private/p`].map((p) => site.url(p)).concat(b);
+      const kb = (await links(t, bot))!;
+      expect([...kb.keys()].sort()).toEqual([...expected].sort());
+      for (const link of kb.values()) expect(link.status, `${link.url}: ${link.error}`).toBe('indexed');
+      expect(done).toMatchObject({ state: 'done', discovered: 6, fetched: 6, indexed: 5, failed: 0, skipped: 1, blocked: 1, queued: 0, error: null });
+      expect(done.finished_at).not.toBeNull();
+      // Depth 2 reaches /docs/a/deep (depth 2) but not /docs/a/deeper (3).
+      expect(site.count(`${root}/docs/a/deeper`)).toBe(0);
+      expect(site.count(`${root}/docs/secret`)).toBe(0);
+      expect(site.count(`${root}/outside`)).toBe(0);
+      expect(other.count('/elsewhere')).toBe(0);
+      // Each page fetched once; the canonical duplicate fetched, not indexed.
+      for (const p of ['/docs/', '/docs/a', '/docs/b', '/docs/dup', '/docs/a/deep']) expect(site.count(`${root}${p}`), p).toBe(1);
+      expect(kb.has(site.url(`${root}/docs/dup`))).toBe(false);
+
+      // The crawl's pages are ordinary links: search finds them, delete removes them.
+      const search = await call(t, 'GET', `${kbPath(bot)}/search?q=deep`);
+      expect(search.json().results.map((r: { url: string }) => r.url)).toContain(site.url(`${root}/docs/a/deep`));
+      const del = await call(t, 'DELETE', kbPath(bot), { payload: { links: [site.url(`${root}/docs/a/deep`)] } });
+      expect(del.json().deleted_links).toEqual([site.url(`${root}/docs/a/deep`)]);
+
+      // The list shows it, newest first.
+      const list = await call(t, 'GET', `${kbPath(bot)}/crawls`);
+      expect(list.statusCode).toBe(200);
+      expect(list.json().crawls.map((c: Crawl) => c.crawl_id)).toEqual([queued.crawl_id]);
+    });
+
+    it('stops at the budget, and include/exclude patterns choose the pages', async () => {
+      const root = '/site2';
+      const hrefs = Array.from({ length: 8 }, (_, i) => `${root}/p${i}`);
+      site.set(`${root}/`, { body: page('Index two', [...hrefs, `${root}/skip/x`, `${root}/guide/y`]) });
+      for (const h of [...hrefs, `${root}/skip/x`, `${root}/guide/y`]) site.set(h, { body: page(`Page ${h}`, []) });
+      const bot = (await createCopilot(t)).id;
+      const budget = await finished(bot, (await startCrawl(bot, { url: site.url(`${root}/`), max_pages: 4 })).crawl_id);
+      expect(budget).toMatchObject({ state: 'done', discovered: 4, fetched: 4, indexed: 4 });
+      expect((await links(t, bot))!.size).toBe(4);
+      const fetched = hrefs.filter((h) => site.count(h) > 0);
+      expect(fetched).toHaveLength(3); // the start page and the first three it links to
+
+      const bot2 = (await createCopilot(t)).id;
+      const patterned = await finished(
+        bot2,
+        (await startCrawl(bot2, { url: site.url(`${root}/`), include: [`${root}/$`, `${root}/p*`, `${root}/guide/`], exclude: [`${root}/p1$`, '*/p2'] }))
+          .crawl_id,
+      );
+      const kb = [...(await links(t, bot2))!.keys()].map((u) => new URL(u).pathname).sort();
+      expect(kb).toEqual([`${root}/`, `${root}/guide/y`, `${root}/p0`, `${root}/p3`, `${root}/p4`, `${root}/p5`, `${root}/p6`, `${root}/p7`]);
+      expect(patterned.indexed).toBe(8);
+      expect(site.count(`${root}/skip/x`)).toBe(0);
+    });
+
+    it('reads a sitemap index pointing at a gzipped sitemap (and a plain one)', async () => {
+      const root = '/site3';
+      const urlset = (paths: string[]) =>
+        `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${paths
+          .map((p) => `<url><loc>${site.url(p)}</loc><lastmod>2026-01-01</lastmod></url>`)
+          .join('')}</urlset>`;
+      site.set(`${root}/sitemap-index.xml`, {
+        type: 'application/xml',
+        body: `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${site.url(`${root}/one.xml.gz`)}</loc></sitemap><sitemap><loc>${site.url(`${root}/two.xml`)}</loc></sitemap><sitemap><loc>${other.url('/foreign.xml')}</loc></sitemap></sitemapindex>`,
+      });
+      site.set(`${root}/one.xml.gz`, { type: 'application/x-gzip', body: zlib.gzipSync(urlset([`${root}/a`, `${root}/b`, `${root}/private/c`])) });
+      site.set(`${root}/two.xml`, {
+        type: 'text/xml',
+        body: urlset([`${root}/d`, `${root}/a`]).replace(`${site.url(`${root}/d`)}`, `${site.url(`${root}/d`)}`),
+      });
+      other.set('/foreign.xml', { type: 'text/xml', body: urlset(['/x']) });
+      site.set('/robots.txt', { type: 'text/plain', body: `User-agent: *\nDisallow: ${root}/private\n` });
+      for (const p of ['/a', '/b', '/d', '/private/c']) site.set(`${root}${p}`, { body: page(`Sitemap page ${p}`, [`${root}/linked-not-followed`]) });
+      site.set(`${root}/linked-not-followed`, { body: page('Not followed', []) });
+      const bot = (await createCopilot(t)).id;
+      const queued = await startCrawl(bot, { sitemap: site.url(`${root}/sitemap-index.xml`) });
+      expect(queued).toMatchObject({ url: null, sitemap: site.url(`${root}/sitemap-index.xml`), max_depth: 0 });
+      const done = await finished(bot, queued.crawl_id);
+      expect(done).toMatchObject({ state: 'done', discovered: 3, indexed: 3, blocked: 1 });
+      expect([...(await links(t, bot))!.keys()].sort()).toEqual([`${root}/a`, `${root}/b`, `${root}/d`].map((p) => site.url(p)));
+      expect(other.count('/foreign.xml')).toBe(0);
+      expect(site.count(`${root}/linked-not-followed`)).toBe(0);
+      expect(site.count(`${root}/private/c`)).toBe(0);
+    });
+
+    it('a crawl that finds a link the bot has already refreshes it: still one link, indexed once', async () => {
+      const root = '/site4';
+      site.set(`${root}/`, { body: page('Four', ['kept']) });
+      site.set(`${root}/kept`, { body: page('Kept', []) });
+      const bot = (await createCopilot(t)).id;
+      expect((await call(t, 'POST', kbPath(bot), { payload: { links: [site.url(`${root}/kept`)] } })).statusCode).toBe(202);
+      await waitUntil(async () => (await links(t, bot))!.get(site.url(`${root}/kept`))?.status === 'indexed', 'the link to be indexed');
+      const done = await finished(bot, (await startCrawl(bot, { url: site.url(`${root}/`) })).crawl_id);
+      expect(done).toMatchObject({ state: 'done', indexed: 2 });
+      const kb = (await links(t, bot))!;
+      expect(kb.size).toBe(2);
+      expect(kb.get(site.url(`${root}/kept`))!.status).toBe('indexed');
+      const rows = await t.storage.db.selectFrom('kb_passages').select('link_id').where('bot_id', '=', bot).execute();
+      expect(new Set(rows.map((r) => r.link_id)).size).toBe(2);
+    });
+
+    it('a redirect to a page in scope is indexed once under its target; noindex is not indexed; a canonical outside the scope is ignored', async () => {
+      const root = '/site7';
+      site.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
+      site.set(`${root}/`, { body: page('Seven', ['old', 'target', 'hidden', 'foreign', 'away']) });
+      site.set(`${root}/old`, (_req, res) => {
+        res.writeHead(301, { location: `${root}/target` }).end();
+      });
+      site.set(`${root}/away`, (_req, res) => {
+        res.writeHead(302, { location: '/elsewhere/page' }).end();
+      });
+      site.set('/elsewhere/page', { body: page('Elsewhere', []) });
+      site.set(`${root}/target`, { body: page('Target', []) });
+      site.set(`${root}/hidden`, { body: page('Hidden', ['target'], '<meta name="robots" content="noindex">') });
+      site.set(`${root}/foreign`, { body: page('Foreign', [], `<link rel="canonical" href="${other.url('/copy')}">`) });
+      const bot = (await createCopilot(t)).id;
+      const done = await finished(bot, (await startCrawl(bot, { url: site.url(`${root}/`) })).crawl_id);
+      const kb = [...(await links(t, bot))!.keys()].map((u) => new URL(u).pathname).sort();
+      expect(kb).toEqual([`${root}/`, `${root}/foreign`, `${root}/target`]);
+      // /old (a redirect to /target), /hidden (noindex) and /away (out of scope) were fetched and not indexed.
+      expect(done).toMatchObject({ state: 'done', indexed: 3, skipped: 3, failed: 0 });
+      expect(site.count(`${root}/target`)).toBe(2); // once through /old's redirect, once itself
+      expect(other.count('/copy')).toBe(0);
+    });
+
+    it('a robots.txt that disallows the start URL fails the crawl; a 404 robots.txt allows everything', async () => {
+      site.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nDisallow: /site6/\n' });
+      site.set('/site6/start', { body: page('Blocked start', []) });
+      const bot = (await createCopilot(t)).id;
+      const blocked = await finished(bot, (await startCrawl(bot, { url: site.url('/site6/start') })).crawl_id);
+      expect(blocked.state).toBe('failed');
+      expect(blocked.error).toMatch(/robots\.txt disallows the start URL/);
+      expect((await links(t, bot))?.size ?? 0).toBe(0);
+      expect(site.count('/site6/start')).toBe(0);
+      other.set('/free/', { body: page('Free', []) });
+      const free = await finished(bot, (await startCrawl(bot, { url: other.url('/free/') })).crawl_id);
+      expect(free).toMatchObject({ state: 'done', indexed: 1 });
+    });
+
+    it('cancel: no new fetch starts, the pages not fetched leave the queue, state cancelled', async () => {
+      const root = '/site5';
+      const hrefs = Array.from({ length: 12 }, (_, i) => `${root}/c${i}`);
+      site.set(`${root}/`, { body: page('Five', hrefs) });
+      for (const h of hrefs) site.set(h, { body: page(`Cancel ${h}`, []) });
+      const held = site.hold(`${root}/c0`);
+      const bot = (await createCopilot(t)).id;
+      const crawl = await startCrawl(bot, { url: site.url(`${root}/`) });
+      await held.arrived;
+      const res = await call(t, 'DELETE', crawlPath(bot, crawl.crawl_id));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ state: 'cancelled' });
+      const requestedAtCancel = hrefs.filter((h) => site.count(h) > 0).length;
+      held.release();
+      // The page being fetched finishes; nothing else of the crawl is fetched or left pending.
+      await waitUntil(
+        async () => !(await links(t, bot))!.has(site.url(`${root}/c0`)) || (await links(t, bot))!.get(site.url(`${root}/c0`))!.status !== 'pending',
+        'the held page to finish',
+      );
+      await waitUntil(async () => [...(await links(t, bot))!.values()].every((l) => l.status !== 'pending'), 'no pending link');
+      expect(hrefs.filter((h) => site.count(h) > 0).length).toBe(requestedAtCancel);
+      expect(requestedAtCancel).toBeLessThan(hrefs.length);
+      const after = await crawlOf(bot, crawl.crawl_id);
+      expect(after.state).toBe('cancelled');
+      // Cancelling again answers the crawl as it is.
+      expect((await call(t, 'DELETE', crawlPath(bot, crawl.crawl_id))).json().state).toBe('cancelled');
+    });
+  });
+}

@@ -1,0 +1,76 @@
+/** Issue 17 §3: the dashboard's wording of deletions, bad link lines, sizes; the list filters in the address. */
+import { describe, expect, it } from 'vitest';
+import { formatBytes } from '../../web/src/lib/format.js';
+import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../../web/src/lib/link-lines.js';
+import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute } from '../../web/src/router.js';
+
+describe('the add-links box', () => {
+  it('takes one link per line, skipping blank lines and repeats, keeping each link’s line', () => {
+    expect(parseLinkLines('https://a.example/x\n\n  http://b.example/ \r\nhttps://a.example/x\n')).toEqual({
+      links: [
+        { line: 1, url: 'https://a.example/x' },
+        { line: 3, url: 'http://b.example/' },
+      ],
+      problems: [],
+    });
+  });
+
+  it('names each bad line by its number and text', () => {
+    const { problems } = parseLinkLines('https://ok.example/\nwww.example.com/docs\nftp://files.example/a\nhttps://a.example https://b.example\nhttps://\n');
+    expect(problems.map((p) => p.line)).toEqual([2, 3, 4, 5]);
+    const message = describeLinkProblems(problems);
+    expect(message).toContain('Line 2: “www.example.com/docs” is not a full web address; start it with https://.');
+    expect(message).toContain('Line 3: “ftp://files.example/a” is a ftp: address; only http:// and https:// pages can be added.');
+    expect(message).toContain('Line 4: “https://a.example https://b.example” has a space in it; put one link on each line.');
+    expect(message).toContain('Line 5: “https://” is not a valid web address.');
+  });
+
+  it('shortens long lines and shows invisible characters', () => {
+    const { problems } = parseLinkLines(`x${'y'.repeat(200)}\u0007`);
+    expect(describeLinkProblems(problems)).toMatch(/^Line 1: “xy+…” /);
+    expect(describeLinkProblems(parseLinkLines('bad\u0001link').problems)).toContain('“bad\\u0001link”');
+  });
+});
+
+describe('the deletion message', () => {
+  const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://docs.example/${i + 1}`);
+  it('says how many of how many links went, and which when they are few', () => {
+    expect(deletedLinksMessage({ deleted_links: urls(3), not_found_links: [] }, 12)).toEqual([
+      'Deleted 3 of 12 links: https://docs.example/1, https://docs.example/2, https://docs.example/3. 9 links remain.',
+    ]);
+    expect(deletedLinksMessage({ deleted_links: urls(6), not_found_links: [] }, 7)).toEqual(['Deleted 6 of 7 links. 1 link remains.']);
+    expect(deletedLinksMessage({ deleted_links: urls(2), not_found_links: [] }, 2)[0]).toBe(
+      'Deleted all 2 links: https://docs.example/1, https://docs.example/2. The knowledge base is empty now and was removed with them.',
+    );
+    expect(deletedLinksMessage({ deleted_links: urls(1), not_found_links: ['https://gone.example/'] }, 4)).toEqual([
+      'Deleted 1 of 4 links: https://docs.example/1. 3 links remain.',
+      'Already gone: https://gone.example/.',
+    ]);
+  });
+});
+
+describe('sizes', () => {
+  it.each([
+    [512, '512 bytes'],
+    [1536, '1.5 KB'],
+    [1048576, '1 MB'],
+    [26214400, '25 MB'],
+  ])('%i → %s', (bytes, text) => {
+    expect(formatBytes(bytes)).toBe(text);
+  });
+});
+
+describe('the copilot list’s filters in the address', () => {
+  it('round-trip through the hash', () => {
+    const route = { name: 'copilots' as const, filters: { q: 'pet store & co', status: 'live' as const } };
+    expect(href(route)).toBe('#/copilots?q=pet+store+%26+co&status=live');
+    expect(parseRoute(href(route))).toEqual(route);
+    expect(parseRoute('#/copilots')).toEqual({ name: 'copilots' });
+    expect(href({ name: 'copilots' })).toBe('#/copilots');
+  });
+
+  it('drop what is not a filter', () => {
+    expect(parseCopilotFilters('q=%20%20&status=archived&x=1')).toEqual({});
+    expect(copilotFiltersQuery({})).toBe('');
+  });
+});
