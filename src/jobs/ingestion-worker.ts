@@ -13,7 +13,6 @@ import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
 import { withoutQuery } from '../domain/knowledgebase/links.js';
 
-
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
   concurrency: number;
