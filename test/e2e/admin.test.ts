@@ -13,7 +13,17 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/server.js';
-import { chromiumOrSkip, ensureDashboardBuilt, horizontalOverflow, launchChromium, openPage, screenshot, signIn, startE2eService } from '../support/browser.js';
+import {
+  brightSurfaces,
+  chromiumOrSkip,
+  ensureDashboardBuilt,
+  horizontalOverflow,
+  launchChromium,
+  openPage,
+  screenshot,
+  signIn,
+  startE2eService,
+} from '../support/browser.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 
 const run = chromiumOrSkip('the dashboard administration tests');
@@ -39,8 +49,13 @@ async function api(method: string, url: string, body?: unknown, key = adminKey):
 }
 
 /** A new browser tab (its own session storage) signed in with `key`, on the copilots screen. */
-async function signedIn(key: string, options: { width?: number; clipboard?: boolean } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 860 }, deviceScaleFactor: 1, locale: 'en-GB' });
+async function signedIn(key: string, options: { width?: number; clipboard?: boolean; colorScheme?: 'light' | 'dark' } = {}): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: 860 },
+    deviceScaleFactor: 1,
+    locale: 'en-GB',
+    colorScheme: options.colorScheme ?? 'light',
+  });
   contexts.push(context);
   if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await openPage(context, pageErrors);
@@ -326,6 +341,19 @@ describe.skipIf(!run)('dashboard administration (Chromium, real service on SQLit
       }
       const { scrollWidth, clientWidth } = await horizontalOverflow(page);
       expect(scrollWidth, `page width at ${route}`).toBeLessThanOrEqual(clientWidth);
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('the Keys and Audit screens follow the dark theme at 375 px: no light surface, no sideways scroll', async () => {
+    const page = await signedIn(adminKey, { width: 375, colorScheme: 'dark' });
+    for (const route of ['#/keys', `#/audit?bot_id=${beta}`]) {
+      await page.goto(`${base}/${route}`);
+      await page.locator('table').first().waitFor();
+      if (route === '#/keys') await page.getByRole('button', { name: 'New key' }).click();
+      expect(await brightSurfaces(page), route).toEqual([]);
+      const { scrollWidth, clientWidth } = await horizontalOverflow(page);
+      expect(scrollWidth, `page width at ${route} (dark)`).toBeLessThanOrEqual(clientWidth);
     }
     expect(pageErrors).toEqual([]);
   });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/server.js';
-import { chromiumOrSkip, launchChromium, signIn, startE2eService } from '../support/browser.js';
+import { brightSurfaces, chromiumOrSkip, horizontalOverflow, launchChromium, signIn, startE2eService } from '../support/browser.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 
 const run = chromiumOrSkip("the crawl form's end-to-end test");
@@ -130,6 +130,28 @@ describe.skipIf(!run)('dashboard: crawl form (Chromium, real service on SQLite)'
     await page.reload();
     await expect.poll(() => page.getByTestId('crawl-progress').getAttribute('data-state')).toBe('cancelled');
     expect(await page.getByRole('button', { name: 'Start crawl' }).isEnabled()).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('the crawl form and its progress follow the dark theme at 375 px: no light surface, no sideways scroll', async () => {
+    const copilot = await api('POST', '/backend/api/copilots', { name: 'Dark crawl' });
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 }, locale: 'en-GB', colorScheme: 'dark' });
+    try {
+      const narrow = await context.newPage();
+      narrow.setDefaultTimeout(15_000);
+      narrow.on('pageerror', (err) => pageErrors.push(err.message));
+      await signIn(narrow, base, key);
+      await narrow.goto(`${base}/#/copilots/${copilot.id}/knowledge-base`);
+      await narrow.getByLabel('Start URL', { exact: true }).fill(`${site.origin}/docs/`);
+      await narrow.getByLabel('Pages at most').fill('10');
+      await narrow.getByRole('button', { name: 'Start crawl' }).click();
+      await expect.poll(() => narrow.getByTestId('crawl-progress').getAttribute('data-state'), { timeout: 30_000 }).toBe('done');
+      expect(await brightSurfaces(narrow)).toEqual([]);
+      const { scrollWidth, clientWidth } = await horizontalOverflow(narrow);
+      expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+    } finally {
+      await context.close();
+    }
     expect(pageErrors).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/server.js';
 import {
+  brightSurfaces,
   callApi,
   chromiumOrSkip,
   ensureDashboardBuilt,
@@ -477,16 +478,7 @@ describe.skipIf(!run)('report and versions (Chromium, real service on SQLite)', 
           await page.locator('details.tools > summary').click();
           await page.locator('li.tool').first().waitFor();
         }
-        // A light background anywhere in the page: a colour written down instead of a theme variable.
-        const bright = await page.evaluate(() =>
-          [...document.querySelectorAll('main *')]
-            .filter((el) => {
-              const m = /rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)/.exec(getComputedStyle(el).backgroundColor);
-              return m && (m[4] === undefined || Number(m[4]) > 0.5) && Number(m[1]) + Number(m[2]) + Number(m[3]) > 600;
-            })
-            .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
-        );
-        expect(bright, route).toEqual([]);
+        expect(await brightSurfaces(page), route).toEqual([]);
       }
       expect(await light()).not.toBe(lightBreaking);
     } finally {

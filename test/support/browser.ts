@@ -139,3 +139,18 @@ export async function callApi(
   const text = await res.text();
   return { status: res.status, json: text && /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text };
 }
+
+/**
+ * Elements under `main` with a light, mostly opaque background: on a dark theme, a colour
+ * written down instead of a theme variable. Named `tag.class` for the failure message.
+ */
+export function brightSurfaces(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('main *')]
+      .filter((el) => {
+        const m = /rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)/.exec(getComputedStyle(el).backgroundColor);
+        return m && (m[4] === undefined || Number(m[4]) > 0.5) && Number(m[1]) + Number(m[2]) + Number(m[3]) > 600;
+      })
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
+  );
+}
