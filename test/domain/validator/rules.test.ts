@@ -400,6 +400,8 @@ describe('response-unbounded (GPT Actions: payloads under 100,000 characters)', 
     ['a list bounded by a limit parameter', list, [limit], false],
     ['a list bounded by per_page', list, [{ name: 'per_page', in: 'query', schema: { type: 'integer' } }], false],
     ['an object', { type: 'object', properties: { id: { type: 'string' } } }, [], false],
+    ['an object with an array field (a pet’s photoUrls)', { type: 'object', properties: { id: { type: 'string' }, photoUrls: list } }, [], false],
+    ['an OData envelope {value: [...]}', { type: 'object', properties: { value: list, '@odata.nextLink': { type: 'string' } } }, [], true],
   ])('%s', (_name, schema, parameters, flagged) => {
     const got = findings(oas3({ '/a': { get: good('a', { parameters, responses: ok(schema) }) } }), 'response-unbounded');
     expect(got.map(brief)).toEqual(flagged ? [{ endpoint: 0, pointer: '/paths/~1a/get/responses/200/content/application~1json', severity: 'warning' }] : []);

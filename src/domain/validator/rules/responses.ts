@@ -10,8 +10,8 @@ const BOUNDING_PARAMETER = /^\$?(limit|top|first|last|count|size|take|per_?page|
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$|^\*\/\*$/;
 
 /**
- * response-unbounded: the success response is a list (or an object carrying one at its top
- * level, `{data: […]}`) with no `maxItems`, and the operation takes no parameter that bounds
+ * response-unbounded: the success response is a list (or a list envelope, `{data: […]}`) with
+ * no `maxItems`, and the operation takes no parameter that bounds
  * it (`limit`, `per_page`, `$top`, …). Nothing then keeps the answer under GPT Actions'
  * 100,000 characters, past which the call fails; other platforms pay for it in context.
  * A warning: the document cannot say how long real answers are, only that nothing bounds them.
@@ -66,11 +66,35 @@ function isUnboundedList(schema: Record<string, unknown>): boolean {
   return (schema.type === 'array' || (schema.type === undefined && schema.items !== undefined)) && typeof schema.maxItems !== 'number';
 }
 
-/** The schema is an unbounded list, or an object one of whose own properties is. */
+/**
+ * The names list envelopes give their list (`{data: […]}`, OData's and Azure's `value`,
+ * Spring's `content`, GraphQL-style `edges`/`nodes`): an array under another name (a pet's
+ * `photoUrls`) is a field of one object, not the answer's list.
+ */
+const ENVELOPE_LISTS = new Set([
+  'data',
+  'items',
+  'results',
+  'records',
+  'values',
+  'value',
+  'entries',
+  'list',
+  'elements',
+  'objects',
+  'hits',
+  'edges',
+  'nodes',
+  'content',
+  'rows',
+]);
+
+/** The schema is an unbounded list, or a list envelope whose list is. */
 function carriesUnboundedList(doc: Record<string, unknown>, schema: Record<string, unknown>): boolean {
   if (isUnboundedList(schema)) return true;
   if (!isPlainObject(schema.properties)) return false;
   for (const name in schema.properties) {
+    if (!ENVELOPE_LISTS.has(name.toLowerCase())) continue;
     const property = resolveLocalRef(doc, schema.properties[name]);
     if (property && isUnboundedList(property)) return true;
   }
