@@ -2,6 +2,7 @@ import { isPlainObject, jsonPointer } from './problems.js';
 import { HTTP_METHODS, specVersion } from './root-check.js';
 import { resolveLocalRef, resolveLocalRefWithPointer } from './refs.js';
 import type { ApiDocument, Endpoint } from './types.js';
+import { mediaTypeEssence } from './media-types.js';
 
 /** Method key → endpoint `type` (a table rather than `toUpperCase`, which allocates a string per endpoint). */
 const METHOD_TYPES: Record<string, string> = {
@@ -272,7 +273,7 @@ function splitSwagger2Parameters(
     const schema: Record<string, unknown> = { type: 'object', properties };
     if (names.length > 0) schema.required = names;
     const declared = consumes.filter((t) => {
-      const essence = t.split(';', 1)[0]!.trim().toLowerCase();
+      const essence = mediaTypeEssence(t);
       return essence === FORM_URLENCODED || essence === MULTIPART;
     });
     for (const mediaType of declared.length > 0 ? declared : [sendsFile ? MULTIPART : FORM_URLENCODED]) {

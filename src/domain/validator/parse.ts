@@ -6,6 +6,7 @@ import { at, invalidDocument } from './problems.js';
 import { REFS_SEEN_WHEN_PARSED } from './refs.js';
 import { checkRoot } from './root-check.js';
 import type { ApiDocument, DocumentFormat, DocumentSource, ParseOptions } from './types.js';
+import { mediaTypeEssence } from './media-types.js';
 
 /**
  * Reading an API description: JSON or YAML, guarded against hostile input (nesting
@@ -62,7 +63,7 @@ export function detectFormat(src: DocumentSource): DocumentFormat {
 
 function formatFromMediaType(mediaType: string | null | undefined): DocumentFormat | null {
   if (!mediaType) return null;
-  const essence = mediaType.split(';', 1)[0]!.trim().toLowerCase();
+  const essence = mediaTypeEssence(mediaType);
   if (essence === 'application/json' || essence === 'text/json' || essence.endsWith('+json')) return 'json';
   if (
     essence === 'application/yaml' ||

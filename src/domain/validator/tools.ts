@@ -9,6 +9,7 @@ import { resolveLocalRef } from './refs.js';
 import { shorten } from './rules/rule.js';
 import type { Endpoint, RuleFinding } from './types.js';
 import type { ToolDefinition, ToolPlatform } from './wire-types.js';
+import { mediaTypeEssence } from './media-types.js';
 
 export { TOOL_PLATFORM_IDS } from './platforms.js';
 export type { ToolDefinition, ToolPlatform } from './wire-types.js';
@@ -193,7 +194,7 @@ function requestBodySchema(doc: Json, written: unknown): { schema: unknown; desc
   for (const pattern of [JSON_MEDIA_TYPE, FORM_MEDIA_TYPE]) {
     for (const type in body.content) {
       const media = body.content[type];
-      if (pattern.test(type.split(';', 1)[0]!.trim().toLowerCase()) && isPlainObject(media)) {
+      if (pattern.test(mediaTypeEssence(type)) && isPlainObject(media)) {
         chosen = media;
         break;
       }

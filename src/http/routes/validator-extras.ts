@@ -10,6 +10,7 @@ import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, ref } from '../schemas.js';
+import { mediaTypeEssence } from '../../domain/validator/media-types.js';
 
 const ToolsQuery = Type.Object(
   { platform: oneOf(TOOL_PLATFORM_IDS, { description: 'The platform whose tool form and rules apply' }) },
@@ -19,7 +20,7 @@ const ToolsQuery = Type.Object(
 /** Whether an Accept header asks for YAML rather than JSON (media types named, weights not compared). */
 function wantsYaml(accept: string | undefined): boolean {
   if (accept === undefined) return false;
-  const types = accept.split(',').map((part) => part.split(';', 1)[0]!.trim().toLowerCase());
+  const types = accept.split(',').map(mediaTypeEssence);
   return types.some((t) => t === 'application/yaml' || t === 'application/x-yaml' || t === 'text/yaml') && !types.includes('application/json');
 }
 

@@ -1,6 +1,7 @@
 import { isPlainObject } from '../problems.js';
 import { resolveLocalRef } from '../refs.js';
 import { child, finding, type Platform, type RuleFamily } from './rule.js';
+import { mediaTypeEssence } from '../media-types.js';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$|^\*\/\*$|^application\/\*$/;
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
@@ -21,7 +22,7 @@ export const requestBodyRules: RuleFamily = {
       if (types.length === 0) continue;
       let usable = false;
       for (const t of types) {
-        const essence = t.split(';', 1)[0]!.trim().toLowerCase();
+        const essence = mediaTypeEssence(t);
         if (JSON_MEDIA_TYPE.test(essence) || essence === FORM_MEDIA_TYPE) {
           usable = true;
           break;

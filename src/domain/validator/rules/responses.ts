@@ -1,6 +1,7 @@
 import { isPlainObject } from '../problems.js';
 import { resolveLocalRef } from '../refs.js';
 import { child, finding, type RuleFamily } from './rule.js';
+import { mediaTypeEssence } from '../media-types.js';
 
 /** GPT Actions: request and response payloads under 100,000 characters (docs/platform-rules.md). */
 export const GPT_ACTIONS_PAYLOAD_MAX = 100_000;
@@ -54,7 +55,7 @@ function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string
   const response = resolveLocalRef(doc, responses[status]);
   if (!response || !isPlainObject(response.content)) return null;
   for (const mediaType in response.content) {
-    if (mediaType !== 'application/json' && !JSON_MEDIA_TYPE.test(mediaType.split(';', 1)[0]!.trim().toLowerCase())) continue;
+    if (mediaType !== 'application/json' && !JSON_MEDIA_TYPE.test(mediaTypeEssence(mediaType))) continue;
     const media = response.content[mediaType];
     const schema = isPlainObject(media) ? resolveLocalRef(doc, media.schema) : null;
     if (schema && carriesUnboundedList(doc, schema)) return { status, mediaType };
