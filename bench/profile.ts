@@ -7,6 +7,7 @@
  *   node dist-bench/bench/profile.js list [postgres]     GET /backend/api/copilots?limit=100 under autocannon
  *   node dist-bench/bench/profile.js delete [postgres]   DELETE of 1,000 links / 100,000 passages
  *   node dist-bench/bench/profile.js validate FILE       GET …/validator, cache cleared each time
+ *   node dist-bench/bench/profile.js crawl [postgres]    a crawl of a local 2,000-page site (KB_WORKERS=2)
  * Profiles go to bench/.work/profiles/.
  */
 import { spawnSync } from 'node:child_process';
@@ -17,6 +18,7 @@ import { withHost } from './lib/host.js';
 import { json, send, timedGet } from './lib/http.js';
 import { REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { summarise } from './profile-summary.js';
+import { benchCrawl } from './sections/knowledge-base.js';
 
 const DIR = path.join(WORK_DIR, 'profiles');
 
@@ -52,7 +54,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const file = path.join(DIR, `${stamp}-${dialect}.cpuprofile`);
-  const env = { KB_WORKERS: '0' };
+  const env: Record<string, string> =
+    scenario === 'crawl' ? { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' } : { KB_WORKERS: '0' };
   await withHost(dialect, env, async (host, service) => {
     const headers = { authorization: `Bearer ${service.key}` };
     if (scenario === 'list') {
@@ -94,8 +97,19 @@ async function main(argv: string[]): Promise<void> {
       }
       await host.call('profileStop', { file });
       process.stdout.write(`first validations under profiler: ${times.map((t) => t.toFixed(0)).join(', ')} ms\n`);
+    } else if (scenario === 'crawl') {
+      await host.call('profileStart', {});
+      const cpu = await host.call<NodeJS.CpuUsage>('cpuUsage');
+      const result = await benchCrawl(service, { pages: 2000, runs: 1, warmup: false, workers: 2, log: (l) => process.stdout.write(`${l}\n`) });
+      const after = await host.call<NodeJS.CpuUsage>('cpuUsage');
+      await host.call('profileStop', { file });
+      const seconds = result.runs[0]!.seconds;
+      const cpuSeconds = (after.user - cpu.user + after.system - cpu.system) / 1e6;
+      process.stdout.write(
+        `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread)\n`,
+      );
     } else {
-      throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE');
+      throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres]');
     }
   });
   report(file);

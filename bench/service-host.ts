@@ -181,6 +181,11 @@ const handlers: Record<string, (args: any) => unknown> = {
     return null;
   },
 
+  /** CPU time of this process, every thread (µs). */
+  async cpuUsage() {
+    return process.cpuUsage();
+  },
+
   async profileStop(args: { file: string }) {
     if (!profiler) throw new Error('profileStart first');
     const { profile } = await profiler.post('Profiler.stop');

@@ -555,6 +555,33 @@ export async function benchResync(
   };
 }
 
+/**
+ * The local site a crawl reads: robots.txt without a Crawl-delay, and `pages` article pages under
+ * /site/NAME/N, each linking to its ten children in a tree, to the start page and to a sibling.
+ */
+export async function startCrawlSite(pages: number): Promise<{ server: http.Server; origin: string }> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/robots.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+      return;
+    }
+    const match = /^\/site\/(\w+)\/(\d+)$/.exec(path);
+    const n = Number(match?.[2] ?? -1);
+    if (!match || n >= pages) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    const base = `/site/${match[1]}`;
+    const children = Array.from({ length: 10 }, (_, k) => n * 10 + 1 + k).filter((c) => c < pages);
+    const links = [...children, 0, n + 1 < pages ? n + 1 : 0].map((c) => `<a href="${base}/${c}">page ${c}</a>`).join(' ');
+    const body = Buffer.from(articlePage(n).replace('</body>', `<p>${links}</p></body>`), 'utf8');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 export interface CrawlBenchResult {
   dialect: string;
   pages: number;
@@ -573,26 +600,7 @@ export async function benchCrawl(
   service: { url: string; key: string; dialect: string },
   opts: { pages: number; runs: number; warmup: boolean; workers: number; log: (line: string) => void },
 ): Promise<CrawlBenchResult> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (path === '/robots.txt') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
-      return;
-    }
-    const match = /^\/site\/(\w+)\/(\d+)$/.exec(path);
-    const n = Number(match?.[2] ?? -1);
-    if (!match || n >= opts.pages) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
-      return;
-    }
-    const base = `/site/${match[1]}`;
-    const children = Array.from({ length: 10 }, (_, k) => n * 10 + 1 + k).filter((c) => c < opts.pages);
-    const links = [...children, 0, n + 1 < opts.pages ? n + 1 : 0].map((c) => `<a href="${base}/${c}">page ${c}</a>`).join(' ');
-    const body = Buffer.from(articlePage(n).replace('</body>', `<p>${links}</p></body>`), 'utf8');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, origin } = await startCrawlSite(opts.pages);
   const runs: CrawlBenchResult['runs'] = [];
   try {
     for (let r = opts.warmup ? -1 : 0; r < opts.runs; r++) {

@@ -275,10 +275,11 @@ export class IngestionWorker {
 
   /**
    * Stores the passages unless they would take the bot over its limit of passages (the link
-   * then fails): written as a hidden set a batch at a time, then made the link's visible
-   * passages in one short transaction, where the bot's stores run one at a time so that the
-   * count read holds until it commits. The set they replace is deleted afterwards. Null when
-   * the job was no longer ours (nothing visible written).
+   * then fails). A page of at most AT_ONCE_PASSAGES passages is written and published in one
+   * transaction; a larger one is written as a hidden set a batch at a time, then made the
+   * link's visible passages in one short transaction. In either, the bot's stores run one at a
+   * time so that the count read holds until it commits. The set they replace is deleted
+   * afterwards. Null when the job was no longer ours (nothing visible written).
    */
   private async store(
     job: KbLinkRow,
@@ -292,13 +293,31 @@ export class IngestionWorker {
     // count read holds until it commits; the early check needs no lock.
     const overLimit = async (trx: Db) => {
       if (!Number.isFinite(this.maxPassagesPerBot)) return null;
-      if (trx.isTransaction) await kb.lockBotForStore(trx, dialect, job.bot_id);
       const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
       if (total <= this.maxPassagesPerBot) return null;
       return `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
     };
     const failed = async (trx: Db, error: string) =>
       (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
+    type Outcome = { status: 'indexed' } | { status: 'failed'; error: string } | null;
+    const rowsOf = (start: number, end: number) => {
+      const terms = passages.sliceTerms?.(start, end);
+      return passages.slice(start, end).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: start + k, content, ...terms?.[k] }));
+    };
+    // Most pages: written and published in one transaction.
+    if (passages.length <= kb.AT_ONCE_PASSAGES) {
+      let retired = false;
+      const outcome = await db.transaction().execute(async (trx): Promise<Outcome> => {
+        await kb.lockBotForStore(trx, dialect, job.bot_id);
+        const error = await overLimit(trx);
+        if (error) return failed(trx, error);
+        const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched });
+        retired = stored?.retired ?? false;
+        return stored ? { status: 'indexed' } : null;
+      });
+      if (retired) await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
+      return outcome;
+    }
     // Checked before storing too, so a page over the limit is not written for nothing.
     const early = await overLimit(db);
     if (early) return failed(db, early);
@@ -307,13 +326,12 @@ export class IngestionWorker {
     let termCount = 0;
     for (let i = 0; i < passages.length; i += STAGE_BATCH) {
       if (lease.lost) break;
-      const terms = passages.sliceTerms?.(i, i + STAGE_BATCH);
-      const rows = passages.slice(i, i + STAGE_BATCH).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: i + k, content, ...terms?.[k] }));
-      termCount += await kb.stagePassages(db, dialect, rows, version);
+      termCount += await kb.stagePassages(db, dialect, rowsOf(i, i + STAGE_BATCH), version);
     }
     const outcome = lease.lost
       ? null
-      : await db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+      : await db.transaction().execute(async (trx): Promise<Outcome> => {
+          await kb.lockBotForStore(trx, dialect, job.bot_id);
           const error = await overLimit(trx);
           if (error) return failed(trx, error);
           const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched });

@@ -1,11 +1,12 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
-import { sqliteWriterDialect } from './sqlite-writer.js';
+import { STATEMENT_CACHE, sqliteWriterDialect } from './sqlite-writer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -56,11 +57,23 @@ function makePrivate(file: string): void {
 /** Pragmas of every connection to the file; the reader's is query-only besides. */
 const SQLITE_PRAGMAS = ['journal_mode = WAL', 'busy_timeout = 5000', 'synchronous = NORMAL', 'foreign_keys = ON'];
 
-function openSqliteReader(file: string): SQLite.Database {
+function openSqliteReader(file: string): SqliteDatabase {
   const connection = new SQLite(file, { fileMustExist: true });
   for (const pragma of SQLITE_PRAGMAS) connection.pragma(pragma);
   connection.pragma('query_only = ON');
-  return connection;
+  // Each statement prepared once per SQL text, as on the writer (sqlite-writer.ts). Kysely runs
+  // one statement to the end before the next (no streaming here), so one can be reused.
+  const statements = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE });
+  return {
+    prepare(text) {
+      const cached = statements.get(text);
+      if (cached !== undefined) return cached;
+      const statement = connection.prepare(text);
+      statements.set(text, statement);
+      return statement;
+    },
+    close: () => connection.close(),
+  };
 }
 
 export function openStorage(options: StorageOptions): Storage {

@@ -16,8 +16,6 @@ const PASSAGE_DELETE_BATCH = 2000;
 const PASSAGE_INSERT_BATCH = 200;
 // Pages written per merge step of the SQLite full-text index (see mergeSearchIndexStep).
 const MERGE_PAGES = 128;
-// Names the PostgreSQL advisory locks that serialise storing pages per bot (the first of two keys).
-const STORE_LOCK_CLASS = 74_203;
 
 export async function findKnowledgeBase(db: Db, botId: string) {
   return db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', botId).executeTakeFirst();
@@ -327,22 +325,20 @@ export async function extendLease(db: Db, job: { id: string; owner: string; gene
 
 /**
  * Inside a transaction that stores a page: serialises it with the other stores of the bot's
- * pages until the transaction ends (PostgreSQL; SQLite's single writer does so anyway), so
- * that the bot's passage count read next stays true until this store commits.
+ * pages until the transaction ends (PostgreSQL, the knowledge base row's lock; SQLite's single
+ * writer does so anyway), so that the bot's passage count read next stays true until this store
+ * commits. Taken before the link's row, as every change of a link's counts does (migration 014).
  */
 export async function lockBotForStore(db: Db, dialect: DialectName, botId: string): Promise<void> {
-  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${STORE_LOCK_CLASS}, hashtext(${botId}))`.execute(db);
+  if (dialect === 'postgres') await lockKnowledgeBase(db, dialect, botId);
 }
 
-/** Passages the bot's links other than `exceptLinkId` hold (each link's count is kept in kb_links.passages). */
+/** Passages the bot's links other than `exceptLinkId` hold (the bot's total is kept in knowledge_bases.passages). */
 export async function countPassagesOfOtherLinks(db: Db, botId: string, exceptLinkId: string): Promise<number> {
-  const row = await db
-    .selectFrom('kb_links')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('passages'), eb.lit(0)).as('n'))
-    .where('bot_id', '=', botId)
-    .where('id', '<>', exceptLinkId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const { rows } = await sql<{ n: number }>`select
+      coalesce((select passages from knowledge_bases where bot_id = ${botId}), 0)
+      - coalesce((select passages from kb_links where id = ${exceptLinkId} and bot_id = ${botId}), 0) as n`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** A page's passages as storing reads them, a batch at a time (an array of strings is one). */
@@ -455,7 +451,67 @@ export async function publishStagedPage(
   job: JobRef,
   staged: { version: number; passages: number; termCount: number; now: string; fetched?: FetchedPage },
 ): Promise<boolean> {
-  const before = await db.selectFrom('kb_links').select(['version', 'bot_id']).where('id', '=', job.id).executeTakeFirst();
+  const before = await db.selectFrom('kb_links').select(['version', 'bot_id', 'passages', 'term_count']).where('id', '=', job.id).executeTakeFirst();
+  if (!before || !(await publish(db, job, staged, before))) return false;
+  await db.deleteFrom('kb_hidden_passages').where('link_id', '=', job.id).where('version', '=', staged.version).execute();
+  return true;
+}
+
+/** Passages that `storePageAtOnce` writes in one statement, at most. */
+export const AT_ONCE_PASSAGES = PASSAGE_INSERT_BATCH;
+
+/**
+ * Stores a page of at most AT_ONCE_PASSAGES passages and publishes them, in the caller's
+ * transaction: the staged steps without the staging, since nothing of a transaction is seen
+ * before it commits (a page's job writes 6 statements instead of 18). Null when the job was no
+ * longer this owner's (nothing written); else whether a set was retired (deleteRetiredPassages).
+ */
+export async function storePageAtOnce(
+  trx: Db,
+  dialect: DialectName,
+  job: JobRef,
+  rows: readonly NewPassage[],
+  staged: { now: string; fetched?: FetchedPage },
+): Promise<{ retired: boolean } | null> {
+  if (rows.length > AT_ONCE_PASSAGES) throw new Error(`storePageAtOnce takes at most ${AT_ONCE_PASSAGES} passages`);
+  const before = await trx
+    .selectFrom('kb_links')
+    .select((eb) => [
+      'version',
+      'bot_id',
+      'passages',
+      'term_count',
+      eb
+        .selectFrom('kb_hidden_passages')
+        .select((h) => h.fn.max('version').as('v'))
+        .where('link_id', '=', job.id)
+        .as('hidden'),
+    ])
+    .where('id', '=', job.id)
+    .where('lease_owner', '=', job.owner)
+    .where('generation', '=', job.generation)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  if (!before) return null;
+  const hidden = before.hidden === null ? null : Number(before.hidden);
+  const version = Math.max(Number(before.version), hidden ?? 0) + 1;
+  // Sets an earlier attempt of this job left half stored (its process stopped) go.
+  if (hidden !== null)
+    await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
+  let termCount = 0;
+  for (const n of (await writePassages(trx, rows, version)).values()) termCount += n;
+  await mergeSearchIndexStep(trx, dialect);
+  const retired = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, before);
+  return retired === false ? null : { retired: retired === 'retired' || hidden !== null };
+}
+
+/** Makes `version` the link's visible set and ends the job as indexed; retires the set it replaces (when it held any). */
+async function publish(
+  db: Db,
+  job: JobRef,
+  staged: { version: number; passages: number; termCount: number; now: string; fetched?: FetchedPage },
+  before: { version: number; bot_id: string; passages: number; term_count: number },
+): Promise<false | 'retired' | 'published'> {
   const result = await ownLink(db, job)
     .where('status', '=', 'pending')
     .set({
@@ -476,10 +532,11 @@ export async function publishStagedPage(
       }),
     })
     .executeTakeFirst();
-  if (!before || Number(result.numUpdatedRows) === 0) return false;
-  await db.deleteFrom('kb_hidden_passages').where('link_id', '=', job.id).where('version', '=', staged.version).execute();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  // A link never indexed (version 0, no passages, no terms) has no set to retire.
+  if (Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0) return 'published';
   await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
-  return true;
+  return 'retired';
 }
 
 /** Hides a set of the link's passages for good; its passages are deleted later (deleteRetiredPassages). */
@@ -580,8 +637,8 @@ export interface PassageHit {
  *   score(p) = bm25(p) / Σ over the terms t in any of the bot's passages: 2.2 · idf(t)
  *
  * N: the bot's passages; df(t): those holding t; tf(t,p): t's occurrences in p; len(p): p's
- * terms; avglen: the bot's terms / N (N and avglen are kept per link in kb_links, so they cost
- * a read of the bot's links, not of its passages). Ties (scores equal to 9 decimals) go by URL
+ * terms; avglen: the bot's terms / N (the database keeps the bot's totals in its knowledge_bases row,
+ * migration 014: one row read). Ties (scores equal to 9 decimals) go by URL
  * (code point order), then passage; the score is answered rounded to 6 decimals. Both
  * databases evaluate the same expression in IEEE doubles (C's log() for ln).
  *
@@ -593,13 +650,10 @@ export interface PassageHit {
 export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
   if (terms.length === 0) return [];
   const pg = dialect === 'postgres';
+  const total = (column: 'passages' | 'term_count') => sql`coalesce((select ${sql.ref(column)} from knowledge_bases where bot_id = ${botId}), 0)`;
   const stats = pg
-    ? sql`select greatest(coalesce(sum(passages), 0), 1)::float8 as n,
-        greatest(coalesce(sum(term_count), 0), 1)::float8 / greatest(coalesce(sum(passages), 0), 1)::float8 as avgdl
-        from kb_links where bot_id = ${botId}`
-    : sql`select max(coalesce(sum(passages), 0), 1) as n,
-        max(coalesce(sum(term_count), 0), 1) * 1.0 / max(coalesce(sum(passages), 0), 1) as avgdl
-        from kb_links where bot_id = ${botId}`;
+    ? sql`select greatest(${total('passages')}, 1)::float8 as n, greatest(${total('term_count')}, 1)::float8 / greatest(${total('passages')}, 1)::float8 as avgdl`
+    : sql`select max(${total('passages')}, 1) as n, max(${total('term_count')}, 1) * 1.0 / max(${total('passages')}, 1) as avgdl`;
   // Passages of a set being stored or retired (kb_hidden_passages) are never seen; the check
   // is part of the statement, so it holds for whatever the statement's snapshot holds.
   const visible = sql`not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`;
@@ -658,6 +712,8 @@ export async function cancelPendingLinks(db: Db, botId: string, reason: string, 
 
 /** Removes a bot's knowledge base with every link and passage; returns what it removed. */
 export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: string): Promise<{ links: number; passages: number }> {
+  // The knowledge base row before the links, as every change of a link's counts (migration 014).
+  await lockKnowledgeBase(db, dialect, botId);
   const links = await db.selectFrom('kb_links').select('id').where('bot_id', '=', botId).execute();
   const passages = await db
     .selectFrom('kb_passages')

@@ -13,6 +13,7 @@ import { apiDescriptionVersions } from './migrations/010-api-description-version
 import { linkRefresh } from './migrations/011-link-refresh.js';
 import { crawls } from './migrations/012-crawls.js';
 import { originalFileNames } from './migrations/013-original-file-names.js';
+import { knowledgeBaseTotals } from './migrations/014-knowledge-base-totals.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -32,6 +33,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '011-link-refresh': linkRefresh(),
     '012-crawls': crawls(),
     '013-original-file-names': originalFileNames(),
+    '014-knowledge-base-totals': knowledgeBaseTotals(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

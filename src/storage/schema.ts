@@ -117,6 +117,16 @@ export interface KnowledgeBaseRow {
   updated_at: string;
   /** When a job of this bot was last claimed (null: never); the queue serves the least recent first. */
   last_claimed_at: string | null;
+  /** The sums of its links' `passages` and `term_count`, kept by the database (migration 014's triggers). */
+  passages: number;
+  term_count: number;
+}
+
+/** The stored knowledge base row: its totals are kept by the database. */
+export interface KnowledgeBaseTable extends Omit<KnowledgeBaseRow, 'passages' | 'term_count' | 'last_claimed_at'> {
+  passages: Generated<number>;
+  term_count: Generated<number>;
+  last_claimed_at: Generated<string | null>;
 }
 
 export interface KbLinkRow {
@@ -256,7 +266,7 @@ export interface Database {
   api_description_changes: ApiDescriptionChangeRow;
   api_description_sync: ApiDescriptionSyncRow;
   webhook_deliveries: WebhookDeliveryRow;
-  knowledge_bases: KnowledgeBaseRow;
+  knowledge_bases: KnowledgeBaseTable;
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;

@@ -28,8 +28,17 @@ import {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
+const { LRUCache } = require(workerData.lruCache);
 const db = new Database(workerData.file);
 for (const pragma of workerData.pragmas) db.pragma(pragma);
+// Prepared once per SQL text: preparing (parsing and planning) cost a writer as much as
+// running the short statements of a page's job.
+const statements = new LRUCache({ max: workerData.statementCache });
+const prepare = (sql) => {
+  let statement = statements.get(sql);
+  if (statement === undefined) statements.set(sql, (statement = db.prepare(sql)));
+  return statement;
+};
 parentPort.on('message', (message) => {
   if (message.close) {
     db.close();
@@ -37,7 +46,9 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    const statement = db.prepare(message.sql);
+    // A transaction's begin travels with its first statement (WriterConnection.deferBegin).
+    if (message.begin) prepare('begin').run();
+    const statement = prepare(message.sql);
     if (statement.reader) {
       parentPort.postMessage({ id: message.id, rows: statement.all(message.parameters) });
     } else {
@@ -49,6 +60,9 @@ parentPort.on('message', (message) => {
   }
 });
 `;
+
+/** Prepared statements kept per connection, by SQL text (the service's statements are a few hundred texts). */
+export const STATEMENT_CACHE = 500;
 
 interface Answer {
   id: number;
@@ -63,6 +77,7 @@ class WriterConnection implements DatabaseConnection {
   private readonly pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
   private next = 0;
   private failure: Error | null = null;
+  private beginPending = false;
 
   constructor(private readonly worker: Worker) {
     worker.on('message', (answer: Answer) => {
@@ -80,12 +95,32 @@ class WriterConnection implements DatabaseConnection {
     this.pending.clear();
   }
 
+  /**
+   * The next statement begins a transaction first, in the same message: a message costs a
+   * thread wake-up each way, which costs more than a short statement. A transaction that ends
+   * before any statement (`endTransaction`) sends nothing.
+   */
+  deferBegin(): void {
+    this.beginPending = true;
+  }
+
+  /** Commits or rolls back; nothing to send when the transaction never began on the thread. */
+  async endTransaction(sql: 'commit' | 'rollback'): Promise<void> {
+    if (this.beginPending) {
+      this.beginPending = false;
+      return;
+    }
+    await this.executeQuery(CompiledQuery.raw(sql));
+  }
+
   request(message: { sql?: string; parameters?: readonly unknown[]; close?: true }): Promise<Answer> {
     if (this.failure) return Promise.reject(this.failure);
+    const begin = this.beginPending;
+    this.beginPending = false;
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...message });
+      this.worker.postMessage(begin ? { id, begin, ...message } : { id, ...message });
     });
   }
 
@@ -148,15 +183,15 @@ class WriterDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    (connection as WriterConnection).deferBegin();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    await (connection as WriterConnection).endTransaction('commit');
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    await (connection as WriterConnection).endTransaction('rollback');
   }
 
   async releaseConnection(): Promise<void> {
@@ -178,10 +213,12 @@ class WriterDriver implements Driver {
  * `closed()` says so, no query starts it again (Kysely would, had none run before `destroy()`).
  */
 export function sqliteWriterDialect(file: string, pragmas: readonly string[], closed: () => boolean, stats: WriterStats): Dialect {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const require = createRequire(import.meta.url);
+  const driver = require.resolve('better-sqlite3');
+  const lruCache = require.resolve('lru-cache');
   const open = () => {
     if (closed()) throw new Error('The database has been closed.');
-    return new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, pragmas: [...pragmas] } });
+    return new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, lruCache, file, pragmas: [...pragmas], statementCache: STATEMENT_CACHE } });
   };
   return {
     createAdapter: () => new SqliteAdapter(),

@@ -27,9 +27,11 @@ import { PageServer } from '../support/pages.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-// Several passages, so that storing them is more than one statement's work.
-const longText = (word: string) =>
-  Array.from({ length: 6 }, (_, i) => `Section ${i} about the ${word} topic. ${'More words of the section follow here. '.repeat(45)}`).join('\n\n');
+// Several passages, so that storing them is more than one statement's work; `sections: 150`
+// makes a page of more passages than one transaction stores at once (AT_ONCE_PASSAGES), so
+// that it is staged.
+const longText = (word: string, sections = 6) =>
+  Array.from({ length: sections }, (_, i) => `Section ${i} about the ${word} topic. ${'More words of the section follow here. '.repeat(45)}`).join('\n\n');
 
 for (const dialect of DIALECTS) {
   describe(`delete racing ingestion of the same link (${dialect})`, () => {
@@ -111,9 +113,35 @@ for (const dialect of DIALECTS) {
       expect((await search(t, bot, 'keeperwordbeta')).results).toHaveLength(1);
     });
 
+    it('the worker is half-way through storing a small page (its one transaction not committed) when the DELETE runs', async () => {
+      const bot = (await createCopilot(t)).id;
+      pages.set('/storing-small', { type: 'text/plain', body: longText('smallwordkappa') });
+      const url = pages.url('/storing-small');
+      await postLinks(t, bot, [url]);
+      const [row] = await linkRows(t.storage, bot, [url]);
+
+      const paused = t.tap.pauseAfter({ kind: 'insert', table: 'kb_passages' });
+      const run = worker.runOne();
+      await paused.reached; // the page's passages inserted, the transaction that publishes them open
+      let deleted = false;
+      const del = deleteLinks(t, bot, [url]).then((r) => {
+        deleted = true;
+        return r;
+      });
+      // The store holds the knowledge base's lock (PostgreSQL) or the one writer (SQLite): the delete waits.
+      await untilBlocked(() => deleted);
+      expect(deleted).toBe(false);
+      paused.release();
+      expect(await run).toBe(true);
+      const res = await del;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ deleted_links: [url] });
+      await expectNothingLeft(bot, url, [row!.id], 'smallwordkappa');
+    });
+
     it('the worker is half-way through storing passages (a batch of its hidden set not committed) when the DELETE runs', async () => {
       const bot = (await createCopilot(t)).id;
-      pages.set('/storing', { type: 'text/plain', body: longText('storingworddelta') });
+      pages.set('/storing', { type: 'text/plain', body: longText('storingworddelta', 150) });
       const url = pages.url('/storing');
       await postLinks(t, bot, [url]);
       const [row] = await linkRows(t.storage, bot, [url]);

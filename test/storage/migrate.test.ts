@@ -19,6 +19,7 @@ const ALL_MIGRATIONS = [
   '011-link-refresh',
   '012-crawls',
   '013-original-file-names',
+  '014-knowledge-base-totals',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

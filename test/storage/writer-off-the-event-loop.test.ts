@@ -44,5 +44,43 @@ for (const dialect of DIALECTS) {
       expect(failure?.code).toMatch(dialect === 'sqlite' ? /^SQLITE_CONSTRAINT/ : /^23505$/);
       expect(await storage.db.selectFrom('api_keys').select('id').where('id', '=', 'k1').execute()).toEqual([]);
     });
+
+    // On SQLite a transaction's begin travels with its first statement (one message to the writer's thread, not two).
+    it('rolls back a transaction whose first statement fails, and commits one that ran no statement', async () => {
+      const row = { id: 'k2', name: 'n', secret_hash: 'h', scopes: '[]', bots: null, created_at: '2026-01-01T00:00:00.000000Z', revoked_at: null };
+      await storage.db.insertInto('api_keys').values(row).execute();
+      const failure = await storage.db
+        .transaction()
+        .execute(async (trx) => {
+          await trx.insertInto('api_keys').values(row).execute();
+        })
+        .catch((err: unknown) => err as { code?: string });
+      expect(failure?.code).toMatch(dialect === 'sqlite' ? /^SQLITE_CONSTRAINT/ : /^23505$/);
+      expect(await storage.db.transaction().execute(async () => 'nothing ran')).toBe('nothing ran');
+      // The connection is in no transaction: the next ones begin and commit as usual.
+      await storage.db.transaction().execute(async (trx) => {
+        await trx.updateTable('api_keys').set({ name: 'renamed' }).where('id', '=', 'k2').execute();
+      });
+      await expect(
+        storage.db.transaction().execute(async (trx) => {
+          await trx.updateTable('api_keys').set({ name: 'rolled back' }).where('id', '=', 'k2').execute();
+          throw new Error('abandoned');
+        }),
+      ).rejects.toThrow('abandoned');
+      expect(await storage.readDb.selectFrom('api_keys').select('name').where('id', '=', 'k2').executeTakeFirst()).toEqual({ name: 'renamed' });
+    });
+
+    it('runs a statement prepared before the schema changed against the new schema', async () => {
+      await sql`create table prepared_probe (a integer)`.execute(storage.db);
+      await sql`insert into prepared_probe (a) values (1)`.execute(storage.db);
+      const read = () => sql`select * from prepared_probe`.execute(storage.readDb).then((r) => r.rows);
+      const written = () => sql`select * from prepared_probe`.execute(storage.db).then((r) => r.rows);
+      expect(await read()).toEqual([{ a: 1 }]);
+      expect(await written()).toEqual([{ a: 1 }]);
+      await sql`alter table prepared_probe add column b integer default 2`.execute(storage.db);
+      expect(await read()).toEqual([{ a: 1, b: 2 }]);
+      expect(await written()).toEqual([{ a: 1, b: 2 }]);
+      await sql`drop table prepared_probe`.execute(storage.db);
+    });
   });
 }
