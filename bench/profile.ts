@@ -100,13 +100,15 @@ async function main(argv: string[]): Promise<void> {
     } else if (scenario === 'crawl') {
       await host.call('profileStart', {});
       const cpu = await host.call<NodeJS.CpuUsage>('cpuUsage');
+      const ownCpu = process.cpuUsage();
       const result = await benchCrawl(service, { pages: 2000, runs: 1, warmup: false, workers: 2, log: (l) => process.stdout.write(`${l}\n`) });
       const after = await host.call<NodeJS.CpuUsage>('cpuUsage');
+      const own = process.cpuUsage(ownCpu);
       await host.call('profileStop', { file });
       const seconds = result.runs[0]!.seconds;
       const cpuSeconds = (after.user - cpu.user + after.system - cpu.system) / 1e6;
       process.stdout.write(
-        `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread)\n`,
+        `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread); this process (the site, the polling) ${((own.user + own.system) / 1e6).toFixed(1)} s\n`,
       );
     } else {
       throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres]');
