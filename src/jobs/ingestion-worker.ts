@@ -313,7 +313,7 @@ export class IngestionWorker {
         if (error) return failed(trx, error);
         const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched });
         retired = stored?.retired ?? false;
-        return stored ? { status: 'indexed' } : null;
+        return stored?.published ? { status: 'indexed' } : null;
       });
       if (retired) await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
       return outcome;

@@ -464,7 +464,8 @@ export const AT_ONCE_PASSAGES = PASSAGE_INSERT_BATCH;
  * Stores a page of at most AT_ONCE_PASSAGES passages and publishes them, in the caller's
  * transaction: the staged steps without the staging, since nothing of a transaction is seen
  * before it commits (a page's job writes 6 statements instead of 18). Null when the job was no
- * longer this owner's (nothing written); else whether a set was retired (deleteRetiredPassages).
+ * longer this owner's (nothing written); else whether it was published, and whether a set was
+ * retired (for deleteRetiredPassages).
  */
 export async function storePageAtOnce(
   trx: Db,
@@ -472,7 +473,7 @@ export async function storePageAtOnce(
   job: JobRef,
   rows: readonly NewPassage[],
   staged: { now: string; fetched?: FetchedPage },
-): Promise<{ retired: boolean } | null> {
+): Promise<{ published: boolean; retired: boolean } | null> {
   if (rows.length > AT_ONCE_PASSAGES) throw new Error(`storePageAtOnce takes at most ${AT_ONCE_PASSAGES} passages`);
   const before = await trx
     .selectFrom('kb_links')
@@ -491,6 +492,8 @@ export async function storePageAtOnce(
     .where('lease_owner', '=', job.owner)
     .where('generation', '=', job.generation)
     .where('status', '=', 'pending')
+    // Held until the commit, so the job stays this owner's between this read and the publish.
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
     .executeTakeFirst();
   if (!before) return null;
   const hidden = before.hidden === null ? null : Number(before.hidden);
@@ -501,8 +504,13 @@ export async function storePageAtOnce(
   let termCount = 0;
   for (const n of (await writePassages(trx, rows, version)).values()) termCount += n;
   await mergeSearchIndexStep(trx, dialect);
-  const retired = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, before);
-  return retired === false ? null : { retired: retired === 'retired' || hidden !== null };
+  const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, before);
+  if (published === false) {
+    // Not reached while the row is held (above); should it be, the set written stays hidden.
+    await retireSet(trx, job.id, version, before.bot_id, staged.now);
+    return { published: false, retired: true };
+  }
+  return { published: true, retired: published === 'retired' || hidden !== null };
 }
 
 /** Makes `version` the link's visible set and ends the job as indexed; retires the set it replaces (when it held any). */

@@ -122,6 +122,57 @@ for (const dialect of DIALECTS) {
       expect(await stored(job.id)).toBe(0);
     });
 
+    it('a small page is stored and published in one transaction, replacing the old set', async () => {
+      const { bot, job } = await claimedLink(['The old page speaks of oldword alone.']);
+      const stored1 = await storage.db
+        .transaction()
+        .execute((trx) =>
+          kb.storePageAtOnce(trx, dialect, job, rows(bot, job.id, ['The new page speaks of newword.', 'A second newword passage.']), { now: NOW }),
+        );
+      expect(stored1).toEqual({ published: true, retired: true });
+      expect(await hits(bot, 'newword')).toHaveLength(2);
+      expect(await hits(bot, 'oldword')).toEqual([]);
+      const link = await storage.db.selectFrom('kb_links').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+      expect({ status: link.status, passages: link.passages, version: link.version }).toEqual({ status: 'indexed', passages: 2, version: 1 });
+      expect(await kb.deleteRetiredPassages(storage.db, { linkId: job.id, budget: Infinity })).toBe(1);
+      expect(await stored(job.id)).toBe(2);
+      expect(await storage.db.selectFrom('kb_hidden_passages').selectAll().where('link_id', '=', job.id).execute()).toEqual([]);
+    });
+
+    it('a small page of a link never indexed retires nothing; one of a job no longer its worker’s writes nothing', async () => {
+      const { bot, job } = await claimedLink([]);
+      expect(
+        await storage.db.transaction().execute((trx) => kb.storePageAtOnce(trx, dialect, job, rows(bot, job.id, ['First firstword.']), { now: NOW })),
+      ).toEqual({ published: true, retired: false });
+      expect(await hits(bot, 'firstword')).toEqual(['First firstword.']);
+
+      const other = await claimedLink(['Kept passage keptword.']);
+      await storage.db.updateTable('kb_links').set({ generation: 1, lease_owner: 'worker-2' }).where('id', '=', other.job.id).execute();
+      expect(
+        await storage.db
+          .transaction()
+          .execute((trx) => kb.storePageAtOnce(trx, dialect, other.job, rows(other.bot, other.job.id, ['Lost lostword.']), { now: NOW })),
+      ).toBeNull();
+      expect(await hits(other.bot, 'keptword')).toEqual(['Kept passage keptword.']);
+      expect(await stored(other.job.id)).toBe(1);
+    });
+
+    it('a small page after a set left half written retires that set', async () => {
+      const { bot, job } = await claimedLink([]);
+      const half = (await kb.beginStaging(storage.db, job, bot, NOW))!;
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), half);
+      const result = await storage.db
+        .transaction()
+        .execute((trx) => kb.storePageAtOnce(trx, dialect, job, rows(bot, job.id, ['Whole wholeword.']), { now: NOW }));
+      expect(result).toEqual({ published: true, retired: true });
+      const link = await storage.db.selectFrom('kb_links').select('version').where('id', '=', job.id).executeTakeFirstOrThrow();
+      expect(Number(link.version)).toBe(half + 1);
+      expect(await hits(bot, 'halfword')).toEqual([]);
+      expect(await hits(bot, 'wholeword')).toEqual(['Whole wholeword.']);
+      await kb.deleteRetiredPassages(storage.db, { linkId: job.id, budget: Infinity });
+      expect(await stored(job.id)).toBe(1);
+    });
+
     it('passages written after their link was deleted stay hidden, and housekeeping deletes them', async () => {
       const { bot, job } = await claimedLink([]);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
