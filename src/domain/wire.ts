@@ -8,6 +8,7 @@
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from './knowledgebase/links.js';
+import { AUDIT_ACTIONS } from './audit-actions.js';
 
 /**
  * A `$ref` to a named schema (one with an `$id`) that keeps the schema's static type: the
@@ -254,21 +255,7 @@ export type SearchResults = Static<typeof SearchResults>;
 
 // ——— Audit log (DESIGN §7)
 
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.revoke',
-  'copilot.create',
-  'copilot.update',
-  'copilot.delete',
-  'copilot.purge',
-  'api_description.upload',
-  'knowledgebase.add_links',
-  'knowledgebase.delete_links',
-  'knowledgebase.crawl',
-  'knowledgebase.cancel_crawl',
-  'knowledgebase.refresh',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction } from './audit-actions.js';
 
 export const AuditEntry = Type.Object(
   {

@@ -1,25 +1,10 @@
-import type { AuditAction } from '../../../src/domain/wire.js';
-
 /**
  * The audit screen's filters, kept in the dashboard's address (`#/audit?bot_id=…&action=…&since=…&until=…`)
  * with the API's own parameter names, so a filtered view can be reloaded, bookmarked and shared.
  */
 
-/** The actions the service audits, in its order (test/web/admin-lib.test.ts holds it to the server's list). */
-export const AUDIT_ACTIONS = [
-  'key.create',
-  'key.revoke',
-  'copilot.create',
-  'copilot.update',
-  'copilot.delete',
-  'copilot.purge',
-  'api_description.upload',
-  'knowledgebase.add_links',
-  'knowledgebase.delete_links',
-  'knowledgebase.crawl',
-  'knowledgebase.cancel_crawl',
-  'knowledgebase.refresh',
-] as const satisfies readonly AuditAction[];
+/** The actions the service audits, in its order: the server's own list. */
+export { AUDIT_ACTIONS } from '../../../src/domain/audit-actions.js';
 
 export const ACTION_LABELS: Record<string, string> = {
   'key.create': 'Key created',
