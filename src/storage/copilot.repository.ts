@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { foldText } from '../text/folding.js';
 import type { CopilotRow, Db } from './schema.js';
+import { pastKey } from './keyset.js';
 
 export interface CopilotListQuery {
   limit: number;
@@ -55,10 +56,7 @@ export async function listCopilots(db: Db, query: CopilotListQuery): Promise<Cop
     q = q.where(sql<boolean>`name_folded like ${pattern} escape '\\'`);
   }
   if (query.ids) q = q.where('id', 'in', query.ids.length > 0 ? [...query.ids] : ['']);
-  if (query.after) {
-    const { createdAt, id } = query.after;
-    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
-  }
+  if (query.after) q = q.where(pastKey(query.after, 'desc'));
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 

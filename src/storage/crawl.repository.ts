@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { DialectName } from './database.js';
 import type { CrawlPageRow, CrawlRow, Database, Db, KbLinkRow } from './schema.js';
+import { pastKey } from './keyset.js';
 
 // URLs per IN (…) list and rows per multi-row INSERT: well under both databases' parameter limits.
 const BATCH = 500;
@@ -27,10 +28,7 @@ export async function lockCrawl(db: Db, dialect: DialectName, id: string): Promi
 /** A bot's crawls, newest first, paged by (created_at, id). */
 export async function listCrawls(db: Db, botId: string, page: { limit: number; before?: { createdAt: string; id: string } }): Promise<CrawlRow[]> {
   let q = db.selectFrom('crawls').selectAll().where('bot_id', '=', botId);
-  if (page.before) {
-    const { createdAt, id } = page.before;
-    q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
-  }
+  if (page.before) q = q.where(pastKey(page.before, 'desc'));
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
 }
 

@@ -4,6 +4,7 @@ import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
+import { pastKey } from './keyset.js';
 
 // Rows per multi-row INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
 const INSERT_BATCH = 500;
@@ -108,10 +109,7 @@ export async function findLinksByUrls(db: Db, botId: string, urls: readonly stri
 /** Links of a bot, oldest first, paged by (created_at, id). */
 export async function listLinks(db: Db, botId: string, page: { limit: number; after?: { createdAt: string; id: string } }): Promise<KbLinkRow[]> {
   let q = db.selectFrom('kb_links').selectAll().where('bot_id', '=', botId);
-  if (page.after) {
-    const { createdAt, id } = page.after;
-    q = q.where((eb) => eb.or([eb('created_at', '>', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '>', id)])]));
-  }
+  if (page.after) q = q.where(pastKey(page.after, 'asc'));
   return q.orderBy('created_at', 'asc').orderBy('id', 'asc').limit(page.limit).execute();
 }
 

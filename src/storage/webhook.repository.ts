@@ -1,4 +1,5 @@
 import type { Db, WebhookDeliveryRow } from './schema.js';
+import { pastKey } from './keyset.js';
 
 export async function insertDelivery(db: Db, row: WebhookDeliveryRow): Promise<void> {
   await db.insertInto('webhook_deliveries').values(row).execute();
@@ -55,11 +56,7 @@ export async function listDeliveries(
     .selectFrom('webhook_deliveries')
     .selectAll()
     .$if(page.copilots !== undefined, (q) => q.where('copilot_id', 'in', page.copilots!.length > 0 ? [...page.copilots!] : ['']))
-    .$if(page.after !== undefined, (q) =>
-      q.where((eb) =>
-        eb.or([eb('created_at', '<', page.after!.createdAt), eb.and([eb('created_at', '=', page.after!.createdAt), eb('id', '<', page.after!.id)])]),
-      ),
-    )
+    .$if(page.after !== undefined, (q) => q.where(pastKey(page.after!, 'desc')))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(page.limit)
