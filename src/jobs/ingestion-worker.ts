@@ -299,7 +299,14 @@ export class IngestionWorker {
     };
     const failed = async (trx: Db, error: string) =>
       (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
-    type Outcome = { status: 'indexed' } | { status: 'failed'; error: string } | null;
+    // The transaction that makes the passages visible: the bot's stores one at a time, the limit checked, then `publish`.
+    const publishing = (publish: (trx: Db) => Promise<boolean>) =>
+      db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+        await kb.lockBotForStore(trx, dialect, job.bot_id);
+        const error = await overLimit(trx);
+        if (error) return failed(trx, error);
+        return (await publish(trx)) ? { status: 'indexed' } : null;
+      });
     const rowsOf = (start: number, end: number) => {
       const terms = passages.sliceTerms?.(start, end);
       return passages.slice(start, end).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: start + k, content, ...terms?.[k] }));
@@ -307,13 +314,10 @@ export class IngestionWorker {
     // Most pages: written and published in one transaction.
     if (passages.length <= kb.AT_ONCE_PASSAGES) {
       let retired = false;
-      const outcome = await db.transaction().execute(async (trx): Promise<Outcome> => {
-        await kb.lockBotForStore(trx, dialect, job.bot_id);
-        const error = await overLimit(trx);
-        if (error) return failed(trx, error);
+      const outcome = await publishing(async (trx) => {
         const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched });
         retired = stored?.retired ?? false;
-        return stored?.published ? { status: 'indexed' } : null;
+        return stored?.published ?? false;
       });
       if (retired) await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
       return outcome;
@@ -330,13 +334,7 @@ export class IngestionWorker {
     }
     const outcome = lease.lost
       ? null
-      : await db.transaction().execute(async (trx): Promise<Outcome> => {
-          await kb.lockBotForStore(trx, dialect, job.bot_id);
-          const error = await overLimit(trx);
-          if (error) return failed(trx, error);
-          const published = await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched });
-          return published ? { status: 'indexed' } : null;
-        });
+      : await publishing((trx) => kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }));
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
     await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
     return outcome;

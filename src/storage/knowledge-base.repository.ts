@@ -396,31 +396,49 @@ export async function finishJob(
  */
 export async function beginStaging(db: Db, job: JobRef, botId: string, now: string): Promise<number | null> {
   return inTransaction(db, async (trx) => {
-    const link = await trx
-      .selectFrom('kb_links')
-      .select('version')
-      .where('id', '=', job.id)
-      .where('lease_owner', '=', job.owner)
-      .where('generation', '=', job.generation)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (!link) return null;
-    const hidden = await trx
-      .selectFrom('kb_hidden_passages')
-      .select((eb) => eb.fn.max('version').as('v'))
-      .where('link_id', '=', job.id)
-      .executeTakeFirst();
-    const version = Math.max(Number(link.version), Number(hidden?.v ?? 0)) + 1;
-    // Sets an earlier attempt of this job left half stored (its process stopped) go.
-    await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
-    await trx.insertInto('kb_hidden_passages').values({ link_id: job.id, version, bot_id: botId, state: 'staging', created_at: now }).execute();
-    return version;
+    const next = await nextVersion(trx, job, { lock: false });
+    if (!next) return null;
+    await trx.insertInto('kb_hidden_passages').values({ link_id: job.id, version: next.version, bot_id: botId, state: 'staging', created_at: now }).execute();
+    return next.version;
   });
 }
 
 /**
- * Writes a part of a staged set (hidden until published) in one transaction; returns its search
- * terms. The rows go in batches; on SQLite each is followed by a bounded merge step of the
+ * The claimed job's link (null when the job is no longer this owner's) and the version its new
+ * passages take: past the visible one and every hidden one. Sets an earlier attempt of this job
+ * left half stored (its process stopped) are retired. `lock` (PostgreSQL) holds the link's row
+ * until the transaction ends.
+ */
+async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
+  const link = await trx
+    .selectFrom('kb_links')
+    .select((eb) => [
+      'version',
+      'bot_id',
+      'passages',
+      'term_count',
+      eb
+        .selectFrom('kb_hidden_passages')
+        .select((h) => h.fn.max('version').as('v'))
+        .where('link_id', '=', job.id)
+        .as('hidden'),
+    ])
+    .where('id', '=', job.id)
+    .where('lease_owner', '=', job.owner)
+    .where('generation', '=', job.generation)
+    .where('status', '=', 'pending')
+    .$if(options.lock, (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  if (!link) return null;
+  const hidden = link.hidden === null ? null : Number(link.hidden);
+  if (hidden !== null)
+    await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
+  return { link, version: Math.max(Number(link.version), hidden ?? 0) + 1, retiredStaging: hidden !== null };
+}
+
+/**
+ * Writes a part of a staged set (hidden until published), or a page stored at once, in one
+ * transaction (the caller's, when given one); returns its search terms. The rows go in batches; on SQLite each is followed by a bounded merge step of the
  * full-text index (so its segments never pile up into a crisis merge inside one INSERT); a
  * part of a few thousand passages keeps the write lock's hold short.
  */
@@ -473,42 +491,18 @@ export async function storePageAtOnce(
   staged: { now: string; fetched?: FetchedPage },
 ): Promise<{ published: boolean; retired: boolean } | null> {
   if (rows.length > AT_ONCE_PASSAGES) throw new Error(`storePageAtOnce takes at most ${AT_ONCE_PASSAGES} passages`);
-  const before = await trx
-    .selectFrom('kb_links')
-    .select((eb) => [
-      'version',
-      'bot_id',
-      'passages',
-      'term_count',
-      eb
-        .selectFrom('kb_hidden_passages')
-        .select((h) => h.fn.max('version').as('v'))
-        .where('link_id', '=', job.id)
-        .as('hidden'),
-    ])
-    .where('id', '=', job.id)
-    .where('lease_owner', '=', job.owner)
-    .where('generation', '=', job.generation)
-    .where('status', '=', 'pending')
-    // Held until the commit, so the job stays this owner's between this read and the publish.
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
-    .executeTakeFirst();
-  if (!before) return null;
-  const hidden = before.hidden === null ? null : Number(before.hidden);
-  const version = Math.max(Number(before.version), hidden ?? 0) + 1;
-  // Sets an earlier attempt of this job left half stored (its process stopped) go.
-  if (hidden !== null)
-    await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
-  let termCount = 0;
-  for (const n of (await writePassages(trx, rows, version)).values()) termCount += n;
-  await mergeSearchIndexStep(trx, dialect);
-  const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, before);
+  // The row held until the commit (PostgreSQL), so the job stays this owner's until the publish.
+  const next = await nextVersion(trx, job, { lock: dialect === 'postgres' });
+  if (!next) return null;
+  const { link, version } = next;
+  const termCount = await stagePassages(trx, dialect, rows, version);
+  const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
-    await retireSet(trx, job.id, version, before.bot_id, staged.now);
+    await retireSet(trx, job.id, version, link.bot_id, staged.now);
     return { published: false, retired: true };
   }
-  return { published: true, retired: published === 'retired' || hidden !== null };
+  return { published: true, retired: published === 'retired' || next.retiredStaging };
 }
 
 /** Makes `version` the link's visible set and ends the job as indexed; retires the set it replaces (when it held any). */
@@ -656,10 +650,11 @@ export interface PassageHit {
 export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
   if (terms.length === 0) return [];
   const pg = dialect === 'postgres';
-  const total = (column: 'passages' | 'term_count') => sql`coalesce((select ${sql.ref(column)} from knowledge_bases where bot_id = ${botId}), 0)`;
+  // The bot's totals, one row read (sum over at most one row: a row even when there is none).
+  const totals = sql`(select coalesce(sum(passages), 0) as passages, coalesce(sum(term_count), 0) as terms from knowledge_bases where bot_id = ${botId}) k`;
   const stats = pg
-    ? sql`select greatest(${total('passages')}, 1)::float8 as n, greatest(${total('term_count')}, 1)::float8 / greatest(${total('passages')}, 1)::float8 as avgdl`
-    : sql`select max(${total('passages')}, 1) as n, max(${total('term_count')}, 1) * 1.0 / max(${total('passages')}, 1) as avgdl`;
+    ? sql`select greatest(k.passages, 1)::float8 as n, greatest(k.terms, 1)::float8 / greatest(k.passages, 1)::float8 as avgdl from ${totals}`
+    : sql`select max(k.passages, 1) as n, max(k.terms, 1) * 1.0 / max(k.passages, 1) as avgdl from ${totals}`;
   // Passages of a set being stored or retired (kb_hidden_passages) are never seen; the check
   // is part of the statement, so it holds for whatever the statement's snapshot holds.
   const visible = sql`not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`;
