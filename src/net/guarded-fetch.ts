@@ -5,11 +5,18 @@
  * `isAddressAllowed` accepts. Names are resolved once per connection, inside the socket's
  * own lookup, so the socket connects to exactly the addresses that were checked (no DNS
  * rebinding between check and connect).
+ *
+ * Connections are kept alive between calls (one undici Agent per policy, `sharedAgent`): the
+ * next page of a site reuses the connection — and the TLS session — of the one before, to the
+ * same checked address. A connection is only ever to an address checked when it was opened;
+ * one a call gives up on mid-answer (deadline, size cap, slow body, cancel) is destroyed with
+ * the request; an idle one closes after a few seconds.
  */
 import dns from 'node:dns';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import type { ReadableStream } from 'node:stream/web';
+import { LRUCache } from 'lru-cache';
 import { Agent, buildConnector, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
 import type { Config } from '../config.js';
@@ -119,10 +126,10 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 type ConnectorReturningSocket = (options: buildConnector.Options, callback: buildConnector.Callback) => net.Socket | undefined;
 
-/** Per-call state shared between the request loop, the socket lookup and the timer. */
+/** Per-call state shared between the request loop and the timer. */
 interface CallState {
   currentUrl: string;
-  /** The first failure decided by us (refusal in lookup, deadline, size cap); wins over whatever undici reports. */
+  /** The first failure decided by us (deadline, size cap, slow body); wins over whatever undici reports. */
   failure: FetchError | null;
 }
 
@@ -162,8 +169,9 @@ export async function fetchGuarded(
   const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
   callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
 
-  // One agent per call: its sockets live exactly as long as the call, whatever happens.
-  const agent = createAgent(policy, state, hooks);
+  // The policy's shared agent; with test hooks, an agent of the call's own, closed with it.
+  const own = hooks.resolve !== undefined || hooks.onConnected !== undefined;
+  const agent = own ? createAgent(policy, hooks) : sharedAgent(policy);
   try {
     let target = checkUrl(url, policy.allowNetworks, null);
     for (let redirects = 0; ; redirects++) {
@@ -245,8 +253,27 @@ export async function fetchGuarded(
   } finally {
     clearTimeout(timer);
     callerSignal?.removeEventListener('abort', onCallerAbort);
-    await agent.destroy().catch(() => undefined);
+    if (own) await agent.destroy().catch(() => undefined);
   }
+}
+
+/** Idle connections are closed after this long (or sooner, when the server says so). */
+const KEEP_ALIVE_MS = 4_000;
+
+// One agent per policy (its allowed networks and deadline): in the service, one. Its sockets
+// are unref'd (createAgent), so nothing needs closing at exit.
+const sharedAgents = new LRUCache<string, Agent>({
+  max: 16,
+  dispose: (agent) => void agent.close().catch(() => undefined),
+});
+
+function sharedAgent(policy: FetchPolicy): Agent {
+  const key = JSON.stringify([policy.allowNetworks, policy.timeoutMs]);
+  const kept = sharedAgents.get(key);
+  if (kept !== undefined) return kept;
+  const agent = createAgent(policy, {});
+  sharedAgents.set(key, agent);
+  return agent;
 }
 
 function assertPolicy(policy: FetchPolicy): void {
@@ -343,7 +370,7 @@ const RANGE_WORDS: Record<string, string> = {
   teredo: 'Teredo, embeds an IPv4 address',
 };
 
-function createAgent(policy: FetchPolicy, state: CallState, hooks: GuardedFetchHooks): Agent {
+function createAgent(policy: FetchPolicy, hooks: GuardedFetchHooks): Agent {
   const resolve = hooks.resolve ?? systemResolve;
 
   // Called by net.connect for host names (never for IP literals, which checkUrl judged).
@@ -354,7 +381,7 @@ function createAgent(policy: FetchPolicy, state: CallState, hooks: GuardedFetchH
     options: dns.LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
   ): void => {
-    checkedAddresses(hostname, policy.allowNetworks, resolve, state).then(
+    checkedAddresses(hostname, policy.allowNetworks, resolve).then(
       (all) => {
         const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
         if (wanted.length === 0) {
@@ -372,22 +399,24 @@ function createAgent(policy: FetchPolicy, state: CallState, hooks: GuardedFetchH
     );
   };
 
-  const baseConnect = buildConnector({ lookup, timeout: policy.timeoutMs });
+  const baseConnect = buildConnector({ lookup, timeout: policy.timeoutMs }) as unknown as ConnectorReturningSocket;
   const onConnected = hooks.onConnected;
-  const connect: buildConnector.connector =
-    onConnected === undefined
-      ? baseConnect
-      : (options, callback) => {
-          // undici's connector returns the socket it opens (its type says void); report the
-          // TCP connection itself, before any TLS handshake can fail.
-          const socket = (baseConnect as unknown as ConnectorReturningSocket)(options, callback);
-          socket?.once('connect', () => onConnected(socket.remoteAddress ?? '', socket.remotePort ?? 0, options.hostname));
-        };
+  const connect: buildConnector.connector = (options, callback) => {
+    // undici's connector returns the socket it opens (its type says void).
+    const socket = baseConnect(options, callback);
+    // A socket kept for the next call never holds the process open (the CLI exits when done);
+    // a call in flight does, through its deadline's timer.
+    socket?.unref();
+    // Report the TCP connection itself, before any TLS handshake can fail.
+    if (onConnected) socket?.once('connect', () => onConnected(socket.remoteAddress ?? '', socket.remotePort ?? 0, options.hostname));
+  };
 
   return new Agent({
     connect,
     headersTimeout: policy.timeoutMs,
     bodyTimeout: policy.timeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveMaxTimeout: KEEP_ALIVE_MS,
   });
 }
 
@@ -395,7 +424,6 @@ async function checkedAddresses(
   hostname: string,
   allowNetworks: string[],
   resolve: (hostname: string) => Promise<ResolvedAddress[]>,
-  state: CallState,
 ): Promise<ResolvedAddress[]> {
   const literal = ipLiteral(hostname);
   const addresses: ResolvedAddress[] = literal !== null ? [{ address: literal, family: net.isIP(literal) === 6 ? 6 : 4 }] : await resolve(hostname);
@@ -403,13 +431,24 @@ async function checkedAddresses(
     throw Object.assign(new Error(`${hostname} has no address.`), { code: 'ENOTFOUND' });
   }
   for (const { address } of addresses) {
-    if (!isAddressAllowed(address, allowNetworks)) {
-      const error = refused(state.currentUrl, address, literal === null ? hostname : null);
-      state.failure ??= error;
-      throw error;
-    }
+    if (!isAddressAllowed(address, allowNetworks)) throw new AddressRefused(address, literal === null ? hostname : null);
   }
   return addresses;
+}
+
+/**
+ * The socket lookup's refusal of an address. The connection belongs to no one call (it may
+ * serve several), so the call that meets it makes it its FetchError, with the URL it was
+ * fetching (`networkError`).
+ */
+class AddressRefused extends Error {
+  constructor(
+    readonly address: string,
+    readonly hostname: string | null,
+  ) {
+    super('The address is not allowed.');
+    this.name = 'AddressRefused';
+  }
 }
 
 async function systemResolve(hostname: string): Promise<ResolvedAddress[]> {
@@ -517,6 +556,7 @@ function networkError(error: unknown, url: string, timeoutMs: number): FetchErro
   let cursor: unknown = error;
   for (let depth = 0; cursor !== null && typeof cursor === 'object' && depth < 8; depth++) {
     if (cursor instanceof FetchError) return cursor;
+    if (cursor instanceof AddressRefused) return refused(url, cursor.address, cursor.hostname);
     const { code, message, name } = cursor as { code?: unknown; message?: unknown; name?: unknown };
     if (typeof code === 'string') codes.push(code);
     if (typeof message === 'string') messages.push(message);

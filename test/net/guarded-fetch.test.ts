@@ -232,6 +232,42 @@ describe('fetchGuarded: success', () => {
   });
 });
 
+describe('fetchGuarded: connections kept between calls', () => {
+  // A connection goes back to its pool a turn of the event loop after its answer is read.
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('fetches the next page of a site over the connection of the one before', async () => {
+    const site = await startServer('127.0.0.1', handler);
+    try {
+      const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'] };
+      for (let i = 0; i < 10; i++) {
+        expect((await fetchGuarded(`${site.origin}/ok`, policy)).body.toString()).toBe('hello');
+        await settled();
+      }
+      expect(site.connections).toBe(1);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('never reuses a connection a call gave up on mid-answer', async () => {
+    const site = await startServer('127.0.0.1', handler);
+    try {
+      const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'], maxBytes: 4096 };
+      await fetchGuarded(`${site.origin}/ok`, policy);
+      await settled();
+      // The same connection, cut off mid-body (50 MiB declared, 1 KiB sent): the next call opens another.
+      expect((await fetchError(fetchGuarded(`${site.origin}/declared-big`, policy))).kind).toBe('too_large');
+      await settled();
+      expect(site.connections).toBe(1);
+      expect((await fetchGuarded(`${site.origin}/ok`, policy)).body.toString()).toBe('hello');
+      expect(site.connections).toBeGreaterThan(1);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('fetchGuarded: URLs that are not http(s)', () => {
   const cases: Array<[string, string]> = [
     ['not a url', 'The URL is not a valid absolute URL.'],
@@ -338,6 +374,15 @@ describe('fetchGuarded: refused addresses, before any connection', () => {
     expect(error.kind).toBe('refused');
     expect(error.message).toBe(NAME_REFUSED('mixed.example.test'));
     expect(seen.connected).toEqual([]);
+  });
+
+  it('refuses localhost (real DNS) on the connections kept between calls too', async () => {
+    // No test hooks: the policy's shared agent, whose socket lookup checks the address.
+    const before = v4.connections + (v6?.connections ?? 0);
+    const url = `http://localhost:${v4.port}/ok`;
+    const error = await fetchError(fetchGuarded(url, { ...STRICT }));
+    expect(error).toMatchObject({ kind: 'refused', url, message: NAME_REFUSED('localhost') });
+    expect(v4.connections + (v6?.connections ?? 0)).toBe(before);
   });
 
   it('refuses a port the fetch standard blocks', async () => {
