@@ -295,6 +295,16 @@ describe('parameters', () => {
     );
   });
 
+  it('parameter-description-too-long: a description written out in every operation gets the same fix in each', () => {
+    // Kubernetes writes its long `fieldSelector` parameter inline in every operation: one fix, computed once.
+    const text = `${'Select objects by field. '.repeat(40)}End.`;
+    const inline = () => ({ name: 'fieldSelector', in: 'query', description: text, schema: { type: 'string' } });
+    const paths = Object.fromEntries(['/a', '/b', '/c'].map((p) => [p, { get: good(`list${p.slice(1)}`, { parameters: [inline()] }) }]));
+    const got = findings(oas3(paths), 'parameter-description-too-long');
+    expect(got.map((f) => f.endpoint)).toEqual([0, 1, 2]);
+    expect(got.map((f) => f.fix)).toEqual([shorten(text, 700), shorten(text, 700), shorten(text, 700)]);
+  });
+
   it('header-parameter-unsupported: custom headers, not Accept/Content-Type/Authorization', () => {
     const headers = ['X-Trace', 'Accept', 'content-type', 'Authorization'].map((name) => ({ name, in: 'header', schema: { type: 'string' } }));
     const got = findings(oas3({ '/a': { get: good('a', { parameters: headers }) } }), 'header-parameter-unsupported');

@@ -2,7 +2,7 @@ import { isPlainObject } from '../problems.js';
 import { resolveLocalRefWithPointer } from '../refs.js';
 import type { EndpointSource } from '../endpoints.js';
 import type { ApiDocument } from '../types.js';
-import { ALL_PLATFORMS, child, finding, shorten, type RuleContext, type RuleFamily, q } from './rule.js';
+import { ALL_PLATFORMS, child, finding, type RuleContext, type RuleFamily, q } from './rule.js';
 
 /** GPT Actions: a parameter description at most 700 characters (docs/platform-rules.md). */
 export const GPT_ACTIONS_PARAMETER_TEXT_MAX = 700;
@@ -96,7 +96,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
           child(pointerOf(source, p), 'description'),
           `The description of parameter ${q(name ?? '')} is ${description.length} characters; GPT Actions takes at most 700.`,
           ['gpt_actions'],
-          shorten(description, GPT_ACTIONS_PARAMETER_TEXT_MAX),
+          ctx.shorten(description, GPT_ACTIONS_PARAMETER_TEXT_MAX),
         ),
       );
     }

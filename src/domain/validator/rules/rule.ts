@@ -20,6 +20,11 @@ export interface RuleContext {
   readonly swagger2: boolean;
   /** Adds a finding; findings keep the order they are emitted in, families in registry order. */
   emit(finding: RuleFinding): void;
+  /**
+   * `shorten`, computed once per distinct text and length in the document: a parameter written
+   * out in every operation (Kubernetes' `fieldSelector`, 1,199 times) repeats its description.
+   */
+  shorten(text: string, max: number): string;
 }
 
 /**
@@ -46,7 +51,23 @@ export function finding(
 }
 
 export function createContext(doc: ApiDocument, endpoints: readonly Endpoint[], sources: readonly EndpointSource[], out: RuleFinding[]): RuleContext {
-  return { doc, endpoints, sources, swagger2: specVersion(doc) === 'swagger2', emit: (f) => void out.push(f) };
+  const shortened = new Map<number, Map<string, string>>();
+  return {
+    doc,
+    endpoints,
+    sources,
+    swagger2: specVersion(doc) === 'swagger2',
+    emit: (f) => void out.push(f),
+    shorten(text, max) {
+      const byText = shortened.get(max) ?? new Map<string, string>();
+      shortened.set(max, byText);
+      const known = byText.get(text);
+      if (known !== undefined) return known;
+      const short = shorten(text, max);
+      byText.set(text, short);
+      return short;
+    },
+  };
 }
 
 /** `base` + one more RFC 6901 segment. */

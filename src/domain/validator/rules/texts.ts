@@ -68,7 +68,7 @@ export const textRules: RuleFamily = {
             child(op, 'summary'),
             `The summary is ${e.name.length} characters: a tool's short name should be short (Copilot Studio: 80${overGpt ? ', GPT Actions: 300' : ''}).`,
             overGpt ? ['gpt_actions', 'copilot_studio'] : ['copilot_studio'],
-            shorten(e.name, COPILOT_STUDIO_SUMMARY_MAX),
+            ctx.shorten(e.name, COPILOT_STUDIO_SUMMARY_MAX),
           ),
         );
       }
@@ -81,7 +81,7 @@ export const textRules: RuleFamily = {
             child(op, 'description'),
             `The description is ${e.description.length} characters; GPT Actions takes at most 300, and a long one costs every request context.`,
             ['gpt_actions'],
-            shorten(e.description, GPT_ACTIONS_TEXT_MAX),
+            ctx.shorten(e.description, GPT_ACTIONS_TEXT_MAX),
           ),
         );
       }
