@@ -53,20 +53,6 @@ export async function updateCrawl(db: Db, id: string, patch: Partial<Omit<CrawlR
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** The crawl pages by state, and how many were fetched. */
-export async function pageCounts(db: Db, crawlId: string): Promise<{ byState: Map<string, number>; fetched: number }> {
-  const rows = await db
-    .selectFrom('crawl_pages')
-    .select(['state', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('fetched').as('fetched')])
-    .where('crawl_id', '=', crawlId)
-    .groupBy('state')
-    .execute();
-  return {
-    byState: new Map(rows.map((r) => [r.state, Number(r.n)])),
-    fetched: rows.reduce((sum, r) => sum + Number(r.fetched ?? 0), 0),
-  };
-}
-
 /**
  * Claims a queued crawl whose start is due (its lease free or run out): the start (robots.txt,
  * sitemaps) runs in one instance at a time. On PostgreSQL the row is taken FOR UPDATE SKIP LOCKED.
@@ -329,24 +315,27 @@ export async function linkIsOurs(db: Db, which: { id: string; owner?: string; ge
   return (await q.executeTakeFirst()) !== undefined;
 }
 
-/** A deleted bot's crawls not finished are cancelled (its pending links are cancelled with it). */
+/**
+ * A deleted bot's crawls not finished are cancelled (its pending links are cancelled with it).
+ * The crawls before their pages, as every change of a crawl's pages (migration 015).
+ */
 export async function cancelCrawlsOfBot(db: Db, botId: string, reason: string, now: string): Promise<void> {
-  await db
-    .updateTable('crawl_pages')
-    .set({ state: 'cancelled', updated_at: now })
-    .where('bot_id', '=', botId)
-    .where('state', 'in', ['waiting', 'queued'])
-    .execute();
   await db
     .updateTable('crawls')
     .set({ state: 'cancelled', error: reason, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
     .where('bot_id', '=', botId)
     .where('state', 'in', ['queued', 'running'])
     .execute();
+  await db
+    .updateTable('crawl_pages')
+    .set({ state: 'cancelled', updated_at: now })
+    .where('bot_id', '=', botId)
+    .where('state', 'in', ['waiting', 'queued'])
+    .execute();
 }
 
-/** A purged bot's crawls and their pages. */
+/** A purged bot's crawls and their pages (the crawls first: their pages' counts then update nothing). */
 export async function deleteCrawlsOfBot(db: Db, botId: string): Promise<void> {
-  await db.deleteFrom('crawl_pages').where('bot_id', '=', botId).execute();
   await db.deleteFrom('crawls').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('crawl_pages').where('bot_id', '=', botId).execute();
 }

@@ -14,6 +14,7 @@ import { linkRefresh } from './migrations/011-link-refresh.js';
 import { crawls } from './migrations/012-crawls.js';
 import { originalFileNames } from './migrations/013-original-file-names.js';
 import { knowledgeBaseTotals } from './migrations/014-knowledge-base-totals.js';
+import { crawlCounts } from './migrations/015-crawl-counts.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -34,6 +35,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '012-crawls': crawls(),
     '013-original-file-names': originalFileNames(),
     '014-knowledge-base-totals': knowledgeBaseTotals(storage.dialect),
+    '015-crawl-counts': crawlCounts(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

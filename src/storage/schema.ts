@@ -215,6 +215,15 @@ export interface CrawlRow {
   discovered: number;
   /** In-scope URLs robots.txt disallowed. */
   blocked: number;
+  /**
+   * Its pages by state, kept by triggers on crawl_pages (migration 015): waiting or queued,
+   * indexed, failed, duplicate or skipped; and those whose fetch answered.
+   */
+  pages_queued: number;
+  pages_indexed: number;
+  pages_failed: number;
+  pages_skipped: number;
+  pages_fetched: number;
   robots_txt: string | null;
   crawl_delay_ms: number;
   /** The earliest time the crawl's next page may be fetched (Crawl-delay). */

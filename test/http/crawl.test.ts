@@ -4,7 +4,7 @@
  * No crawl job runs here: crawls stay queued, nothing is fetched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ACTIVE_CRAWLS_PER_BOT } from '../../src/domain/knowledgebase/crawl.js';
+import { getCrawl, listCrawls, MAX_ACTIVE_CRAWLS_PER_BOT } from '../../src/domain/knowledgebase/crawl.js';
 import { Crawl } from '../../src/domain/crawl-wire.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -56,6 +56,25 @@ for (const dialect of DIALECTS) {
       expect((await call(t, 'GET', kbPath(bot))).statusCode).toBe(200);
       const audit = await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.crawl`);
       expect(audit.json()[0].details).toMatchObject({ crawl_id: crawl.crawl_id, url: START, max_pages: 500 });
+    });
+
+    it('GET of a crawl and of the list read the crawls’ rows only, never their pages (a poll of a 50,000-page crawl costs one row)', async () => {
+      const bot = (await createCopilot(t)).id;
+      const crawl = (await post(bot, { url: START })).json() as Crawl;
+      // Each statement's SQL, as compiled for this database.
+      const sqlRead: string[] = [];
+      const { readDb } = t.storage;
+      const spy = readDb.withPlugin({
+        transformQuery(args) {
+          sqlRead.push(readDb.getExecutor().compileQuery(args.node, args.queryId).sql);
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      });
+      expect(await getCrawl(spy, bot, crawl.crawl_id)).toEqual(crawl);
+      expect((await listCrawls(spy, bot, { limit: 10 })).body.crawls).toEqual([crawl]);
+      expect(sqlRead.some((s) => s.includes('"crawls"'))).toBe(true);
+      expect(sqlRead.filter((s) => s.includes('crawl_pages'))).toEqual([]);
     });
 
     it('a sitemap crawl: url null, sitemap set, depth 0; the URL is stored in its canonical form', async () => {

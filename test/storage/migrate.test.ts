@@ -20,6 +20,7 @@ const ALL_MIGRATIONS = [
   '012-crawls',
   '013-original-file-names',
   '014-knowledge-base-totals',
+  '015-crawl-counts',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -116,6 +116,11 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
     state: 'queued',
     discovered: 0,
     blocked: 0,
+    pages_queued: 0,
+    pages_indexed: 0,
+    pages_failed: 0,
+    pages_skipped: 0,
+    pages_fetched: 0,
     robots_txt: null,
     crawl_delay_ms: 0,
     next_fetch_at: now,
@@ -152,14 +157,14 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
     });
     return stored;
   });
-  return toCrawl(stored, { byState: new Map(), fetched: 0 });
+  return toCrawl(stored);
 }
 
 export async function getCrawl(db: Db, botId: string, crawlId: string): Promise<Crawl> {
   const bot = await liveBot(db, botId, () => crawlNotFound(crawlId));
   const row = await crawls.findCrawl(db, bot, crawlId);
   if (!row) throw crawlNotFound(crawlId);
-  return toCrawl(row, await crawls.pageCounts(db, row.id));
+  return toCrawl(row);
 }
 
 export async function listCrawls(db: Db, botId: string, page: { limit: number; cursor?: string }): Promise<{ body: Crawls; nextCursor: string | null }> {
@@ -168,9 +173,7 @@ export async function listCrawls(db: Db, botId: string, page: { limit: number; c
   const { rows, nextCursor } = pageOf(await crawls.listCrawls(db, bot, { limit: page.limit + 1, before }), page.limit, (last) =>
     encodeCursor({ createdAt: last.created_at, id: last.id }),
   );
-  const items: Crawl[] = [];
-  for (const row of rows) items.push(toCrawl(row, await crawls.pageCounts(db, row.id)));
-  return { body: { bot_id: bot, crawls: items }, nextCursor };
+  return { body: { bot_id: bot, crawls: rows.map(toCrawl) }, nextCursor };
 }
 
 /**
@@ -227,8 +230,8 @@ async function dropLink(
   return crawls.restoreLink(trx, target, { status: page.prior_status, error: page.prior_error }, now);
 }
 
-function toCrawl(row: CrawlRow, counts: { byState: Map<string, number>; fetched: number }): Crawl {
-  const n = (...states: string[]) => states.reduce((sum, s) => sum + (counts.byState.get(s) ?? 0), 0);
+/** The wire form of a crawl: its progress is the counts its row keeps (migration 015), one row read. */
+function toCrawl(row: CrawlRow): Crawl {
   return {
     crawl_id: row.id,
     bot_id: row.bot_id,
@@ -240,11 +243,11 @@ function toCrawl(row: CrawlRow, counts: { byState: Map<string, number>; fetched:
     exclude: JSON.parse(row.exclude_patterns) as string[],
     state: (['queued', 'running', 'done', 'cancelled', 'failed'] as const).find((s) => s === row.state) ?? 'failed',
     discovered: Number(row.discovered),
-    queued: n('waiting', 'queued'),
-    fetched: counts.fetched,
-    indexed: n('indexed'),
-    failed: n('failed'),
-    skipped: n('duplicate', 'skipped'),
+    queued: Number(row.pages_queued),
+    fetched: Number(row.pages_fetched),
+    indexed: Number(row.pages_indexed),
+    failed: Number(row.pages_failed),
+    skipped: Number(row.pages_skipped),
     blocked: Number(row.blocked),
     crawl_delay_ms: Number(row.crawl_delay_ms),
     error: row.error,
