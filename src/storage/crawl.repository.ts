@@ -334,7 +334,29 @@ export async function cancelCrawlsOfBot(db: Db, botId: string, reason: string, n
     .execute();
 }
 
-/** A purged bot's crawls and their pages (the crawls first: their pages' counts then update nothing). */
+/**
+ * Deletes up to `limit` pages of one crawl that finished before `before`; returns how many. A
+ * finished crawl's pages are read by nothing: its progress stays in its row (migration 015).
+ */
+export async function deleteFinishedPages(db: Db, before: string, limit: number): Promise<number> {
+  const crawl = await db
+    .selectFrom('crawls')
+    .select('id')
+    .where('state', 'in', ['done', 'cancelled', 'failed'])
+    .where('finished_at', '<', before)
+    .where((eb) => eb.exists(eb.selectFrom('crawl_pages').select('crawl_pages.url').whereRef('crawl_pages.crawl_id', '=', 'crawls.id')))
+    .limit(1)
+    .executeTakeFirst();
+  if (!crawl) return 0;
+  const result = await db
+    .deleteFrom('crawl_pages')
+    .where('crawl_id', '=', crawl.id)
+    .where('url', 'in', (eb) => eb.selectFrom('crawl_pages').select('url').where('crawl_id', '=', crawl.id).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** A purged bot's crawls and their pages. */
 export async function deleteCrawlsOfBot(db: Db, botId: string): Promise<void> {
   await db.deleteFrom('crawls').where('bot_id', '=', botId).execute();
   await db.deleteFrom('crawl_pages').where('bot_id', '=', botId).execute();

@@ -6,6 +6,7 @@
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Crawl } from '../../src/domain/crawl-wire.js';
+import { FINISHED_PAGES_KEPT_MS } from '../../src/domain/knowledgebase/crawl.js';
 import { startCrawls } from '../../src/jobs/crawl.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -145,6 +146,22 @@ for (const dialect of DIALECTS) {
       expect(kb).toEqual([`${root}/`, `${root}/guide/y`, `${root}/p0`, `${root}/p3`, `${root}/p4`, `${root}/p5`, `${root}/p6`, `${root}/p7`]);
       expect(patterned.indexed).toBe(8);
       expect(site.count(`${root}/skip/x`)).toBe(0);
+    });
+
+    it('an hour after it finished, the crawl job deletes the crawl’s pages; its progress is still answered', async () => {
+      const root = '/site-kept';
+      site.set(`${root}/`, { body: page('Kept index', [`${root}/a`, `${root}/b`]) });
+      for (const h of [`${root}/a`, `${root}/b`]) site.set(h, { body: page(`Page ${h}`, []) });
+      const bot = (await createCopilot(t)).id;
+      const done = await finished(bot, (await startCrawl(bot, { url: site.url(`${root}/`) })).crawl_id);
+      expect(done).toMatchObject({ state: 'done', discovered: 3, fetched: 3, indexed: 3 });
+      const pages = () => t.storage.db.selectFrom('crawl_pages').select('url').where('crawl_id', '=', done.crawl_id).execute();
+      await t.services.crawls.sweep();
+      expect(await pages()).toHaveLength(3); // finished just now: kept
+      const longAgo = new Date(Date.parse(done.finished_at!) - FINISHED_PAGES_KEPT_MS - 1000).toISOString().replace('Z', '000Z');
+      await t.storage.db.updateTable('crawls').set({ finished_at: longAgo }).where('id', '=', done.crawl_id).execute();
+      await waitUntil(async () => ((await pages()).length === 0 ? true : null), 'the crawl job to delete the pages', { timeoutMs: 10_000 });
+      expect(await crawlOf(bot, done.crawl_id)).toEqual({ ...done, finished_at: longAgo });
     });
 
     it('reads a sitemap index pointing at a gzipped sitemap (and a plain one)', async () => {

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
-import { cancelCrawlsOfBot, cancelWaitingPages, deleteCrawlsOfBot, insertCrawl, insertNewPages, updatePage } from '../../src/storage/crawl.repository.js';
+import {
+  cancelCrawlsOfBot,
+  cancelWaitingPages,
+  deleteCrawlsOfBot,
+  deleteFinishedPages,
+  insertCrawl,
+  insertNewPages,
+  updatePage,
+} from '../../src/storage/crawl.repository.js';
 import { crawlCounts } from '../../src/storage/migrations/015-crawl-counts.js';
 import type { CrawlRow } from '../../src/storage/schema.js';
 import { inTransaction } from '../../src/storage/transaction.js';
@@ -12,7 +20,7 @@ const T = '2024-01-01T00:00:00.000000Z';
 const STATES = ['waiting', 'queued', 'indexed', 'failed', 'duplicate', 'skipped', 'cancelled'] as const;
 
 // Migration 015: each crawl row keeps its pages' counts by state, which GET …/crawls/:id answers
-// instead of grouping the crawl's pages on every poll.
+// instead of grouping the crawl's pages on every poll; a finished crawl's pages can then go.
 for (const dialect of DIALECTS) {
   describe(`crawl counts (${dialect})`, () => {
     let storage: Storage;
@@ -131,7 +139,6 @@ for (const dialect of DIALECTS) {
         fc.record({ kind: fc.constant('state' as const), pick: fc.nat(), state: fc.constantFrom(...STATES) }),
         fc.record({ kind: fc.constant('fetched' as const), pick: fc.nat(), fetched: fc.constantFrom(0, 1) }),
         fc.record({ kind: fc.constant('cancel' as const) }),
-        fc.record({ kind: fc.constant('delete' as const), pick: fc.nat(), many: fc.nat(2) }),
       );
       await fc.assert(
         fc.asyncProperty(fc.array(command, { maxLength: 12 }), async (commands) => {
@@ -147,11 +154,8 @@ for (const dialect of DIALECTS) {
             } else if (urls.length === 0) {
             } else if (step.kind === 'state') {
               await updatePage(storage.db, c.id, urls[step.pick % urls.length]!, { state: step.state });
-            } else if (step.kind === 'fetched') {
-              await updatePage(storage.db, c.id, urls[step.pick % urls.length]!, { fetched: step.fetched });
             } else {
-              const gone = urls.splice(step.pick % urls.length, step.many + 1);
-              await storage.db.deleteFrom('crawl_pages').where('crawl_id', '=', c.id).where('url', 'in', gone).execute();
+              await updatePage(storage.db, c.id, urls[step.pick % urls.length]!, { fetched: step.fetched });
             }
           }
           expect(await kept(c.id)).toEqual(await counted(c.id));
@@ -171,6 +175,29 @@ for (const dialect of DIALECTS) {
       await inTransaction(storage.db, (trx) => deleteCrawlsOfBot(trx, botId));
       expect(await storage.db.selectFrom('crawls').select('id').where('bot_id', '=', botId).execute()).toEqual([]);
       expect(await storage.db.selectFrom('crawl_pages').select('url').where('bot_id', '=', botId).execute()).toEqual([]);
+    });
+
+    it('the pages of a crawl finished long enough ago are deleted a batch at a time; its counts stay', async () => {
+      const finished = async (state: string, at: string) => {
+        const c = await crawl();
+        await add(c, ['https://docs.example/1', 'https://docs.example/2', 'https://docs.example/3'], 'indexed');
+        await storage.db.updateTable('crawls').set({ state, finished_at: at }).where('id', '=', c.id).execute();
+        return c;
+      };
+      const pagesOf = async (c: CrawlRow) => (await storage.db.selectFrom('crawl_pages').select('url').where('crawl_id', '=', c.id).execute()).length;
+      const old = await finished('done', '2024-01-01T00:00:00.000000Z');
+      const recent = await finished('cancelled', '2024-01-03T00:00:00.000000Z');
+      const running = await crawl();
+      await add(running, ['https://docs.example/r'], 'queued');
+      const before = '2024-01-02T00:00:00.000000Z';
+      // Other tests' crawls finished long ago may go first: delete until this one is empty.
+      while ((await pagesOf(old)) === 3) expect(await deleteFinishedPages(storage.db, before, 2)).toBeLessThanOrEqual(2);
+      expect(await pagesOf(old)).toBe(1);
+      while ((await deleteFinishedPages(storage.db, before, 2)) > 0);
+      expect(await pagesOf(old)).toBe(0);
+      expect(await kept(old.id)).toEqual({ queued: 0, indexed: 3, failed: 0, skipped: 0, fetched: 0 });
+      expect(await pagesOf(recent)).toBe(3);
+      expect(await pagesOf(running)).toBe(1);
     });
 
     it('is computed by the migration for crawls stored before it', async () => {

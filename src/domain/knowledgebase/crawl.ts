@@ -44,6 +44,10 @@ export const HOST_CONCURRENCY = 4;
 export const MAX_ACTIVE_CRAWLS_PER_BOT = 3;
 /** Sitemaps of a sitemap index read, at most. */
 export const MAX_SITEMAPS = 100;
+/** How long a finished crawl keeps its pages (longer than any job of it still running may need them). */
+export const FINISHED_PAGES_KEPT_MS = 60 * 60_000;
+/** Pages of finished crawls deleted per round of the crawl job, at most (one short statement). */
+const PAGES_DELETED_PER_ROUND = 5_000;
 /** Attempts at a crawl's start when robots.txt or the sitemap cannot be fetched for a passing reason. */
 const START_ATTEMPTS = 3;
 const START_BACKOFF_MS = 2000;
@@ -508,7 +512,9 @@ export class CrawlRunner implements CrawlHooks {
    * Looks after the running crawls (a round of the crawl job): settles queued pages whose link
    * was processed or deleted without the worker telling (a process that stopped, a delete),
    * queues pages the bot's pending limit held back, ends crawls with nothing left, and fails
-   * those whose copilot was deleted.
+   * those whose copilot was deleted. Then deletes a batch of the pages of crawls finished over
+   * FINISHED_PAGES_KEPT_MS ago (their progress stays in their rows), so the frontiers of past
+   * crawls do not pile up.
    */
   async sweep(limit = 50): Promise<void> {
     const { db, dialect } = this.deps.storage;
@@ -522,6 +528,7 @@ export class CrawlRunner implements CrawlHooks {
       }
       await this.settle(id, await crawls.queuedPagesDone(db, id, 500));
     }
+    await crawls.deleteFinishedPages(db, timestampIn(-FINISHED_PAGES_KEPT_MS), PAGES_DELETED_PER_ROUND);
   }
 
   /** Starts the next queued crawl whose start is due (false when none): robots.txt, sitemaps, the first pages queued. */

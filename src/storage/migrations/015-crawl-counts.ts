@@ -7,10 +7,11 @@ import type { DialectName } from '../database.js';
 // all its pages by state on every read: a scan of up to 50,000 rows, on SQLite synchronous on the
 // event loop (26 ms at 100,000 rows, ad hoc), so a tenant polling a large crawl delayed every
 // other request. The crawl row now keeps the counts the answer shows, and the database keeps
-// them: triggers on crawl_pages, whatever statement changes a page. Every transaction that
-// changes a crawl's pages holds the crawl's row first (lockCrawl; a deleted bot's crawls are
-// updated before their pages), so on PostgreSQL the triggers' updates never wait in the other
-// order.
+// them: triggers on crawl_pages, whatever statement adds or changes a page. Every transaction
+// that changes a crawl's pages holds the crawl's row first (lockCrawl; a deleted bot's crawls
+// are updated before their pages), so on PostgreSQL the triggers' updates never wait in the
+// other order. Pages are deleted only once their crawl has finished (its counts final: the
+// crawl job deletes them, CrawlRunner.sweep) or is gone (a purge): a deletion counts nothing.
 //
 //   pages_queued: waiting or queued; pages_indexed; pages_failed; pages_skipped: duplicate or
 //   skipped; pages_fetched: pages whose fetch answered (crawl_pages.fetched).
@@ -54,55 +55,41 @@ export function crawlCounts(dialect: DialectName): Migration {
               return null;
             end $$`)
           .execute(db);
-        // Pages come and go many at a time (a page's links, a purge): one update per crawl and statement.
-        const grouped = (table: string, sign: string) => {
-          const row = shares(table, true);
-          const sums = COUNTS.map((c) => `coalesce(sum(${row[c]}), 0) as ${c}`).join(', ');
-          const set = COUNTS.map((c) => `${c} = k.${c} ${sign} g.${c}`).join(', ');
-          return `update crawls k set ${set} from (select ${table}.crawl_id, ${sums} from ${table} group by ${table}.crawl_id) g where k.id = g.crawl_id`;
-        };
-        for (const [name, table, sign] of [
-          ['added', 'added', '+'],
-          ['removed', 'gone', '-'],
-        ] as const) {
-          await sql
-            .raw(`create function crawl_pages_counts_${name}() returns trigger language plpgsql as $$
-              begin
-                ${grouped(table, sign)};
-                return null;
-              end $$`)
-            .execute(db);
-        }
+        // Pages come many at a time (a page's links): one update per crawl and statement.
+        const sums = COUNTS.map((c) => `coalesce(sum(${shares('added', true)[c]}), 0) as ${c}`).join(', ');
+        const set = COUNTS.map((c) => `${c} = k.${c} + g.${c}`).join(', ');
+        await sql
+          .raw(`create function crawl_pages_counts_added() returns trigger language plpgsql as $$
+            begin
+              update crawls k set ${set}
+                from (select added.crawl_id, ${sums} from added group by added.crawl_id) g where k.id = g.crawl_id;
+              return null;
+            end $$`)
+          .execute(db);
         await sql`create trigger crawl_pages_counts_insert after insert on crawl_pages
           referencing new table as added for each statement execute function crawl_pages_counts_added()`.execute(db);
         await sql
           .raw(`create trigger crawl_pages_counts_update after update of state, fetched on crawl_pages
             for each row when (${when}) execute function crawl_pages_counts_changed()`)
           .execute(db);
-        await sql`create trigger crawl_pages_counts_delete after delete on crawl_pages
-          referencing old table as gone for each statement execute function crawl_pages_counts_removed()`.execute(db);
       } else {
-        const set = (row: Record<string, string>, sign: string) => COUNTS.map((c) => `${c} = ${c} ${sign} ${row[c]}`).join(', ');
+        const set = COUNTS.map((c) => `${c} = ${c} + ${added[c]}`).join(', ');
         await sql
           .raw(`create trigger crawl_pages_counts_insert after insert on crawl_pages begin
-            update crawls set ${set(added, '+')} where id = new.crawl_id; end`)
+            update crawls set ${set} where id = new.crawl_id; end`)
           .execute(db);
         await sql
           .raw(`create trigger crawl_pages_counts_update after update of state, fetched on crawl_pages when ${when} begin
             update crawls set ${changed} where id = new.crawl_id; end`)
           .execute(db);
-        await sql
-          .raw(`create trigger crawl_pages_counts_delete after delete on crawl_pages begin
-            update crawls set ${set(removed, '-')} where id = old.crawl_id; end`)
-          .execute(db);
       }
     },
     async down(db: Kysely<any>) {
-      for (const event of ['insert', 'update', 'delete']) {
+      for (const event of ['insert', 'update']) {
         await sql.raw(`drop trigger crawl_pages_counts_${event}${pg ? ' on crawl_pages' : ''}`).execute(db);
       }
       if (pg) {
-        for (const name of ['changed', 'added', 'removed']) await sql.raw(`drop function crawl_pages_counts_${name}()`).execute(db);
+        for (const name of ['changed', 'added']) await sql.raw(`drop function crawl_pages_counts_${name}()`).execute(db);
       }
       for (const column of COUNTS) await db.schema.alterTable('crawls').dropColumn(column).execute();
     },
