@@ -176,19 +176,26 @@ export async function fetchGuarded(
     let target = checkUrl(url, policy.allowNetworks, null);
     for (let redirects = 0; ; redirects++) {
       state.currentUrl = target.href;
-      const response = await fetch(target, {
-        method: init.post ? 'POST' : 'GET',
-        redirect: 'manual',
-        dispatcher: agent,
-        signal: controller.signal,
-        ...(init.post && { body: init.post.body }),
-        headers: {
-          ...init.post?.headers,
-          'user-agent': USER_AGENT,
-          accept: init.accept ?? '*/*',
-          ...(init.conditional?.etag && { 'if-none-match': init.conditional.etag }),
-          ...(init.conditional?.lastModified && { 'if-modified-since': init.conditional.lastModified }),
-        },
+      const send = () =>
+        fetch(target, {
+          method: init.post ? 'POST' : 'GET',
+          redirect: 'manual',
+          dispatcher: agent,
+          signal: controller.signal,
+          ...(init.post && { body: init.post.body }),
+          headers: {
+            ...init.post?.headers,
+            'user-agent': USER_AGENT,
+            accept: init.accept ?? '*/*',
+            ...(init.conditional?.etag && { 'if-none-match': init.conditional.etag }),
+            ...(init.conditional?.lastModified && { 'if-modified-since': init.conditional.lastModified }),
+          },
+        });
+      // A kept connection may be one the server closed as the request went out (its idle
+      // timeout): a GET is sent once more, on a new connection, as browsers do.
+      const response = await send().catch((err: unknown) => {
+        if (init.post || state.failure !== null || controller.signal.aborted || !closedUnderUs(err)) throw err;
+        return send();
       });
       const { status } = response;
       const validators = { etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified') };
@@ -549,6 +556,17 @@ function tooLarge(url: string, maxBytes: number): FetchError {
 }
 
 /** Turn whatever undici/net threw into a readable `network` (or `timeout`) error. */
+/** The connection closed before any answer came (reset, or closed by the other side). */
+function closedUnderUs(error: unknown): boolean {
+  let cursor: unknown = error;
+  for (let depth = 0; cursor !== null && typeof cursor === 'object' && depth < 8; depth++) {
+    const { code } = cursor as { code?: unknown };
+    if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+    cursor = (cursor as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 function networkError(error: unknown, url: string, timeoutMs: number): FetchError {
   const codes: string[] = [];
   const messages: string[] = [];

@@ -250,6 +250,27 @@ describe('fetchGuarded: connections kept between calls', () => {
     }
   });
 
+  it('a kept connection the server closed as the request went out: sent once more, on a new connection', async () => {
+    // The server answers each connection's first request and drops the connection on its second,
+    // as a server whose idle timeout ends the moment the request arrives.
+    const served = new WeakMap<object, number>();
+    const site = await startServer('127.0.0.1', (req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      if (n > 1) req.socket.destroy();
+      else res.end('hello');
+    });
+    try {
+      const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'] };
+      expect((await fetchGuarded(`${site.origin}/a`, policy)).body.toString()).toBe('hello');
+      await settled();
+      expect((await fetchGuarded(`${site.origin}/b`, policy)).body.toString()).toBe('hello');
+      expect(site.connections).toBe(2);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('never reuses a connection a call gave up on mid-answer', async () => {
     const site = await startServer('127.0.0.1', handler);
     try {
