@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { inspect } from 'node:util';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './version.js';
 
@@ -248,7 +249,11 @@ program
   }
   const { AppError } = await import('../errors.js');
   const { ConfigError } = await import('../config.js');
-  const message = err instanceof AppError || err instanceof ConfigError ? err.message : `Error: ${(err as Error).message ?? String(err)}`;
+  // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
+  const message =
+    err instanceof AppError || err instanceof ConfigError
+      ? err.message
+      : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
   process.stderr.write(`${message}\n`);
   process.exitCode = err instanceof AppError ? 1 : 2;
 });
