@@ -437,17 +437,31 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
 }
 
 /**
+ * Passages this process wrote since its last merge step of the SQLite full-text index: a step
+ * follows every PASSAGE_INSERT_BATCH passages written, whether one page or many small ones
+ * wrote them (a step after every small page cost a crawl's writer a fifth of its time, most of
+ * it the step's own overhead: bench/README.md).
+ */
+let passagesSinceMergeStep = 0;
+
+/**
  * Writes a part of a staged set (hidden until published), or a page stored at once, in one
- * transaction (the caller's, when given one); returns its search terms. The rows go in batches; on SQLite each is followed by a bounded merge step of the
- * full-text index (so its segments never pile up into a crisis merge inside one INSERT); a
+ * transaction (the caller's, when given one); returns its search terms. The rows go in batches;
+ * on SQLite a bounded merge step of the full-text index follows every PASSAGE_INSERT_BATCH
+ * passages written (so its segments never pile up into a crisis merge inside one INSERT); a
  * part of a few thousand passages keeps the write lock's hold short.
  */
 export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number> {
   return inTransaction(db, async (trx) => {
     let terms = 0;
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
-      for (const n of (await writePassages(trx, rows.slice(i, i + PASSAGE_INSERT_BATCH), version)).values()) terms += n;
-      await mergeSearchIndexStep(trx, dialect);
+      const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH);
+      for (const n of (await writePassages(trx, batch, version)).values()) terms += n;
+      passagesSinceMergeStep += batch.length;
+      if (passagesSinceMergeStep >= PASSAGE_INSERT_BATCH) {
+        passagesSinceMergeStep = 0;
+        await mergeSearchIndexStep(trx, dialect);
+      }
       // Building a batch's statement is event-loop work (and its search terms too, when the
       // caller has not computed them): one batch per turn, as the writer thread's answers may
       // otherwise arrive within one turn.

@@ -63,6 +63,26 @@ for (const dialect of DIALECTS) {
         ).n,
       );
 
+    it('a merge step of the full-text index follows every 200 passages written, however many pages wrote them (SQLite; none on PostgreSQL)', async () => {
+      const { bot, job } = await claimedLink([]);
+      const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
+      const statements: string[] = [];
+      const spy = storage.db.withPlugin({
+        transformQuery(args) {
+          statements.push(storage.db.getExecutor().compileQuery(args.node, args.queryId).sql);
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      });
+      // 80 small pages of 5 passages: 400 passages, two steps whatever the count before (a step per page before).
+      for (let p = 0; p < 80; p++) {
+        const contents = Array.from({ length: 5 }, (_, k) => `Small page ${p} passage ${k} mergeword.`);
+        await kb.stagePassages(spy, dialect, rows(bot, job.id, contents).map((r, k) => ({ ...r, seq: p * 5 + k })), version);
+      }
+      expect(statements.filter((s) => s.startsWith('insert into "kb_passages"')).length).toBeGreaterThan(0);
+      expect(statements.filter((s) => s.includes("values ('merge'")).length).toBe(dialect === 'sqlite' ? 2 : 0);
+    });
+
     it('a set being written is committed batch by batch yet never searched; publishing swaps the sets at once and the old one is deleted afterwards', async () => {
       const { bot, job } = await claimedLink(['The old page speaks of oldword alone.']);
       const version = await kb.beginStaging(storage.db, job, bot, NOW);
