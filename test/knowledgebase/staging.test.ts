@@ -77,7 +77,12 @@ for (const dialect of DIALECTS) {
       // 80 small pages of 5 passages: 400 passages, two steps whatever the count before (a step per page before).
       for (let p = 0; p < 80; p++) {
         const contents = Array.from({ length: 5 }, (_, k) => `Small page ${p} passage ${k} mergeword.`);
-        await kb.stagePassages(spy, dialect, rows(bot, job.id, contents).map((r, k) => ({ ...r, seq: p * 5 + k })), version);
+        await kb.stagePassages(
+          spy,
+          dialect,
+          rows(bot, job.id, contents).map((r, k) => ({ ...r, seq: p * 5 + k })),
+          version,
+        );
       }
       expect(statements.filter((s) => s.startsWith('insert into "kb_passages"')).length).toBeGreaterThan(0);
       expect(statements.filter((s) => s.includes("values ('merge'")).length).toBe(dialect === 'sqlite' ? 2 : 0);
