@@ -29,8 +29,17 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const { LRUCache } = require(workerData.lruCache);
-const db = new Database(workerData.file);
-for (const pragma of workerData.pragmas) db.pragma(pragma);
+// A database that cannot be opened (not a database, locked past the busy timeout, …) answers
+// every message with SQLite's error: thrown here, it would reach the main thread as a bare
+// object without its message (a SqliteError does not survive a thread's 'error' event).
+let db;
+let startupError = null;
+try {
+  db = new Database(workerData.file);
+  for (const pragma of workerData.pragmas) db.pragma(pragma);
+} catch (err) {
+  startupError = { message: String(err && err.message), code: err && err.code };
+}
 // Prepared once per SQL text: preparing (parsing and planning) cost a writer as much as
 // running the short statements of a page's job.
 const statements = new LRUCache({ max: workerData.statementCache });
@@ -41,8 +50,12 @@ const prepare = (sql) => {
 };
 parentPort.on('message', (message) => {
   if (message.close) {
-    db.close();
+    if (db) db.close();
     parentPort.postMessage({ id: message.id });
+    return;
+  }
+  if (startupError) {
+    parentPort.postMessage({ id: message.id, error: startupError });
     return;
   }
   try {

@@ -1,7 +1,11 @@
-import { sql } from 'kysely';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
+import { sqliteWriterDialect } from '../../src/storage/sqlite-writer.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
 // A statement that keeps the writer connection busy for a while on either database.
@@ -84,3 +88,22 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('the SQLite writer thread that cannot open its database', () => {
+  it('says why on every query: an Error with SQLite’s message and code (it was a bare object, printed "[object Object]")', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-notadb-'));
+    const file = path.join(dir, 'copilot-service.sqlite');
+    writeFileSync(file, 'this is not a database, but a text file in its place '.repeat(200));
+    const db = new Kysely<unknown>({ dialect: sqliteWriterDialect(file, ['journal_mode = WAL'], () => false, { inUse: 0, waiting: 0 }) });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const err = await sql`select 1`.execute(db).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(Error);
+        expect(err).toMatchObject({ code: 'SQLITE_NOTADB', message: expect.stringMatching(/not a database/) });
+      }
+    } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
