@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot } from '../support/http.js';
-import { postLinks, waitForLinks } from '../support/knowledge-base.js';
+import { postLinks, waitForLinks, waitUntil } from '../support/knowledge-base.js';
 import type { PageServer } from '../support/pages.js';
 
 interface Entry {
@@ -35,7 +35,11 @@ for (const dialect of DIALECTS) {
       const urls = [site.url('/gone?token=secret-1'), site.url('/busy?token=secret-2'), site.url('/image?x=secret-3')];
       expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
       await waitForLinks(t, bot, urls);
-      const failures = entries.filter((e) => e.msg === 'knowledge-base link failed');
+      // The worker logs a failure once its write has committed: a poll may see the link failed first.
+      const failures = await waitUntil(async () => {
+        const logged = entries.filter((e) => e.msg === 'knowledge-base link failed');
+        return logged.length >= urls.length ? logged : null;
+      }, 'the three failures logged');
       expect(failures.map((e) => e.level)).toEqual(['warn', 'warn', 'warn']);
       expect(failures.map((e) => e.fields.url).sort()).toEqual([site.url('/busy'), site.url('/gone'), site.url('/image')]);
       for (const e of failures) {
