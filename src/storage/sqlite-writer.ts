@@ -29,17 +29,21 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const { LRUCache } = require(workerData.lruCache);
-// A database that cannot be opened (not a database, locked past the busy timeout, …) answers
-// every message with SQLite's error: thrown here, it would reach the main thread as a bare
-// object without its message (a SqliteError does not survive a thread's 'error' event).
-let db;
-let startupError = null;
-try {
-  db = new Database(workerData.file);
-  for (const pragma of workerData.pragmas) db.pragma(pragma);
-} catch (err) {
-  startupError = { message: String(err && err.message), code: err && err.code };
-}
+// The connection opens at the first message, and again at the next one after it could not
+// (a file locked past the busy timeout, not a database, …): SQLite's error answers that
+// message. Thrown at the thread's start, it would kill the thread and reach the main thread
+// as a bare object without its message (a SqliteError does not survive the 'error' event).
+let db = null;
+const open = () => {
+  const connection = new Database(workerData.file);
+  try {
+    for (const pragma of workerData.pragmas) connection.pragma(pragma);
+  } catch (err) {
+    connection.close();
+    throw err;
+  }
+  return connection;
+};
 // Prepared once per SQL text: preparing (parsing and planning) cost a writer as much as
 // running the short statements of a page's job.
 const statements = new LRUCache({ max: workerData.statementCache });
@@ -54,11 +58,8 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ id: message.id });
     return;
   }
-  if (startupError) {
-    parentPort.postMessage({ id: message.id, error: startupError });
-    return;
-  }
   try {
+    db ??= open();
     // A transaction's begin travels with its first statement (WriterConnection.deferBegin).
     if (message.begin) prepare('begin').run();
     const statement = prepare(message.sql);

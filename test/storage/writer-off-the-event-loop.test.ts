@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
@@ -102,6 +103,32 @@ describe('the SQLite writer thread that cannot open its database', () => {
         expect(err).toMatchObject({ code: 'SQLITE_NOTADB', message: expect.stringMatching(/not a database/) });
       }
     } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens it at a later query once it can (a lock held past the busy timeout, then released)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-locked-'));
+    const file = path.join(dir, 'copilot-service.sqlite');
+    // A database in rollback-journal mode, held by another connection's exclusive transaction:
+    // switching it to WAL needs a lock that does not come within the busy timeout.
+    const locker = new SQLite(file);
+    locker.exec('create table t (x integer)');
+    locker.exec('begin exclusive');
+    const db = new Kysely<unknown>({
+      dialect: sqliteWriterDialect(file, ['busy_timeout = 50', 'journal_mode = WAL'], () => false, { inUse: 0, waiting: 0 }),
+    });
+    try {
+      const err = await sql`select count(*) as n from t`.execute(db).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      locker.exec('commit');
+      locker.close();
+      expect((await sql<{ n: number }>`select count(*) as n from t`.execute(db)).rows).toEqual([{ n: 0 }]);
+      expect((await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db)).rows).toEqual([{ journal_mode: 'wal' }]);
+    } finally {
+      if (locker.open) locker.close();
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });
     }
