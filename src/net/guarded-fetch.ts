@@ -555,7 +555,6 @@ function tooLarge(url: string, maxBytes: number): FetchError {
   return new FetchError('too_large', url, `The response from ${hostOf(url)} is larger than the limit of ${formatBytes(maxBytes)}.`);
 }
 
-/** Turn whatever undici/net threw into a readable `network` (or `timeout`) error. */
 /** The connection closed before any answer came (reset, or closed by the other side). */
 function closedUnderUs(error: unknown): boolean {
   let cursor: unknown = error;
@@ -567,6 +566,7 @@ function closedUnderUs(error: unknown): boolean {
   return false;
 }
 
+/** Turn whatever undici/net threw into a readable `network` (or `timeout`) error. */
 function networkError(error: unknown, url: string, timeoutMs: number): FetchError {
   const codes: string[] = [];
   const messages: string[] = [];
