@@ -59,8 +59,8 @@ export function createContext(doc: ApiDocument, endpoints: readonly Endpoint[], 
     swagger2: specVersion(doc) === 'swagger2',
     emit: (f) => void out.push(f),
     shorten(text, max) {
-      const byText = shortened.get(max) ?? new Map<string, string>();
-      shortened.set(max, byText);
+      let byText = shortened.get(max);
+      if (byText === undefined) shortened.set(max, (byText = new Map<string, string>()));
       const known = byText.get(text);
       if (known !== undefined) return known;
       const short = shorten(text, max);
