@@ -60,7 +60,10 @@ export function createContext(doc: ApiDocument, endpoints: readonly Endpoint[], 
     emit: (f) => void out.push(f),
     shorten(text, max) {
       let byText = shortened.get(max);
-      if (byText === undefined) shortened.set(max, (byText = new Map<string, string>()));
+      if (byText === undefined) {
+        byText = new Map<string, string>();
+        shortened.set(max, byText);
+      }
       const known = byText.get(text);
       if (known !== undefined) return known;
       const short = shorten(text, max);
