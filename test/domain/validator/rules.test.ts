@@ -56,6 +56,11 @@ describe('the registry', () => {
       'too-many-tools',
       'header-parameter-unsupported',
       'descriptions-near-duplicate',
+      // Beyond the issue's list: what other readiness scores weigh (error responses, side effects, enums).
+      'response-error-undocumented',
+      'confirmation-missing',
+      'confirmation-unneeded',
+      'parameter-enum-missing',
     ]) {
       expect(RULE_IDS).toContain(id);
     }
@@ -399,6 +404,152 @@ describe('servers', () => {
   });
 });
 
+describe('response-error-undocumented (the model cannot tell why a call failed)', () => {
+  const responses = (...codes: string[]) => Object.fromEntries(codes.map((c) => [c, { description: c }]));
+  it.each([
+    ['a 4xx', ['200', '404'], false],
+    ['a 5xx', ['201', '503'], false],
+    ['a range', ['200', '4XX'], false],
+    ['default', ['200', 'default'], false],
+    ['only success', ['200', '204'], true],
+    ['only a redirect', ['302'], true],
+  ])('%s', (_name, codes, flagged) => {
+    // Beside another operation that documents an error, so the finding is the operation's own.
+    for (const doc of [
+      oas3({ '/a': { get: good('a', { responses: responses(...codes) }) }, '/b': { get: good('b', { responses: responses('200', '400') }) } }),
+      swagger2({ '/a': { get: good('a', { responses: responses(...codes) }) }, '/b': { get: good('b', { responses: responses('200', '400') }) } }),
+    ]) {
+      const got = findings(doc, 'response-error-undocumented');
+      expect(got.map(brief)).toEqual(flagged ? [{ endpoint: 0, pointer: '/paths/~1a/get/responses', severity: 'info' }] : []);
+      if (flagged) expect(got[0]!.platforms).toEqual(['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio']);
+    }
+  });
+
+  it('one finding on the document when no operation documents an error', () => {
+    const doc = oas3({ '/a': { get: good('a', { responses: responses('200') }), post: good('b', { responses: responses('201') }) } });
+    expect(findings(doc, 'response-error-undocumented').map(brief)).toEqual([{ endpoint: null, pointer: '/paths', severity: 'info' }]);
+    // An info finding costs the document a point: the score still rounds to 100, and no platform's verdict changes.
+    const { readiness: r } = validate(doc).validations;
+    expect(r.score).toBe(100);
+    expect(Object.values(r.platforms).every((p) => p.ready && p.warnings === 0)).toBe(true);
+  });
+
+  it('leaves out operations that document no response, and x- keys are not responses', () => {
+    expect(findings(oas3({ '/a': { get: good('a') } }), 'response-error-undocumented')).toEqual([]);
+    expect(findings(oas3({ '/a': { get: good('a', { responses: { 'x-note': 'n' } }) } }), 'response-error-undocumented')).toEqual([]);
+    const mixed = oas3({
+      '/a': { get: good('a', { responses: { '200': { description: 'ok' }, 'x-note': 'n' } }) },
+      '/b': { get: good('b', { responses: responses('200', '500') }) },
+    });
+    expect(findings(mixed, 'response-error-undocumented').map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/get/responses', severity: 'info' }]);
+  });
+});
+
+describe('confirmation-missing and confirmation-unneeded (GPT Actions: x-openai-isConsequential)', () => {
+  it.each([
+    ['GET deleteUser', 'get', 'deleteUser', '/users/{id}', 'confirmation-missing'],
+    ['GET users_delete (the verb last)', 'get', 'users_delete', '/users/{id}', 'confirmation-missing'],
+    ['GET drive.files.delete', 'get', 'drive.files.delete', '/files/{id}', 'confirmation-missing'],
+    ['GET /orders/{id}/cancel', 'get', 'ordersCancelled', '/orders/{id}/cancel', 'confirmation-missing'],
+    ['GET /{name}:cancel (a custom method)', 'get', null, '/v1/{name}:cancel', 'confirmation-missing'],
+    ['GET /user/logout', 'get', 'logoutUser', '/user/logout', 'confirmation-missing'],
+    ['GET getOrderById', 'get', 'getOrderById', '/store/order/{orderId}', null],
+    ['GET /store/order (a noun, not a verb)', 'get', null, '/store/order', null],
+    ['GET getStoreOrder (get is its verb)', 'get', 'getStoreOrder', '/orders', null],
+    ['GET listDeletedItems', 'get', 'listDeletedItems', '/items/deleted', null],
+    ['POST searchPets', 'post', 'searchPets', '/pets/search', 'confirmation-unneeded'],
+    ['POST /query', 'post', null, '/query', 'confirmation-unneeded'],
+    ['POST pets.list', 'post', 'pets.list', '/pets.list', 'confirmation-unneeded'],
+    ['POST createPet', 'post', 'createPet', '/pets', null],
+    ['POST /notifications/read (marks them read)', 'post', null, '/notifications/read', null],
+    ['POST listAndDelete (a change wins)', 'post', 'searchThenDelete', '/items/delete', null],
+    ['PUT updatePet', 'put', 'updatePet', '/pets/{id}', null],
+    ['DELETE searchIndex (not GET or POST)', 'delete', 'searchIndex', '/index', null],
+  ])('%s', (_name, method, id, path, rule) => {
+    const operation = { summary: 'Do it', description: 'Does it to the thing.', ...(id !== null && { operationId: id }) };
+    const parameters = path.includes('{')
+      ? [...path.matchAll(/\{([^}:]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
+      : [];
+    const doc = oas3({ [path]: { [method]: { ...operation, ...(parameters.length > 0 && { parameters }) } } });
+    const got = findings(doc).filter((f) => f.rule.startsWith('confirmation-'));
+    expect(got.map((f) => f.rule)).toEqual(rule === null ? [] : [rule]);
+    if (rule === null) return;
+    expect(got[0]!).toMatchObject({
+      endpoint: 0,
+      pointer: `/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}`,
+      severity: rule === 'confirmation-missing' ? 'warning' : 'info',
+      platforms: ['gpt_actions'],
+      fix: rule === 'confirmation-missing',
+    });
+  });
+
+  it('never second-guesses an explicit x-openai-isConsequential, and reads Swagger 2.0 alike', () => {
+    const get = { ...good('deleteUser'), 'x-openai-isConsequential': true };
+    const post = { ...good('searchPets'), 'x-openai-isConsequential': false };
+    expect(findings(oas3({ '/a': { get }, '/b': { post } })).filter((f) => f.rule.startsWith('confirmation-'))).toEqual([]);
+    // The other value is what the rule proposes: still flagged.
+    const wrong = oas3({ '/a': { get: { ...get, 'x-openai-isConsequential': false } }, '/b': { post: { ...post, 'x-openai-isConsequential': true } } });
+    expect(
+      findings(wrong)
+        .filter((f) => f.rule.startsWith('confirmation-'))
+        .map((f) => f.rule),
+    ).toEqual(['confirmation-missing', 'confirmation-unneeded']);
+    const two = swagger2({ '/a': { get: good('deleteUser') }, '/b': { post: good('searchPets') } });
+    expect(
+      findings(two)
+        .filter((f) => f.rule.startsWith('confirmation-'))
+        .map(brief),
+    ).toEqual([
+      { endpoint: 0, pointer: '/paths/~1a/get', severity: 'warning' },
+      { endpoint: 1, pointer: '/paths/~1b/post', severity: 'info' },
+    ]);
+  });
+
+  it('a GET that changes something blocks no platform but warns GPT Actions', () => {
+    const { readiness: r } = validate(oas3({ '/a': { get: good('deleteUser') } })).validations;
+    expect(r.platforms.gpt_actions).toEqual({ ready: true, blocking: 0, warnings: 1 });
+    expect(r.platforms.openai).toEqual({ ready: true, blocking: 0, warnings: 0 });
+  });
+});
+
+describe('parameter-enum-missing (the description lists the values, the schema has no enum)', () => {
+  const param = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ name: 'sort', in: 'query', description, schema });
+  it.each([
+    ['backticked values', 'Possible values are `asc` and `desc`. Default `asc`.', ['asc', 'desc']],
+    ['quoted values', 'Must be one of "new", "old" or "all".', ['new', 'old', 'all']],
+    ['a bare list in parentheses', 'The level (one of org, private, public).', ['org', 'private', 'public']],
+    ['a bare list with and', 'Allowed values: name, created and size', ['name', 'created', 'size']],
+    ['values not read', 'Valid values are listed on the sorting page.', null],
+  ])('%s', (_name, description, fix) => {
+    const got = findings(oas3({ '/a': { get: good('a', { parameters: [param(description)] }) } }), 'parameter-enum-missing');
+    expect(got.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/get/parameters/0', severity: 'info' }]);
+    expect(got[0]!.fix).toEqual(fix);
+    // Swagger 2.0: the type and the enum on the parameter itself.
+    const two = findings(
+      swagger2({ '/a': { get: good('a', { parameters: [{ name: 'sort', in: 'query', type: 'string', description }] }) } }),
+      'parameter-enum-missing',
+    );
+    expect(two.map((f) => f.fix)).toEqual([fix]);
+  });
+
+  it.each([
+    ['an enum already', param('One of `asc`, `desc`.', { type: 'string', enum: ['asc', 'desc'] })],
+    ['not a string', param('One of `1`, `2`.', { type: 'integer' })],
+    ['no list of values', param('The sort order; the server picks one of the fields.')],
+    ['"one of the …" is not a list', param('Limits the results to the columns of one of the end points.')],
+  ])('not on %s', (_name, p) => {
+    expect(findings(oas3({ '/a': { get: good('a', { parameters: [p] }) } }), 'parameter-enum-missing')).toEqual([]);
+  });
+
+  it('a referenced schema is flagged without a fix (it is shared)', () => {
+    const doc = oas3(
+      { '/a': { get: good('a', { parameters: [param('One of `asc`, `desc`.', { $ref: '#/components/schemas/Order' } as never)] }) } },
+      { components: { schemas: { Order: { type: 'string' } } } },
+    );
+    expect(findings(doc, 'parameter-enum-missing').map((f) => f.fix)).toEqual([null]);
+  });
+});
+
 describe('response-unbounded (GPT Actions: payloads under 100,000 characters)', () => {
   const list = { type: 'array', items: { type: 'string' } };
   const ok = (schema: unknown) => ({ '200': { description: 'ok', content: { 'application/json': { schema } } } });
@@ -654,8 +805,19 @@ describe('real API descriptions (../shared/specs and test/fixtures/specs)', () =
 
   it('sane on known documents', () => {
     const rules = (file: string) => new Set(validate(JSON.parse(readFileSync(`${FIXTURES}specs/${file}`, 'utf8'))).validations.findings.map((f) => f.rule));
-    expect(rules('nl_business_gov.json')).toEqual(new Set());
-    expect(rules('slack.json')).toEqual(new Set(['summary-missing', 'header-parameter-unsupported', 'too-many-tools', 'descriptions-near-duplicate']));
+    // No operation documents an error: one finding for the document.
+    expect(rules('nl_business_gov.json')).toEqual(new Set(['response-error-undocumented']));
+    // GET /auth.revoke, /views.publish, /views.update; `sort` lists `relevant`, `name`, … without an enum.
+    expect(rules('slack.json')).toEqual(
+      new Set([
+        'summary-missing',
+        'header-parameter-unsupported',
+        'parameter-enum-missing',
+        'confirmation-missing',
+        'too-many-tools',
+        'descriptions-near-duplicate',
+      ]),
+    );
     expect(rules('uber.swagger2.json')).toEqual(new Set(['operation-id-missing', 'description-too-long', 'response-unbounded']));
     expect(rules('webhook-example.oas31.json')).toEqual(new Set(['server-missing']));
   });

@@ -2,6 +2,7 @@ import type { EndpointSource } from '../endpoints.js';
 import type { ApiDocument, Endpoint } from '../types.js';
 import type { RuleFinding } from '../wire-types.js';
 import { authRules } from './auth.js';
+import { effectRules } from './effects.js';
 import { operationIdRules } from './operation-id.js';
 import { parameterRules } from './parameters.js';
 import { referenceRules } from './references.js';
@@ -25,6 +26,7 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
   parameterRules,
   requestBodyRules,
   responseRules,
+  effectRules,
   referenceRules,
   serverRules,
   authRules,

@@ -1,6 +1,6 @@
 import { isPlainObject } from '../problems.js';
 import { resolveLocalRef } from '../refs.js';
-import { child, finding, type RuleFamily } from './rule.js';
+import { ALL_PLATFORMS, child, finding, type RuleFamily } from './rule.js';
 import { mediaTypeEssence } from '../media-types.js';
 
 /** GPT Actions: request and response payloads under 100,000 characters (docs/platform-rules.md). */
@@ -16,17 +16,31 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$|^\*\/\*$/;
  * it (`limit`, `per_page`, `$top`, …). Nothing then keeps the answer under GPT Actions'
  * 100,000 characters, past which the call fails; other platforms pay for it in context.
  * A warning: the document cannot say how long real answers are, only that nothing bounds them.
+ *
+ * response-error-undocumented (info): an operation that documents its responses documents no
+ * error (4xx, 5xx, `4XX`, `5XX` or `default`), so when a call fails the model learns nothing
+ * of why. One cause, one finding: when no operation of the document documents an error, a
+ * single finding on the document (`/paths`) rather than one per operation; otherwise one per
+ * operation that lacks what the others have. Operations documenting no response at all are
+ * left out (nothing there to add an error beside).
  */
 export const responseRules: RuleFamily = {
-  ids: ['response-unbounded'],
+  ids: ['response-unbounded', 'response-error-undocumented'],
   check(ctx) {
+    const withoutErrors: number[] = [];
+    let documented = 0;
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const e = ctx.endpoints[i]!;
+      const written = ctx.sources[i]!.operation.responses;
+      if (isPlainObject(written) && documentsResponses(written)) {
+        documented++;
+        if (!hasErrorResponse(written)) withoutErrors.push(i);
+      }
       const found = unboundedSuccess(ctx.doc, e.responseBody);
       if (found === null || hasBoundingParameter(ctx.doc, e.requestParameters)) continue;
       const source = ctx.sources[i]!;
-      const written = isPlainObject(source.operation.responses) ? source.operation.responses[found.status] : undefined;
-      const inline = !ctx.swagger2 && isPlainObject(written) && typeof written.$ref !== 'string';
+      const response = isPlainObject(written) ? written[found.status] : undefined;
+      const inline = !ctx.swagger2 && isPlainObject(response) && typeof response.$ref !== 'string';
       ctx.emit(
         finding(
           'response-unbounded',
@@ -38,8 +52,48 @@ export const responseRules: RuleFamily = {
         ),
       );
     }
+    if (withoutErrors.length === 0) return;
+    if (withoutErrors.length === documented) {
+      ctx.emit(
+        finding(
+          'response-error-undocumented',
+          'info',
+          null,
+          '/paths',
+          'No operation documents an error response (4xx, 5xx or default): when a call fails, the model cannot tell why, or whether to retry, fix its arguments or ask the user.',
+          ALL_PLATFORMS,
+        ),
+      );
+      return;
+    }
+    for (const i of withoutErrors) {
+      ctx.emit(
+        finding(
+          'response-error-undocumented',
+          'info',
+          i,
+          child(ctx.sources[i]!.pointer, 'responses'),
+          'No error response (4xx, 5xx or default) is documented, as other operations of this API document theirs: when a call fails, the model cannot tell why.',
+          ALL_PLATFORMS,
+        ),
+      );
+    }
   },
 };
+
+/** Some response is documented (a key that is not an `x-` extension). */
+function documentsResponses(responses: Record<string, unknown>): boolean {
+  for (const key in responses) if (!key.startsWith('x-')) return true;
+  return false;
+}
+
+/** A `default` response, or a status code (or range) of the 4xx or 5xx class. */
+function hasErrorResponse(responses: Record<string, unknown>): boolean {
+  for (const key in responses) {
+    if (key === 'default' || (key.length === 3 && (key[0] === '4' || key[0] === '5'))) return true;
+  }
+  return false;
+}
 
 /** The first success status (2xx, else `default`) whose JSON schema is an unbounded list, with its media type. */
 function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string, unknown>): { status: string; mediaType: string } | null {

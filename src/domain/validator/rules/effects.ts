@@ -1,0 +1,126 @@
+import { finding, type Platform, q, type RuleFamily } from './rule.js';
+
+/**
+ * GPT Actions asks the user before calling an operation when `x-openai-isConsequential` is
+ * true, and defaults it to false for GET and true for every other method (docs/platform-rules.md).
+ * An operation's name says what it does, so the default is wrong where the name and the method
+ * disagree:
+ *
+ * - confirmation-missing (warning): a GET named for a change (`deleteUser`, `GET
+ *   /orders/{id}/cancel`) runs without asking the user. Fix: `true`.
+ * - confirmation-unneeded (info): a POST named for a read (`searchPets`, `POST /query`) asks the
+ *   user on every call, with no "Always allow". Fix: `false`.
+ *
+ * The name is the operationId's verb (its first word, or its last when the first is no verb:
+ * `users_delete`, `drive.files.delete`), and the path's last segment when it is one word that is
+ * only ever a verb (`/orders/{id}/cancel`, not `/store/order`) or a custom method
+ * (`/{name}:cancel`). An explicit `x-openai-isConsequential` is never second-guessed.
+ */
+export const effectRules: RuleFamily = {
+  ids: ['confirmation-missing', 'confirmation-unneeded'],
+  check(ctx) {
+    for (let i = 0; i < ctx.endpoints.length; i++) {
+      const e = ctx.endpoints[i]!;
+      if (e.type !== 'GET' && e.type !== 'POST') continue;
+      const source = ctx.sources[i]!;
+      const flag = source.operation[CONSEQUENTIAL];
+      const name = nameWords(e.operationId, e.path);
+      const changes = name.verb !== null && CHANGING.has(name.verb) ? name.verb : name.others.find((w) => ONLY_CHANGING.has(w));
+      if (e.type === 'GET') {
+        if (changes === undefined || flag === true) continue;
+        ctx.emit(
+          finding(
+            'confirmation-missing',
+            'warning',
+            i,
+            source.pointer,
+            `A GET named for a change (${q(changes)}): GPT Actions calls a GET without asking the user unless ${CONSEQUENTIAL} is true.`,
+            GPT_ACTIONS,
+            true,
+          ),
+        );
+        continue;
+      }
+      if (changes !== undefined || flag === false) continue;
+      const reads = name.verb !== null && READING.has(name.verb) ? name.verb : name.others.find((w) => ONLY_READING.has(w));
+      if (reads === undefined) continue;
+      ctx.emit(
+        finding(
+          'confirmation-unneeded',
+          'info',
+          i,
+          source.pointer,
+          `A POST named for a read (${q(reads)}): GPT Actions asks the user before every call of it, with no “Always allow”, unless ${CONSEQUENTIAL} is false.`,
+          GPT_ACTIONS,
+          false,
+        ),
+      );
+    }
+  },
+};
+
+const CONSEQUENTIAL = 'x-openai-isConsequential';
+const GPT_ACTIONS: readonly Platform[] = ['gpt_actions'];
+
+/** Verbs of operations that change something. */
+const CHANGING = new Set(
+  (
+    'delete remove destroy purge erase drop create add insert update modify edit patch put set change replace rename move ' +
+    'send post publish unpublish submit pay charge refund transfer cancel revoke approve reject decline accept archive ' +
+    'unarchive restore reset execute run trigger start stop restart kill terminate enable disable activate deactivate ' +
+    'subscribe unsubscribe invite assign unassign upload import sync mark lock unlock ban unban block unblock follow unfollow ' +
+    'like unlike vote book reserve order buy purchase sell sign merge close reopen mute unmute clear flush register ' +
+    'unregister logout deploy rollback apply increment decrement write save store'
+  ).split(' '),
+);
+
+/** Changing verbs that are never also nouns a path or an id names a thing by (`order`, `store`, `merge` are): read anywhere in a name. */
+const ONLY_CHANGING = new Set(
+  (
+    'delete remove destroy purge cancel revoke approve reject decline archive unarchive restore reset execute run trigger ' +
+    'start stop restart terminate enable disable activate deactivate subscribe unsubscribe send publish unpublish submit pay ' +
+    'refund transfer logout deploy rollback reopen mute unmute unfollow lock unlock ban unban unblock create update add invite ' +
+    'assign unassign kill flush'
+  ).split(' '),
+);
+
+/** Verbs that name neither a change nor a read the rules act on: the operationId's first word is still its verb. */
+const OTHER_VERBS = new Set('get fetch show view describe download export check verify has is exists watch head'.split(' '));
+
+/** Reading verbs that are never also nouns or states (`list`, `count`, `read` are): read anywhere in a name. */
+const ONLY_READING = new Set(
+  (
+    'search query lookup preview estimate calculate compute simulate validate translate convert render summarize summarise ' +
+    'classify analyze analyse detect suggest autocomplete'
+  ).split(' '),
+);
+
+/** Verbs of operations that only read or compute, as an operationId's first word. */
+const READING = new Set([...ONLY_READING, 'find', 'list', 'count', 'match', 'filter', 'retrieve', 'read']);
+
+/** The words of `text`: runs of letters and digits, camelCase split, lower case. */
+function words(text: string): string[] {
+  return (text.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g) ?? []).map((w) => w.toLowerCase());
+}
+
+/**
+ * An operation's name (see effectRules): the operationId's first word (its verb) and the
+ * other words that may name its action: the id's last word when the first is no verb, and the
+ * path's last segment when it is one word or a custom method.
+ */
+function nameWords(operationId: string | null, path: string): { verb: string | null; others: string[] } {
+  const others: string[] = [];
+  let verb: string | null = null;
+  if (operationId !== null) {
+    const id = words(operationId.slice(Math.max(operationId.lastIndexOf('.'), operationId.lastIndexOf(':')) + 1));
+    verb = id[0] ?? null;
+    if (verb !== null && id.length > 1 && !CHANGING.has(verb) && !READING.has(verb) && !OTHER_VERBS.has(verb)) others.push(id[id.length - 1]!);
+  }
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  const colon = segment.lastIndexOf(':');
+  // `/{name}:cancel`: a custom method (Google's API style) after the template.
+  const last = colon !== -1 && !segment.slice(colon + 1).includes('{') ? segment.slice(colon + 1) : segment.includes('{') ? '' : segment;
+  const literal = words(last);
+  if (literal.length === 1) others.push(literal[0]!);
+  return { verb, others };
+}
