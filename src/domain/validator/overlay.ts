@@ -52,11 +52,6 @@ export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): O
       else if (!entry.parameters.some((p) => p.name === (f.fix as Json).name)) entry.parameters.push(f.fix);
     } else if ((f.rule === 'confirmation-missing' || f.rule === 'confirmation-unneeded') && typeof f.fix === 'boolean') {
       update(`${f.pointer}\u0000${CONSEQUENTIAL}`, f.pointer, CONSEQUENTIAL, f.fix, f);
-    } else if (f.rule === 'parameter-enum-missing' && Array.isArray(f.fix)) {
-      // OpenAPI 3: the parameter's (inline) schema; Swagger 2.0: the parameter itself.
-      const parameter = valueAt(root, f.pointer);
-      const schema = isPlainObject(parameter) && isPlainObject(parameter.schema) ? `${f.pointer}/schema` : f.pointer;
-      update(`${schema}\u0000enum`, schema, 'enum', f.fix, f);
     } else if (f.rule === 'server-insecure' && typeof f.fix === 'string' && !done.has('server')) {
       done.add('server');
       actions.push(...serverActions(root, f));

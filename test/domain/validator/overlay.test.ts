@@ -141,38 +141,26 @@ describe('fixesOverlay', () => {
     expect(validateDocument(fixed).validations.findings.filter((f) => f.rule === 'server-insecure')).toEqual([]);
   });
 
-  it('x-openai-isConsequential on operations named against their method; enums from described values (3: the schema, 2.0: the parameter)', () => {
+  it('x-openai-isConsequential on operations named against their method', () => {
     const texts = { summary: 'S', description: 'D.' };
-    const sort = { name: 'sort', in: 'query', description: 'One of `asc`, `desc`.' };
     const three = parse({
       openapi: '3.0.3',
       info,
       servers: [{ url: 'https://api.example.com' }],
       paths: {
-        '/a': { get: { operationId: 'deleteA', ...texts, parameters: [{ ...sort, schema: { type: 'string' } }] } },
+        '/a': { get: { operationId: 'deleteA', ...texts } },
         '/b': { post: { operationId: 'searchB', ...texts } },
       },
     });
     const overlay = fixesOverlay(three);
     expect(overlay.actions.map(({ target, update }) => ({ target, update }))).toEqual([
-      { target: "$.paths['/a'].get.parameters[0].schema", update: { enum: ['asc', 'desc'] } },
       { target: "$.paths['/a'].get", update: { 'x-openai-isConsequential': true } },
       { target: "$.paths['/b'].post", update: { 'x-openai-isConsequential': false } },
     ]);
     const fixed = applyOverlay(three, overlay) as Json;
-    expect(fixed.paths['/a'].get.parameters[0].schema).toEqual({ type: 'string', enum: ['asc', 'desc'] });
-    const rules = new Set(['confirmation-missing', 'confirmation-unneeded', 'parameter-enum-missing']);
-    expect(validateDocument(fixed).validations.findings.filter((f) => rules.has(f.rule))).toEqual([]);
-
-    const two = parse({
-      swagger: '2.0',
-      info,
-      host: 'api.example.com',
-      schemes: ['https'],
-      paths: { '/a': { get: { operationId: 'a', ...texts, parameters: [{ ...sort, type: 'string' }] } } },
-    });
-    const fixedTwo = applyOverlay(two, fixesOverlay(two)) as Json;
-    expect(fixedTwo.paths['/a'].get.parameters[0]).toEqual({ ...sort, type: 'string', enum: ['asc', 'desc'] });
+    expect(fixed.paths['/a'].get['x-openai-isConsequential']).toBe(true);
+    expect(fixed.paths['/b'].post['x-openai-isConsequential']).toBe(false);
+    expect(validateDocument(fixed).validations.findings.filter((f) => f.rule.startsWith('confirmation-'))).toEqual([]);
   });
 
   it('a document with nothing to fix gives no actions; one that is not OpenAPI is refused', () => {

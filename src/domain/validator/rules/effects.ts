@@ -11,10 +11,11 @@ import { finding, type Platform, q, type RuleFamily } from './rule.js';
  * - confirmation-unneeded (info): a POST named for a read (`searchPets`, `POST /query`) asks the
  *   user on every call, with no "Always allow". Fix: `false`.
  *
- * The name is the operationId's verb (its first word, or its last when the first is no verb:
- * `users_delete`, `drive.files.delete`), and the path's last segment when it is one word that is
- * only ever a verb (`/orders/{id}/cancel`, not `/store/order`) or a custom method
- * (`/{name}:cancel`). An explicit `x-openai-isConsequential` is never second-guessed.
+ * The name is the operationId's verb: after its last `.`, `:` or `/` (`drive.files.delete`), the
+ * first `_`-separated part that starts with a verb (Azure's `SyncMembers_Get`; not a leading
+ * `GET_`), else its first word. Only when that is no verb do other words count: the id's last
+ * word (`usersDelete`) and the path's last segment when it is one word that is only ever a verb
+ * (`/orders/{id}/cancel`, not `/store/order`) or a custom method (`/{name}:cancel`). An explicit `x-openai-isConsequential` is never second-guessed.
  */
 export const effectRules: RuleFamily = {
   ids: ['confirmation-missing', 'confirmation-unneeded'],
@@ -24,9 +25,11 @@ export const effectRules: RuleFamily = {
       if (e.type !== 'GET' && e.type !== 'POST') continue;
       const source = ctx.sources[i]!;
       const flag = source.operation[CONSEQUENTIAL];
-      const name = nameWords(e.operationId, e.path);
-      const changes = name.verb !== null && CHANGING.has(name.verb) ? name.verb : name.others.find((w) => ONLY_CHANGING.has(w));
+      const name = nameWords(e.operationId, e.type, e.path);
+      // The id's verb says what the operation does; the other words only when it has none.
+      const verb = name.verb !== null && isVerb(name.verb) ? name.verb : null;
       if (e.type === 'GET') {
+        const changes = verb !== null ? (CHANGING.has(verb) ? verb : undefined) : name.others.find((w) => ONLY_CHANGING.has(w));
         if (changes === undefined || flag === true) continue;
         ctx.emit(
           finding(
@@ -41,8 +44,9 @@ export const effectRules: RuleFamily = {
         );
         continue;
       }
-      if (changes !== undefined || flag === false) continue;
-      const reads = name.verb !== null && READING.has(name.verb) ? name.verb : name.others.find((w) => ONLY_READING.has(w));
+      // Confirmation is dropped only for a name with no sign of a change anywhere.
+      if (flag === false || (verb !== null && CHANGING.has(verb)) || name.others.some((w) => ONLY_CHANGING.has(w))) continue;
+      const reads = verb !== null ? (READING.has(verb) ? verb : undefined) : name.others.find((w) => ONLY_READING.has(w));
       if (reads === undefined) continue;
       ctx.emit(
         finding(
@@ -65,19 +69,19 @@ const GPT_ACTIONS: readonly Platform[] = ['gpt_actions'];
 /** Verbs of operations that change something. */
 const CHANGING = new Set(
   (
-    'delete remove destroy purge erase drop create add insert update modify edit patch put set change replace rename move ' +
-    'send post publish unpublish submit pay charge refund transfer cancel revoke approve reject decline accept archive ' +
-    'unarchive restore reset execute run trigger start stop restart kill terminate enable disable activate deactivate ' +
-    'subscribe unsubscribe invite assign unassign upload import sync mark lock unlock ban unban block unblock follow unfollow ' +
-    'like unlike vote book reserve order buy purchase sell sign merge close reopen mute unmute clear flush register ' +
-    'unregister logout deploy rollback apply increment decrement write save store'
+    'delete remove destroy purge erase drop create add insert update modify edit patch put replace rename move ' +
+    'send publish unpublish submit pay refund transfer cancel revoke approve reject decline accept archive ' +
+    'unarchive restore reset execute run trigger start restart kill terminate enable disable activate deactivate ' +
+    'subscribe unsubscribe invite assign unassign import unlock ban unban unblock follow unfollow unlike reserve ' +
+    'buy purchase sell merge close reopen mute unmute clear flush register unregister logout deploy rollback apply ' +
+    'increment decrement write save refresh reindex rebuild regenerate rotate renew retry resend resume pause suspend'
   ).split(' '),
 );
 
-/** Changing verbs that are never also nouns a path or an id names a thing by (`order`, `store`, `merge` are): read anywhere in a name. */
+/** Changing verbs that are never also nouns a path or an id names a thing by (`order`, `archive`, `merge` are): read anywhere in a name. */
 const ONLY_CHANGING = new Set(
   (
-    'delete remove destroy purge cancel revoke approve reject decline archive unarchive restore reset execute run trigger ' +
+    'delete remove destroy purge cancel revoke approve reject decline unarchive restore reset execute run trigger ' +
     'start stop restart terminate enable disable activate deactivate subscribe unsubscribe send publish unpublish submit pay ' +
     'refund transfer logout deploy rollback reopen mute unmute unfollow lock unlock ban unban unblock create update add invite ' +
     'assign unassign kill flush'
@@ -85,36 +89,45 @@ const ONLY_CHANGING = new Set(
 );
 
 /** Verbs that name neither a change nor a read the rules act on: the operationId's first word is still its verb. */
-const OTHER_VERBS = new Set('get fetch show view describe download export check verify has is exists watch head'.split(' '));
+const OTHER_VERBS = new Set('get fetch show view describe download export check verify has is exists watch head set'.split(' '));
 
 /** Reading verbs that are never also nouns or states (`list`, `count`, `read` are): read anywhere in a name. */
 const ONLY_READING = new Set(
   (
-    'search query lookup preview estimate calculate compute simulate validate translate convert render summarize summarise ' +
+    'search query lookup preview estimate calculate compute validate translate render summarize summarise ' +
     'classify analyze analyse detect suggest autocomplete'
   ).split(' '),
 );
 
 /** Verbs of operations that only read or compute, as an operationId's first word. */
-const READING = new Set([...ONLY_READING, 'find', 'list', 'count', 'match', 'filter', 'retrieve', 'read']);
+const READING = new Set([...ONLY_READING, 'find', 'list', 'count', 'match', 'filter', 'retrieve', 'read', 'simulate']);
+
+function isVerb(word: string): boolean {
+  return CHANGING.has(word) || READING.has(word) || OTHER_VERBS.has(word);
+}
 
 /** The words of `text`: runs of letters and digits, camelCase split, lower case. */
 function words(text: string): string[] {
   return (text.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g) ?? []).map((w) => w.toLowerCase());
 }
 
-/**
- * An operation's name (see effectRules): the operationId's first word (its verb) and the
- * other words that may name its action: the id's last word when the first is no verb, and the
- * path's last segment when it is one word or a custom method.
- */
-function nameWords(operationId: string | null, path: string): { verb: string | null; others: string[] } {
+/** An operation's name (see effectRules): the operationId's verb, and the other words that may name its action when that is no verb. */
+function nameWords(operationId: string | null, method: string, path: string): { verb: string | null; others: string[] } {
   const others: string[] = [];
   let verb: string | null = null;
   if (operationId !== null) {
-    const id = words(operationId.slice(Math.max(operationId.lastIndexOf('.'), operationId.lastIndexOf(':')) + 1));
-    verb = id[0] ?? null;
-    if (verb !== null && id.length > 1 && !CHANGING.has(verb) && !READING.has(verb) && !OTHER_VERBS.has(verb)) others.push(id[id.length - 1]!);
+    const name = operationId.slice(Math.max(operationId.lastIndexOf('.'), operationId.lastIndexOf(':'), operationId.lastIndexOf('/')) + 1);
+    const id = words(name);
+    // `Noun_Verb` (Azure's `SyncMembers_Get`, `droplets_get_Status`): the first part after `_`
+    // that starts with a verb; a leading part that is the method (`GET_CreateDomain`) is no verb.
+    const parts = name.split('_');
+    const from = parts.length > 1 && parts[0]!.toUpperCase() === method ? 1 : 0;
+    for (let k = from; k < parts.length && parts.length > 1 && verb === null; k++) {
+      const first = words(parts[k]!)[0];
+      if (first !== undefined && isVerb(first)) verb = first;
+    }
+    verb ??= id[0] ?? null;
+    if (verb !== null && !isVerb(verb) && id.length > 1) others.push(id[id.length - 1]!);
   }
   const segment = path.slice(path.lastIndexOf('/') + 1);
   const colon = segment.lastIndexOf(':');

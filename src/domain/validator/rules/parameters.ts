@@ -116,8 +116,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
         ),
       );
     }
-    const listed = typeof description === 'string' ? listedValues(ctx.doc, value, description) : null;
-    if (listed !== null) {
+    if (typeof description === 'string' && listsValues(ctx.doc, value, description)) {
       ctx.emit(
         finding(
           'parameter-enum-missing',
@@ -126,7 +125,6 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
           pointerOf(source, p),
           `The description of parameter ${q(name)} lists its values, but its schema has no enum: the model must guess how to spell them, where an enum would give it the choice.`,
           ALL_PLATFORMS,
-          listed.length > 1 ? listed : null,
         ),
       );
     }
@@ -175,39 +173,21 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
   }
 }
 
-/** Words by which a description introduces the values a parameter takes (not "one of the end points"). */
+/**
+ * Words by which a description introduces the values a parameter takes (not "one of the end
+ * points"; not "can be either the ID or the ARN", which names kinds of value, not values).
+ */
 const LISTS_VALUES =
-  /\b(?:one of(?!\s+(?:the|these|those|them|its|our|your|their|his|her|my|many|several|a|an|two|three)\b)|possible values|allowed values|valid values|accepted values|supported values|available values|valid options|possible options|must be either|can be either)\b/i;
-/** A value quoted after them: in backticks, straight or typographic quotes, at most 64 characters. */
-const QUOTED_VALUE = /`([^`\s][^`]{0,63})`|"([^"\s][^"]{0,63})"|'([^'\s][^']{0,63})'|“([^”\s][^”]{0,63})”/g;
-/** A bare value of a list (`one of org, private, public`). */
-const BARE_VALUE = /^[\w.-]{1,64}$/;
-const NO_VALUES: string[] = [];
+  /\b(?:one of(?!\s+(?:the|these|those|them|its|our|your|their|his|her|my|many|several|a|an|two|three)\b)|possible values|allowed values|valid values|accepted values|supported values|available values|valid options|possible options)\b/i;
 
 /**
- * For a string parameter without an enum whose description lists its values: the values of
- * the sentence that introduces them, quoted or else a bare list (`one of a, b or c`): two or
- * more make the fix; an empty list when they cannot be read. Null when the rule does not
- * apply. A schema given by `$ref` is read but proposed no fix (changing it would change every
- * parameter sharing it).
+ * A string parameter without an enum whose description introduces its values. No fix is
+ * computed: over the public corpus, values read from descriptions were too often not the
+ * parameter's whole value (a comma-separated list, a filter expression, `name desc`).
  */
-function listedValues(doc: ApiDocument, parameter: Record<string, unknown>, description: string): string[] | null {
-  const written = parameter.schema;
-  const schema = written === undefined ? parameter : resolveLocalRef(doc, written);
-  if (schema === null || schema.type !== 'string' || schema.enum !== undefined || parameter.enum !== undefined) return null;
-  const intro = LISTS_VALUES.exec(description);
-  if (intro === null) return null;
-  if (isPlainObject(written) && typeof written.$ref === 'string') return NO_VALUES;
-  const sentence = description.slice(intro.index + intro[0].length).split(/\.(?:\s|$)/, 1)[0]!;
-  const values = new Set<string>();
-  for (const m of sentence.matchAll(QUOTED_VALUE)) values.add(m[1] ?? m[2] ?? m[3] ?? m[4]!);
-  if (values.size > 1) return [...values];
-  const bare = sentence
-    .split(')', 1)[0]!
-    .replace(/^\s*(?:are|is|include|includes|:)\s*/i, '')
-    .split(/\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+/)
-    .map((v) => v.trim());
-  return bare.length > 1 && bare.every((v) => BARE_VALUE.test(v)) ? bare : NO_VALUES;
+function listsValues(doc: ApiDocument, parameter: Record<string, unknown>, description: string): boolean {
+  const schema = parameter.schema === undefined ? parameter : resolveLocalRef(doc, parameter.schema);
+  return schema !== null && schema.type === 'string' && schema.enum === undefined && parameter.enum === undefined && LISTS_VALUES.test(description);
 }
 
 const NO_NAMES: string[] = [];
