@@ -5,6 +5,7 @@
  */
 import { validateDocument } from './index.js';
 import { isPlainObject } from './problems.js';
+import { CONSEQUENTIAL } from './rules/effects.js';
 import type { RuleFinding } from './types.js';
 import type { Overlay, OverlayAction } from './wire-types.js';
 
@@ -12,7 +13,6 @@ export type { Overlay, OverlayAction } from './wire-types.js';
 
 type Json = Record<string, unknown>;
 
-const CONSEQUENTIAL = 'x-openai-isConsequential';
 const NAME_RULES = new Set(['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate']);
 
 /**

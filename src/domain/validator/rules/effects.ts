@@ -15,7 +15,8 @@ import { finding, type Platform, q, type RuleFamily } from './rule.js';
  * first `_`-separated part that starts with a verb (Azure's `SyncMembers_Get`; not a leading
  * `GET_`), else its first word. Only when that is no verb do other words count: the id's last
  * word (`usersDelete`) and the path's last segment when it is one word that is only ever a verb
- * (`/orders/{id}/cancel`, not `/store/order`) or a custom method (`/{name}:cancel`). An explicit `x-openai-isConsequential` is never second-guessed.
+ * (`/orders/{id}/cancel`, not `/store/order`) or a custom method (`/{name}:cancel`). An
+ * explicit `x-openai-isConsequential` is never second-guessed.
  */
 export const effectRules: RuleFamily = {
   ids: ['confirmation-missing', 'confirmation-unneeded'],
@@ -25,11 +26,10 @@ export const effectRules: RuleFamily = {
       if (e.type !== 'GET' && e.type !== 'POST') continue;
       const source = ctx.sources[i]!;
       const flag = source.operation[CONSEQUENTIAL];
-      const name = nameWords(e.operationId, e.type, e.path);
       // The id's verb says what the operation does; the other words only when it has none.
-      const verb = name.verb !== null && isVerb(name.verb) ? name.verb : null;
+      const { verb, others } = nameWords(e.operationId, e.type, e.path);
       if (e.type === 'GET') {
-        const changes = verb !== null ? (CHANGING.has(verb) ? verb : undefined) : name.others.find((w) => ONLY_CHANGING.has(w));
+        const changes = verb !== null ? (CHANGING.has(verb) ? verb : undefined) : others.find((w) => ONLY_CHANGING.has(w));
         if (changes === undefined || flag === true) continue;
         ctx.emit(
           finding(
@@ -45,8 +45,8 @@ export const effectRules: RuleFamily = {
         continue;
       }
       // Confirmation is dropped only for a name with no sign of a change anywhere.
-      if (flag === false || (verb !== null && CHANGING.has(verb)) || name.others.some((w) => ONLY_CHANGING.has(w))) continue;
-      const reads = verb !== null ? (READING.has(verb) ? verb : undefined) : name.others.find((w) => ONLY_READING.has(w));
+      if (flag === false || (verb !== null && CHANGING.has(verb)) || others.some((w) => ONLY_CHANGING.has(w))) continue;
+      const reads = verb !== null ? (READING.has(verb) ? verb : undefined) : others.find((w) => ONLY_READING.has(w));
       if (reads === undefined) continue;
       ctx.emit(
         finding(
@@ -63,7 +63,8 @@ export const effectRules: RuleFamily = {
   },
 };
 
-const CONSEQUENTIAL = 'x-openai-isConsequential';
+/** GPT Actions' operation extension: ask the user before each call (docs/platform-rules.md). */
+export const CONSEQUENTIAL = 'x-openai-isConsequential';
 const GPT_ACTIONS: readonly Platform[] = ['gpt_actions'];
 
 /** Verbs of operations that change something. */
@@ -111,23 +112,26 @@ function words(text: string): string[] {
   return (text.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g) ?? []).map((w) => w.toLowerCase());
 }
 
-/** An operation's name (see effectRules): the operationId's verb, and the other words that may name its action when that is no verb. */
+/**
+ * An operation's name (see effectRules): the operationId's verb (null when it has none), and
+ * the other words that may name its action: the id's last word, when its first is no verb,
+ * and the path's last segment.
+ */
 function nameWords(operationId: string | null, method: string, path: string): { verb: string | null; others: string[] } {
   const others: string[] = [];
   let verb: string | null = null;
   if (operationId !== null) {
     const name = operationId.slice(Math.max(operationId.lastIndexOf('.'), operationId.lastIndexOf(':'), operationId.lastIndexOf('/')) + 1);
-    const id = words(name);
-    // `Noun_Verb` (Azure's `SyncMembers_Get`, `droplets_get_Status`): the first part after `_`
-    // that starts with a verb; a leading part that is the method (`GET_CreateDomain`) is no verb.
+    // `Noun_Verb` (Azure's `SyncMembers_Get`, `droplets_get_Status`): the first part that starts
+    // with a verb; a leading part that is the method (`GET_CreateDomain`) is no verb.
     const parts = name.split('_');
-    const from = parts.length > 1 && parts[0]!.toUpperCase() === method ? 1 : 0;
-    for (let k = from; k < parts.length && parts.length > 1 && verb === null; k++) {
+    for (let k = parts.length > 1 && parts[0]!.toUpperCase() === method ? 1 : 0; k < parts.length && verb === null; k++) {
       const first = words(parts[k]!)[0];
       if (first !== undefined && isVerb(first)) verb = first;
     }
-    verb ??= id[0] ?? null;
-    if (verb !== null && !isVerb(verb) && id.length > 1) others.push(id[id.length - 1]!);
+    const id = words(name);
+    if (verb === null && id[0] !== undefined && isVerb(id[0])) verb = id[0];
+    if (verb === null && id.length > 1) others.push(id[id.length - 1]!);
   }
   const segment = path.slice(path.lastIndexOf('/') + 1);
   const colon = segment.lastIndexOf(':');
