@@ -7,7 +7,7 @@
  *   node dist-bench/bench/profile.js list [postgres]     GET /backend/api/copilots?limit=100 under autocannon
  *   node dist-bench/bench/profile.js delete [postgres]   DELETE of 1,000 links / 100,000 passages
  *   node dist-bench/bench/profile.js validate FILE       GET …/validator, cache cleared each time
- *   node dist-bench/bench/profile.js crawl [postgres]    a crawl of a local 2,000-page site (KB_WORKERS=2)
+ *   node dist-bench/bench/profile.js crawl [postgres]    a crawl of a local 2,000-page site (KB_WORKERS=2 unless set)
  * Profiles go to bench/.work/profiles/.
  */
 import { spawnSync } from 'node:child_process';
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const file = path.join(DIR, `${stamp}-${dialect}.cpuprofile`);
   const env: Record<string, string> =
-    scenario === 'crawl' ? { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' } : { KB_WORKERS: '0' };
+    scenario === 'crawl' ? { KB_WORKERS: process.env.KB_WORKERS ?? '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' } : { KB_WORKERS: '0' };
   await withHost(dialect, env, async (host, service) => {
     const headers = { authorization: `Bearer ${service.key}` };
     if (scenario === 'list') {

@@ -12,6 +12,7 @@ import type { Db, KbLinkRow } from '../storage/schema.js';
 import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
 import { withoutQuery } from '../domain/knowledgebase/links.js';
+import { inTransaction } from '../storage/transaction.js';
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -78,6 +79,15 @@ const count = (n: number) => n.toLocaleString('en-US');
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A claimed job's lease, renewed while the job runs; `signal` aborts when the worker stops or the job is no longer ours. */
+/** Runs a step that ends a job (its outcome written): see IngestionWorker.process. */
+type JobEnd = <T>(write: (db: Db) => Promise<T>) => Promise<T>;
+
+/** A job's end that claims the worker's next job in its transaction (IngestionWorker.runNext): the claim, and the job it committed. */
+interface Chain {
+  claim(trx: Db): Promise<KbLinkRow | undefined>;
+  next?: KbLinkRow;
+}
+
 interface KeptLease {
   readonly signal: AbortSignal;
   /** The link was deleted, re-queued, or taken by another worker: nothing of this job may be written. */
@@ -140,10 +150,14 @@ export class IngestionWorker {
   }
 
   private async loop(): Promise<void> {
+    // The job the last one's end claimed (a crawl's page: endJob), run without a claim of its own.
+    let next: KbLinkRow | undefined;
     while (!this.stopping) {
       let worked = false;
       try {
-        worked = await this.runOne();
+        const claimed = next;
+        next = undefined;
+        ({ worked, next } = await this.runNext(claimed));
       } catch (err) {
         this.options.logger?.error({ err }, 'knowledge-base worker error');
       }
@@ -153,6 +167,7 @@ export class IngestionWorker {
       // HTTP request until it ended.
       else await yieldToEventLoop();
     }
+    if (next) await kb.releaseJob(this.storage.db, { id: next.id, owner: this.owner, generation: Number(next.generation) });
   }
 
   private sleep(ms: number): Promise<void> {
@@ -161,11 +176,25 @@ export class IngestionWorker {
 
   /** Claims and runs one job; false when none was due. */
   async runOne(): Promise<boolean> {
+    return (await this.runNext(undefined, { chain: false })).worked;
+  }
+
+  /**
+   * Runs `claimed`, or claims and runs the next job (a due check when none is); with `chain`, the
+   * transaction that ends a crawl's page claims the worker's next job too (returned as `next`),
+   * rather than a claim of its own waiting for the writer behind the other workers' stores.
+   */
+  private async runNext(claimed: KbLinkRow | undefined, options = { chain: true }): Promise<{ worked: boolean; next?: KbLinkRow }> {
     const now = nowTimestamp();
-    const job = await kb.claimNextJob(this.storage.db, this.storage.dialect, this.owner, now, timestampIn(this.leaseMs));
-    if (!job) return this.checkOne(now);
-    await this.process(job);
-    return true;
+    const job = claimed ?? (await kb.claimNextJob(this.storage.db, this.storage.dialect, this.owner, now, timestampIn(this.leaseMs)));
+    if (!job) return { worked: await this.checkOne(now) };
+    const chain: Chain = {
+      claim: (trx) =>
+        this.stopping ? Promise.resolve(undefined) : kb.claimJob(trx, this.storage.dialect, this.owner, nowTimestamp(), timestampIn(this.leaseMs)),
+    };
+    await this.process(job, options.chain ? chain : undefined);
+    if (chain.next) await kb.noteClaimed(this.storage.db, chain.next.bot_id, nowTimestamp());
+    return { worked: true, next: chain.next };
   }
 
   /** Claims and runs one due check of a link (after the ingestion jobs: a check never delays one); false when none was due. */
@@ -193,7 +222,7 @@ export class IngestionWorker {
     return true;
   }
 
-  private async process(job: KbLinkRow): Promise<void> {
+  private async process(job: KbLinkRow, chain?: Chain): Promise<void> {
     const ref = { id: job.id, owner: this.owner, generation: Number(job.generation) };
     const attempts = Number(job.attempts);
     if (attempts > this.maxAttempts) {
@@ -206,6 +235,18 @@ export class IngestionWorker {
     }
     // A page of a running crawl (crawl.ts): its links are read beside its passages, and the crawl is told when it ends.
     const crawlJob = (await this.options.crawls?.pageOf(job)) ?? null;
+    // Each step that ends the job: for a crawl's page, in one transaction with the page's settling (CrawlHooks.endJob).
+    const end: JobEnd = async (write) => {
+      if (!crawlJob) return write(this.storage.db);
+      let claimed: KbLinkRow | undefined;
+      const claimNext = async (trx: Db) => {
+        claimed = await chain!.claim(trx);
+      };
+      const value = await this.options.crawls!.endJob(crawlJob, write, chain && claimNext);
+      // Committed: the job claimed is the worker's.
+      if (chain) chain.next = claimed;
+      return value;
+    };
     const lease = this.keepLease(ref);
     try {
       const started = performance.now();
@@ -230,17 +271,17 @@ export class IngestionWorker {
       if (lease.lost) return;
       if (passages === null || samePassages(job, passages.sha256, redact)) {
         const previous = { etag: job.etag, lastModified: job.last_modified };
-        if (await refresh.finishUnchangedJob(this.storage.db, ref, { etag: page.etag, lastModified: page.lastModified, previous }, nowTimestamp()))
+        if (await end((db) => refresh.finishUnchangedJob(db, ref, { etag: page.etag, lastModified: page.lastModified, previous }, nowTimestamp())))
           this.options.metrics?.refreshed?.('unchanged');
         return;
       }
       const fetched: FetchedPage = { etag: page.etag, lastModified: page.lastModified, sha256: passages.sha256 ?? null, redacted: redact };
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
-        if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'limit');
+        if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');
         return;
       }
-      const outcome = await this.store(job, ref, passages, lease, fetched);
+      const outcome = await this.store(job, ref, passages, lease, fetched, end);
       if (outcome?.status === 'indexed') {
         this.options.metrics?.indexed(passages.length);
         if (job.content_sha256 !== null) this.options.metrics?.refreshed?.('changed');
@@ -255,12 +296,14 @@ export class IngestionWorker {
       if (lease.lost) return;
       const retry = isTransient(err) && attempts < this.maxAttempts;
       const error = describe(err);
-      const written = await kb.finishJob(this.storage.db, ref, {
-        status: retry ? 'pending' : 'failed',
-        error,
-        ...(retry && { runAfter: timestampIn(this.backoffMs * 2 ** (attempts - 1)) }),
-        now: nowTimestamp(),
-      });
+      const written = await end((db) =>
+        kb.finishJob(db, ref, {
+          status: retry ? 'pending' : 'failed',
+          error,
+          ...(retry && { runAfter: timestampIn(this.backoffMs * 2 ** (attempts - 1)) }),
+          now: nowTimestamp(),
+        }),
+      );
       if (!(err instanceof FetchError || err instanceof ExtractError)) {
         this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
         if (written && !retry) this.options.metrics?.failed('internal');
@@ -286,7 +329,8 @@ export class IngestionWorker {
     ref: { id: string; owner: string; generation: number },
     passages: StoredPassages,
     lease: KeptLease,
-    fetched?: FetchedPage,
+    fetched: FetchedPage | undefined,
+    end: JobEnd,
   ) {
     const { db, dialect } = this.storage;
     // Inside the publishing transaction the bot's stores run one at a time (the lock), so the
@@ -299,14 +343,16 @@ export class IngestionWorker {
     };
     const failed = async (trx: Db, error: string) =>
       (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
-    // The transaction that makes the passages visible: the bot's stores one at a time, the limit checked, then `publish`.
+    // The transaction that makes the passages visible (and ends the job): the bot's stores one at a time, the limit checked, then `publish`.
     const publishing = (publish: (trx: Db) => Promise<boolean>) =>
-      db.transaction().execute(async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
-        await kb.lockBotForStore(trx, dialect, job.bot_id);
-        const error = await overLimit(trx);
-        if (error) return failed(trx, error);
-        return (await publish(trx)) ? { status: 'indexed' } : null;
-      });
+      end((outer) =>
+        inTransaction(outer, async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+          await kb.lockBotForStore(trx, dialect, job.bot_id);
+          const error = await overLimit(trx);
+          if (error) return failed(trx, error);
+          return (await publish(trx)) ? { status: 'indexed' } : null;
+        }),
+      );
     const rowsOf = (start: number, end: number) => {
       const terms = passages.sliceTerms?.(start, end);
       return passages.slice(start, end).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: start + k, content, ...terms?.[k] }));
@@ -324,7 +370,7 @@ export class IngestionWorker {
     }
     // Checked before storing too, so a page over the limit is not written for nothing.
     const early = await overLimit(db);
-    if (early) return failed(db, early);
+    if (early) return end((trx) => failed(trx, early));
     const version = await kb.beginStaging(db, ref, job.bot_id, nowTimestamp());
     if (version === null) return null;
     let termCount = 0;

@@ -107,30 +107,35 @@ export async function insertNewPages(db: Db, rows: readonly CrawlPageRow[]): Pro
   return added;
 }
 
-/** Whether the bot has a knowledge base (its row locked until the transaction ends on PostgreSQL), and its pending links. */
-export async function pendingOfBot(db: Db, dialect: DialectName, botId: string): Promise<{ knowledgeBase: boolean; pending: number }> {
-  const pendingLinks = (eb: ExpressionBuilder<Database, never>) =>
-    eb
-      .selectFrom('kb_links')
-      .select((l) => l.fn.countAll<number>().as('n'))
-      .where('bot_id', '=', botId)
-      .where('status', '=', 'pending');
-  if (dialect === 'postgres') {
-    const knowledgeBase = await db.selectFrom('knowledge_bases').select('bot_id').where('bot_id', '=', botId).forUpdate().executeTakeFirst();
-    const row = await db.selectNoFrom((eb) => pendingLinks(eb).as('pending')).executeTakeFirstOrThrow();
-    return { knowledgeBase: knowledgeBase !== undefined, pending: Number(row.pending) };
-  }
-  const row = await db
-    .selectNoFrom((eb) => [
-      eb
-        .selectFrom('knowledge_bases')
-        .select((k) => k.fn.countAll<number>().as('n'))
-        .where('bot_id', '=', botId)
-        .as('kb'),
-      pendingLinks(eb).as('pending'),
-    ])
-    .executeTakeFirstOrThrow();
-  return { knowledgeBase: Number(row.kb) > 0, pending: Number(row.pending) };
+/**
+ * What queueing a crawl's next pages needs, read at once: its pages in the queue, whether the bot
+ * has a knowledge base (its row locked until the transaction ends on PostgreSQL), the bot's
+ * pending links, and the first `limit` waiting pages of the frontier (shallowest first, then in
+ * the order found). One statement (two on PostgreSQL: the lock first).
+ */
+export async function frontierHead(
+  db: Db,
+  dialect: DialectName,
+  crawl: { id: string; bot_id: string },
+  limit: number,
+): Promise<{ inQueue: number; knowledgeBase: boolean; pending: number; waiting: CrawlPageRow[] }> {
+  if (dialect === 'postgres') await db.selectFrom('knowledge_bases').select('bot_id').where('bot_id', '=', crawl.bot_id).forUpdate().execute();
+  // One row of counts, joined to the waiting pages (none: one row whose page columns are null).
+  const { rows } = await sql<CrawlPageRow & { in_queue: number; kb: number; pending: number }>`
+    select c.in_queue, c.kb, c.pending, p.*
+    from (select
+        (select count(*) from crawl_pages where crawl_id = ${crawl.id} and state = 'queued') as in_queue,
+        (select count(*) from knowledge_bases where bot_id = ${crawl.bot_id}) as kb,
+        (select count(*) from kb_links where bot_id = ${crawl.bot_id} and status = 'pending') as pending) c
+    left join (select * from crawl_pages where crawl_id = ${crawl.id} and state = 'waiting' order by depth, seq limit ${limit}) p on 1 = 1
+    order by p.depth, p.seq`.execute(db);
+  const first = rows[0]!;
+  return {
+    inQueue: Number(first.in_queue),
+    knowledgeBase: Number(first.kb) > 0,
+    pending: Number(first.pending),
+    waiting: rows.filter((r) => r.url !== null).map(({ in_queue: _q, kb: _k, pending: _p, ...page }) => page),
+  };
 }
 
 export async function updatePage(db: Db, crawlId: string, url: string, patch: Partial<Pick<CrawlPageRow, 'state' | 'fetched' | 'updated_at'>>) {
@@ -152,16 +157,6 @@ export async function queuedPageOfLink(db: Db, botId: string, url: string): Prom
   return crawl ? { page, crawl } : undefined;
 }
 
-export async function countPagesIn(db: Db, crawlId: string, states: readonly string[]): Promise<number> {
-  const row = await db
-    .selectFrom('crawl_pages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('crawl_id', '=', crawlId)
-    .where('state', 'in', [...states])
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 export async function hasPagesIn(db: Db, crawlId: string, states: readonly string[]): Promise<boolean> {
   const row = await db
     .selectFrom('crawl_pages')
@@ -173,45 +168,41 @@ export async function hasPagesIn(db: Db, crawlId: string, states: readonly strin
   return row !== undefined;
 }
 
-/** The next waiting pages of the frontier: shallowest first, then in the order found. */
-export async function nextWaitingPages(db: Db, crawlId: string, limit: number): Promise<CrawlPageRow[]> {
-  return db
-    .selectFrom('crawl_pages')
-    .selectAll()
-    .where('crawl_id', '=', crawlId)
-    .where('state', '=', 'waiting')
-    .orderBy('depth')
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
-}
-
 export async function queuedPages(db: Db, crawlId: string): Promise<CrawlPageRow[]> {
   return db.selectFrom('crawl_pages').selectAll().where('crawl_id', '=', crawlId).where('state', '=', 'queued').execute();
 }
 
 /**
  * A queued page whose link is no longer pending takes the link's outcome: `indexed`, or `failed`
- * (failed, or deleted meanwhile). One statement: nothing when the link is still pending.
+ * (failed, or deleted meanwhile). One statement: nothing when the link is still pending, except
+ * that `fetched` marks the page fetched either way (its job's end: CrawlRunner.endJob).
  */
-export async function settlePage(db: Db, botId: string, crawlId: string, url: string, now: string): Promise<void> {
-  const link = (eb: ExpressionBuilder<Database, 'crawl_pages'>) =>
-    eb.selectFrom('kb_links').where('kb_links.bot_id', '=', botId).where('kb_links.url', '=', url);
+export async function settlePage(db: Db, botId: string, crawlId: string, url: string, now: string, options: { fetched?: boolean } = {}): Promise<void> {
+  const link = (eb: ExpressionBuilder<Database, 'crawl_pages'>, status: string) =>
+    eb.exists(
+      eb
+        .selectFrom('kb_links')
+        .select('kb_links.id')
+        .where('kb_links.bot_id', '=', botId)
+        .where('kb_links.url', '=', url)
+        .where('kb_links.status', '=', status),
+    );
+  const settles = (eb: ExpressionBuilder<Database, 'crawl_pages'>) => eb.and([eb('state', '=', 'queued'), eb.not(link(eb, 'pending'))]);
   await db
     .updateTable('crawl_pages')
     .set((eb) => ({
       state: eb
         .case()
-        .when(eb.exists(link(eb).select('kb_links.id').where('kb_links.status', '=', 'indexed')))
-        .then('indexed')
-        .else('failed')
+        .when(settles(eb))
+        .then(eb.case().when(link(eb, 'indexed')).then('indexed').else('failed').end())
+        .else(eb.ref('state'))
         .end(),
+      ...(options.fetched && { fetched: 1 }),
       updated_at: now,
     }))
     .where('crawl_id', '=', crawlId)
     .where('url', '=', url)
-    .where('state', '=', 'queued')
-    .where((eb) => eb.not(eb.exists(link(eb).select('kb_links.id').where('kb_links.status', '=', 'pending'))))
+    .$if(!options.fetched, (qb) => qb.where(settles))
     .execute();
 }
 

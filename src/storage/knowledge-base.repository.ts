@@ -272,6 +272,16 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
  * atomic and the single writer serialises them.
  */
 export async function claimNextJob(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<KbLinkRow | undefined> {
+  const job = await claimJob(db, dialect, owner, now, leaseUntil);
+  if (job) await noteClaimed(db, job.bot_id, now);
+  return job;
+}
+
+/**
+ * claimNextJob's claim alone, for a transaction that ends a job and claims the worker's next
+ * (CrawlHooks.endJob). Call noteClaimed once it commits.
+ */
+export async function claimJob(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<KbLinkRow | undefined> {
   const due = sql`l.status = 'pending' and l.run_after <= ${now} and (l.lease_expires_at is null or l.lease_expires_at < ${now})`;
   const pg = dialect === 'postgres';
   const { rows } = await sql<KbLinkRow>`
@@ -291,17 +301,17 @@ export async function claimNextJob(db: Db, dialect: DialectName, owner: string, 
       ${pg ? sql`for update skip locked` : sql``}
     ) and status = 'pending'
     returning *`.execute(db);
-  const job = rows[0];
-  // After the claim, in a statement of its own: no lock is held while it waits for one.
-  if (job) {
-    await db
-      .updateTable('knowledge_bases')
-      .set({ last_claimed_at: now })
-      .where('bot_id', '=', job.bot_id)
-      .where((eb) => eb.or([eb('last_claimed_at', 'is', null), eb('last_claimed_at', '<', now)]))
-      .execute();
-  }
-  return job;
+  return rows[0];
+}
+
+/** The bot's turn in the fair queue moves on. After the claim, in a statement of its own: no lock is held while it waits for one. */
+export async function noteClaimed(db: Db, botId: string, now: string): Promise<void> {
+  await db
+    .updateTable('knowledge_bases')
+    .set({ last_claimed_at: now })
+    .where('bot_id', '=', botId)
+    .where((eb) => eb.or([eb('last_claimed_at', 'is', null), eb('last_claimed_at', '<', now)]))
+    .execute();
 }
 
 /**

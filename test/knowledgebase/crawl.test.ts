@@ -11,7 +11,7 @@ import { startCrawls } from '../../src/jobs/crawl.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, createCopilot, kbPath } from '../support/http.js';
-import { links, waitUntil } from '../support/knowledge-base.js';
+import { crawlFinished, crawlOf as crawlOfApp, crawlPath, links, waitUntil } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 const page = (title: string, hrefs: string[], extra = '') =>
@@ -40,26 +40,13 @@ for (const dialect of DIALECTS) {
       await other?.close();
     });
 
-    const crawlPath = (bot: string, id = '') => `${kbPath(bot)}/crawl${id === '' ? '' : `s/${id}`}`;
     async function startCrawl(bot: string, body: Record<string, unknown>): Promise<Crawl> {
       const res = await call(t, 'POST', crawlPath(bot), { payload: body });
       expect(res.statusCode, res.body).toBe(202);
       return res.json() as Crawl;
     }
-    async function crawlOf(bot: string, id: string): Promise<Crawl> {
-      const res = await call(t, 'GET', crawlPath(bot, id));
-      expect(res.statusCode, res.body).toBe(200);
-      return res.json() as Crawl;
-    }
-    const finished = (bot: string, id: string) =>
-      waitUntil(
-        async () => {
-          const c = await crawlOf(bot, id);
-          return c.state === 'queued' || c.state === 'running' ? null : c;
-        },
-        'the crawl to finish',
-        { timeoutMs: 30_000 },
-      );
+    const crawlOf = (bot: string, id: string) => crawlOfApp(t, bot, id);
+    const finished = (bot: string, id: string) => crawlFinished(t, bot, id);
 
     it('follows links within the origin and path prefix, to the depth; honours robots.txt and canonical links; each page indexed once', async () => {
       const root = '/site1';

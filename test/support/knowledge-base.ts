@@ -5,6 +5,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { Crawl } from '../../src/domain/crawl-wire.js';
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
@@ -52,6 +53,28 @@ export async function search(t: TestApp, bot: string, q: string, limit?: number)
   const res = await call(t, 'GET', `${kbPath(bot)}/search?${query.toString()}`);
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as { bot_id: string; query: string; results: Array<{ url: string; passage: number; content: string; score: number }> };
+}
+
+/** A bot's crawls (`crawlPath(bot)`, POST) or one of them (`crawlPath(bot, id)`). */
+export const crawlPath = (bot: string, id = '') => `${kbPath(bot)}/crawl${id === '' ? '' : `s/${id}`}`;
+
+/** GET …/crawls/:id, answered 200. */
+export async function crawlOf(t: TestApp, bot: string, id: string): Promise<Crawl> {
+  const res = await call(t, 'GET', crawlPath(bot, id));
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as Crawl;
+}
+
+/** Waits until the crawl is no longer queued or running, and returns it. */
+export function crawlFinished(t: TestApp, bot: string, id: string): Promise<Crawl> {
+  return waitUntil(
+    async () => {
+      const c = await crawlOf(t, bot, id);
+      return c.state === 'queued' || c.state === 'running' ? null : c;
+    },
+    'the crawl to finish',
+    { timeoutMs: 30_000 },
+  );
 }
 
 /** The bot's links by URL (null when the knowledge base answers 404). */

@@ -329,6 +329,11 @@ async function addToFrontier(trx: Db, crawl: CrawlRow, pages: readonly NewPage[]
   return added;
 }
 
+/** The links a fetched page found, added to the frontier while the crawl runs. Run it in a transaction holding the crawl's row. */
+async function writeFound(trx: Db, crawl: CrawlRow, found: { pages: NewPage[]; blocked: number }, now: string): Promise<void> {
+  if (crawl.state === 'running') await addToFrontier(trx, crawl, found.pages, now, { blocked: found.blocked });
+}
+
 const addMs = (timestamp: string, ms: number) => formatMicros(Date.parse(timestamp) * 1000 + Number(timestamp.slice(23, 26)) + ms * 1000);
 
 /**
@@ -340,15 +345,11 @@ const addMs = (timestamp: string, ms: number) => formatMicros(Date.parse(timesta
 async function promote(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, now: string, maxPendingLinks: number): Promise<number> {
   const delay = Number(crawl.crawl_delay_ms);
   const window = delay > 0 ? 1 : HOST_CONCURRENCY;
-  let room = window - (await crawls.countPagesIn(trx, crawl.id, ['queued']));
-  if (room <= 0) return 0;
-  // Locks the knowledge base row on PostgreSQL, as adding links does (SQLite's single writer
-  // serialises anyway); brings it back if its last link was deleted.
-  const { knowledgeBase, pending } = await crawls.pendingOfBot(trx, dialect, crawl.bot_id);
-  if (!knowledgeBase) await kb.ensureKnowledgeBase(trx, crawl.bot_id, now);
-  room = Math.min(room, maxPendingLinks - pending);
-  if (room <= 0) return 0;
-  const pages = await crawls.nextWaitingPages(trx, crawl.id, room);
+  const head = await crawls.frontierHead(trx, dialect, crawl, window);
+  const pages = head.waiting.slice(0, Math.max(0, Math.min(window - head.inQueue, maxPendingLinks - head.pending)));
+  if (pages.length === 0) return 0;
+  // Brings the knowledge base back if its last link was deleted.
+  if (!head.knowledgeBase) await kb.ensureKnowledgeBase(trx, crawl.bot_id, now);
   let next = crawl.next_fetch_at > now ? crawl.next_fetch_at : now;
   for (const page of pages) {
     const runAfter = next;
@@ -363,7 +364,7 @@ async function promote(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, no
       .where('url', '=', page.url)
       .execute();
   }
-  if (delay > 0 && pages.length > 0) await crawls.updateCrawl(trx, crawl.id, { next_fetch_at: next });
+  if (delay > 0) await crawls.updateCrawl(trx, crawl.id, { next_fetch_at: next });
   return pages.length;
 }
 
@@ -384,6 +385,14 @@ async function advance(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, no
 export interface CrawlJob {
   crawl: CrawlRow;
   page: CrawlPageRow;
+  /**
+   * What examining a page to be indexed left for the end of its job (endJob): that the page was
+   * fetched, and the links it found. Written with the page's outcome, not in a transaction of
+   * their own before it.
+   */
+  found?: { pages: NewPage[]; blocked: number };
+  /** The page was settled in the transaction that ended its job. */
+  settled?: boolean;
 }
 
 /** What the ingestion worker asks of crawls (src/jobs/ingestion-worker.ts). */
@@ -403,7 +412,15 @@ export interface CrawlHooks {
     page: { url: string; body: Buffer; contentType: string | null },
     options?: { redact?: boolean },
   ): Promise<PassageList | null>;
-  /** The job ended (or went back to the queue): settles the page from its link and queues the next pages. */
+  /**
+   * Runs `write`, the step that ends the page's job (its passages published, its failure, …), in
+   * one transaction with the page's settling: what examine left (the links found), the page's
+   * outcome from its link, the crawl's next pages queued; then `then` (the worker claims its next
+   * job). The crawl's row is locked before `write` runs, as every transaction that changes a
+   * crawl's pages locks it first.
+   */
+  endJob<T>(crawlJob: CrawlJob, write: (trx: Db) => Promise<T>, then?: (trx: Db) => Promise<void>): Promise<T>;
+  /** The job ended without endJob (or went back to the queue): settles the page as endJob does, unless endJob did. */
   settled(crawlJob: CrawlJob): Promise<void>;
 }
 
@@ -447,11 +464,12 @@ export class CrawlRunner implements CrawlHooks {
   async examine(
     job: KbLinkRow,
     ref: { id: string; owner: string; generation: number },
-    { crawl, page }: CrawlJob,
+    crawlJob: CrawlJob,
     fetched: { url: string; body: Buffer; contentType: string | null },
     options: { redact?: boolean } = {},
   ): Promise<PassageList | null> {
     const { db, dialect } = this.deps.storage;
+    const { crawl, page } = crawlJob;
     const read = await this.deps.taskThreads.crawlPageOnThread(fetched.body, fetched.contentType, fetched.url, scopeOf(crawl), options);
     const finalUrl = safeCanonical(fetched.url) ?? job.url;
     // Where the page says it lives: its canonical link when that is in scope, else where a redirect took it.
@@ -460,22 +478,25 @@ export class CrawlRunner implements CrawlHooks {
     if (read.finalVerdict !== 'ok') drop = 'skipped';
     else if (read.noindex) drop = 'skipped';
     else if (canonical !== job.url && page.via_canonical === 0) drop = 'duplicate';
+    const found: NewPage[] = [];
+    if (crawl.mode === 'links' && Number(page.depth) < Number(crawl.max_depth)) {
+      for (const url of read.links) found.push({ url, depth: Number(page.depth) + 1, viaCanonical: false });
+    }
+    // Most pages are indexed as they are: what they found is written when their job ends (endJob).
+    if (drop === null && read.passages !== null) {
+      crawlJob.found = { pages: found, blocked: read.blocked };
+      return read.passages;
+    }
     const now = nowTimestamp();
     const dropped = await db.transaction().execute(async (trx) => {
       const locked = await crawls.lockCrawl(trx, dialect, crawl.id);
       if (!locked) return false;
+      // The canonical is fetched in this page's place: when the crawl has it already, or can still take it.
+      if (locked.state === 'running' && drop === 'duplicate' && !(await crawls.knownUrls(trx, crawl.id, [canonical])).has(canonical)) {
+        if ((await addToFrontier(trx, locked, [{ url: canonical, depth: Number(page.depth), viaCanonical: true }], now)) === 0) drop = null;
+      } else if (locked.state !== 'running' && drop === 'duplicate') drop = null;
       await crawls.updatePage(trx, crawl.id, page.url, { fetched: 1, updated_at: now });
-      if (locked.state === 'running') {
-        // The canonical is fetched in this page's place: when the crawl has it already, or can still take it.
-        if (drop === 'duplicate' && !(await crawls.knownUrls(trx, crawl.id, [canonical])).has(canonical)) {
-          if ((await addToFrontier(trx, locked, [{ url: canonical, depth: Number(page.depth), viaCanonical: true }], now)) === 0) drop = null;
-        }
-        const found: NewPage[] = [];
-        if (locked.mode === 'links' && Number(page.depth) < Number(locked.max_depth)) {
-          for (const url of read.links) found.push({ url, depth: Number(page.depth) + 1, viaCanonical: false });
-        }
-        await addToFrontier(trx, locked, found, now, { blocked: read.blocked });
-      } else if (drop === 'duplicate') drop = null;
+      await writeFound(trx, locked, { pages: found, blocked: read.blocked }, now);
       // A link someone else had queued is theirs: it is indexed as it is.
       if (drop === null || page.prior_status === 'pending') return false;
       const link = await crawls.findLink(trx, crawl.bot_id, job.url);
@@ -491,8 +512,30 @@ export class CrawlRunner implements CrawlHooks {
     return read.passages;
   }
 
-  async settled({ crawl, page }: CrawlJob): Promise<void> {
-    await this.settle(crawl.id, [page.url]);
+  async endJob<T>(crawlJob: CrawlJob, write: (trx: Db) => Promise<T>, then?: (trx: Db) => Promise<void>): Promise<T> {
+    const { db, dialect } = this.deps.storage;
+    const { page } = crawlJob;
+    const { value, queued } = await db.transaction().execute(async (trx) => {
+      const crawl = await crawls.lockCrawl(trx, dialect, crawlJob.crawl.id);
+      const value = await write(trx);
+      let queued = 0;
+      if (crawl) {
+        const now = nowTimestamp();
+        if (crawlJob.found) await writeFound(trx, crawl, crawlJob.found, now);
+        await crawls.settlePage(trx, crawl.bot_id, crawl.id, page.url, now, { fetched: crawlJob.found !== undefined });
+        queued = await advance(trx, dialect, crawl, now, this.deps.maxPendingLinks);
+      }
+      await then?.(trx);
+      return { value, queued };
+    });
+    crawlJob.found = undefined;
+    crawlJob.settled = true;
+    if (queued > 0) this.deps.onLinksQueued?.();
+    return value;
+  }
+
+  async settled(crawlJob: CrawlJob): Promise<void> {
+    if (!crawlJob.settled) await this.endJob(crawlJob, async () => undefined);
   }
 
   /** Settles the crawl's queued pages among `urls` whose link is no longer pending, then advances the crawl. */
