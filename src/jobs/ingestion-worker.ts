@@ -106,6 +106,8 @@ interface KeptLease {
 export class IngestionWorker {
   private readonly owner = randomUUID();
   private readonly loops: Promise<void>[] = [];
+  /** Fair-queue turns being recorded (runNext), awaited by stop(). */
+  private readonly notes = new Set<Promise<void>>();
   private stopping = false;
   private readonly idle = new Wakeup();
   private readonly abort = new AbortController();
@@ -147,6 +149,7 @@ export class IngestionWorker {
     this.abort.abort();
     this.notify();
     await Promise.allSettled(this.loops);
+    await Promise.allSettled(this.notes);
   }
 
   private async loop(): Promise<void> {
@@ -193,7 +196,15 @@ export class IngestionWorker {
         this.stopping ? Promise.resolve(undefined) : kb.claimJob(trx, this.storage.dialect, this.owner, nowTimestamp(), timestampIn(this.leaseMs)),
     };
     await this.process(job, options.chain ? chain : undefined);
-    if (chain.next) await kb.noteClaimed(this.storage.db, chain.next.bot_id, nowTimestamp());
+    // The bot's turn moves on beside the next job's fetch rather than before it: the statement
+    // may wait for the writer behind the other workers' transactions.
+    if (chain.next) {
+      const note: Promise<void> = kb
+        .noteClaimed(this.storage.db, chain.next.bot_id, nowTimestamp())
+        .catch((err: unknown) => this.options.logger?.error({ err }, 'knowledge-base claim not recorded'))
+        .finally(() => this.notes.delete(note));
+      this.notes.add(note);
+    }
     return { worked: true, next: chain.next };
   }
 
@@ -335,35 +346,35 @@ export class IngestionWorker {
     const { db, dialect } = this.storage;
     // Inside the publishing transaction the bot's stores run one at a time (the lock), so the
     // count read holds until it commits; the early check needs no lock.
-    const overLimit = async (trx: Db) => {
-      if (!Number.isFinite(this.maxPassagesPerBot)) return null;
-      const total = (await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length;
-      if (total <= this.maxPassagesPerBot) return null;
-      return `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
-    };
+    const limitError = (total: number) =>
+      total <= this.maxPassagesPerBot
+        ? null
+        : `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
+    const overLimit = async (trx: Db) =>
+      Number.isFinite(this.maxPassagesPerBot) ? limitError((await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length) : null;
     const failed = async (trx: Db, error: string) =>
       (await kb.finishJob(trx, ref, { status: 'failed', error, now: nowTimestamp() })) ? { status: 'failed' as const, error } : null;
-    // The transaction that makes the passages visible (and ends the job): the bot's stores one at a time, the limit checked, then `publish`.
-    const publishing = (publish: (trx: Db) => Promise<boolean>) =>
+    type Outcome = { status: 'indexed' } | { status: 'failed'; error: string } | null;
+    // The transaction that makes the passages visible and ends the job, the bot's stores one at a time in it.
+    const publishing = (publish: (trx: Db) => Promise<Outcome>) =>
       end((outer) =>
-        inTransaction(outer, async (trx): Promise<{ status: 'indexed' } | { status: 'failed'; error: string } | null> => {
+        inTransaction(outer, async (trx) => {
           await kb.lockBotForStore(trx, dialect, job.bot_id);
-          const error = await overLimit(trx);
-          if (error) return failed(trx, error);
-          return (await publish(trx)) ? { status: 'indexed' } : null;
+          return publish(trx);
         }),
       );
     const rowsOf = (start: number, end: number) => {
       const terms = passages.sliceTerms?.(start, end);
       return passages.slice(start, end).map((content, k) => ({ link_id: job.id, bot_id: job.bot_id, seq: start + k, content, ...terms?.[k] }));
     };
-    // Most pages: written and published in one transaction.
+    // Most pages: written and published in one transaction, the limit checked by the read that starts it.
     if (passages.length <= kb.AT_ONCE_PASSAGES) {
       let retired = false;
-      const outcome = await publishing(async (trx) => {
-        const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched });
+      const outcome = await publishing(async (trx): Promise<Outcome> => {
+        const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched }, this.maxPassagesPerBot);
+        if (stored && 'over' in stored) return failed(trx, limitError(stored.over)!);
         retired = stored?.retired ?? false;
-        return stored?.published ?? false;
+        return stored?.published ? { status: 'indexed' } : null;
       });
       if (retired) await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
       return outcome;
@@ -380,7 +391,13 @@ export class IngestionWorker {
     }
     const outcome = lease.lost
       ? null
-      : await publishing((trx) => kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }));
+      : await publishing(async (trx): Promise<Outcome> => {
+          const error = await overLimit(trx);
+          if (error) return failed(trx, error);
+          return (await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }))
+            ? { status: 'indexed' }
+            : null;
+        });
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
     await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
     return outcome;

@@ -432,6 +432,7 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
         .select((h) => h.fn.max('version').as('v'))
         .where('link_id', '=', job.id)
         .as('hidden'),
+      eb.selectFrom('knowledge_bases').select('knowledge_bases.passages').whereRef('knowledge_bases.bot_id', '=', 'kb_links.bot_id').as('bot_passages'),
     ])
     .where('id', '=', job.id)
     .where('lease_owner', '=', job.owner)
@@ -443,7 +444,9 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
   const hidden = link.hidden === null ? null : Number(link.hidden);
   if (hidden !== null)
     await trx.updateTable('kb_hidden_passages').set({ state: 'retired' }).where('link_id', '=', job.id).where('state', '=', 'staging').execute();
-  return { link, version: Math.max(Number(link.version), hidden ?? 0) + 1, retiredStaging: hidden !== null };
+  // The passages the bot's other links hold (the bot's total is kept in knowledge_bases.passages).
+  const others = Number(link.bot_passages ?? 0) - Number(link.passages);
+  return { link, version: Math.max(Number(link.version), hidden ?? 0) + 1, retiredStaging: hidden !== null, others };
 }
 
 /**
@@ -504,8 +507,10 @@ export const AT_ONCE_PASSAGES = PASSAGE_INSERT_BATCH;
  * Stores a page of at most AT_ONCE_PASSAGES passages and publishes them, in the caller's
  * transaction: the staged steps without the staging, since nothing of a transaction is seen
  * before it commits (a page's job writes 6 statements instead of 18). Null when the job was no
- * longer this owner's (nothing written); else whether it was published, and whether a set was
- * retired (for deleteRetiredPassages).
+ * longer this owner's (nothing written); `{over}` when the bot would then hold more than
+ * `maxBotPassages` passages (`over` of them; nothing written: run it where the bot's stores run
+ * one at a time, lockBotForStore); else whether it was published, and whether a set was retired
+ * (for deleteRetiredPassages).
  */
 export async function storePageAtOnce(
   trx: Db,
@@ -513,11 +518,13 @@ export async function storePageAtOnce(
   job: JobRef,
   rows: readonly NewPassage[],
   staged: { now: string; fetched?: FetchedPage },
-): Promise<{ published: boolean; retired: boolean } | null> {
+  maxBotPassages = Number.POSITIVE_INFINITY,
+): Promise<{ published: boolean; retired: boolean } | { over: number } | null> {
   if (rows.length > AT_ONCE_PASSAGES) throw new Error(`storePageAtOnce takes at most ${AT_ONCE_PASSAGES} passages`);
   // The row held until the commit (PostgreSQL), so the job stays this owner's until the publish.
   const next = await nextVersion(trx, job, { lock: dialect === 'postgres' });
   if (!next) return null;
+  if (next.others + rows.length > maxBotPassages) return { over: next.others + rows.length };
   const { link, version } = next;
   const termCount = await stagePassages(trx, dialect, rows, version);
   const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
