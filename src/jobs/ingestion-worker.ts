@@ -78,7 +78,6 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A claimed job's lease, renewed while the job runs; `signal` aborts when the worker stops or the job is no longer ours. */
 /** Runs a step that ends a job (its outcome written): see IngestionWorker.process. */
 type JobEnd = <T>(write: (db: Db) => Promise<T>) => Promise<T>;
 
@@ -88,6 +87,7 @@ interface Chain {
   next?: KbLinkRow;
 }
 
+/** A claimed job's lease, renewed while the job runs; `signal` aborts when the worker stops or the job is no longer ours. */
 interface KeptLease {
   readonly signal: AbortSignal;
   /** The link was deleted, re-queued, or taken by another worker: nothing of this job may be written. */
@@ -101,7 +101,8 @@ interface KeptLease {
  * while the job runs (so a job cut off by a crash is taken again once its lease runs out,
  * at most maxAttempts times in all, and with several instances each job runs once),
  * fetches the page under the guarded-fetch rules, extracts its text, splits it into
- * passages and stores them in one transaction, within the bot's limits.
+ * passages and stores them in one transaction, within the bot's limits. A crawl's page ends
+ * in one transaction with the crawl's bookkeeping, which also claims the loop's next job.
  */
 export class IngestionWorker {
   private readonly owner = randomUUID();
