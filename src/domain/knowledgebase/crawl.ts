@@ -513,24 +513,8 @@ export class CrawlRunner implements CrawlHooks {
   }
 
   async endJob<T>(crawlJob: CrawlJob, write: (trx: Db) => Promise<T>, then?: (trx: Db) => Promise<void>): Promise<T> {
-    const { db, dialect } = this.deps.storage;
-    const { page } = crawlJob;
-    const { value, queued } = await db.transaction().execute(async (trx) => {
-      const crawl = await crawls.lockCrawl(trx, dialect, crawlJob.crawl.id);
-      const value = await write(trx);
-      let queued = 0;
-      if (crawl) {
-        const now = nowTimestamp();
-        if (crawlJob.found) await writeFound(trx, crawl, crawlJob.found, now);
-        await crawls.settlePage(trx, crawl.bot_id, crawl.id, page.url, now, { fetched: crawlJob.found !== undefined });
-        queued = await advance(trx, dialect, crawl, now, this.deps.maxPendingLinks);
-      }
-      await then?.(trx);
-      return { value, queued };
-    });
-    crawlJob.found = undefined;
+    const value = await this.settle(crawlJob.crawl.id, [crawlJob.page.url], write, { found: crawlJob.found, then });
     crawlJob.settled = true;
-    if (queued > 0) this.deps.onLinksQueued?.();
     return value;
   }
 
@@ -538,17 +522,33 @@ export class CrawlRunner implements CrawlHooks {
     if (!crawlJob.settled) await this.endJob(crawlJob, async () => undefined);
   }
 
-  /** Settles the crawl's queued pages among `urls` whose link is no longer pending, then advances the crawl. */
-  private async settle(crawlId: string, urls: readonly string[]): Promise<void> {
+  /**
+   * In one transaction holding the crawl's row: `write` (what ends a page's job, if anything),
+   * the links a page found (`found`, its page marked fetched), the queued pages among `urls`
+   * whose link is no longer pending settled, the crawl advanced, then `then`.
+   */
+  private async settle<T>(
+    crawlId: string,
+    urls: readonly string[],
+    write: (trx: Db) => Promise<T>,
+    extra: { found?: CrawlJob['found']; then?: (trx: Db) => Promise<void> } = {},
+  ): Promise<T> {
     const { db, dialect } = this.deps.storage;
-    const queued = await db.transaction().execute(async (trx) => {
+    const { value, queued } = await db.transaction().execute(async (trx) => {
       const crawl = await crawls.lockCrawl(trx, dialect, crawlId);
-      if (!crawl) return 0;
-      const now = nowTimestamp();
-      for (const url of urls) await crawls.settlePage(trx, crawl.bot_id, crawlId, url, now);
-      return advance(trx, dialect, crawl, now, this.deps.maxPendingLinks);
+      const value = await write(trx);
+      let queued = 0;
+      if (crawl) {
+        const now = nowTimestamp();
+        if (extra.found) await writeFound(trx, crawl, extra.found, now);
+        for (const url of urls) await crawls.settlePage(trx, crawl.bot_id, crawlId, url, now, { fetched: extra.found !== undefined });
+        queued = await advance(trx, dialect, crawl, now, this.deps.maxPendingLinks);
+      }
+      await extra.then?.(trx);
+      return { value, queued };
     });
     if (queued > 0) this.deps.onLinksQueued?.();
+    return value;
   }
 
   /**
@@ -569,7 +569,7 @@ export class CrawlRunner implements CrawlHooks {
         });
         continue;
       }
-      await this.settle(id, await crawls.queuedPagesDone(db, id, 500));
+      await this.settle(id, await crawls.queuedPagesDone(db, id, 500), async () => undefined);
     }
     await crawls.deleteFinishedPages(db, timestampIn(-FINISHED_PAGES_KEPT_MS), PAGES_DELETED_PER_ROUND);
   }
