@@ -168,8 +168,9 @@ export class IngestionWorker {
       if (!worked && !this.stopping) await this.sleep(this.options.pollIntervalMs);
       // On SQLite every step above is synchronous work behind promises that settle as
       // microtasks: without a turn of the event loop here, a run of jobs would starve every
-      // HTTP request until it ended.
-      else await yieldToEventLoop();
+      // HTTP request until it ended. Not before a job claimed already (its fetch turns the loop):
+      // a crawl's cancel served in that turn would find its link claimed and let it run.
+      else if (!next) await yieldToEventLoop();
     }
     if (next) await kb.releaseJob(this.storage.db, { id: next.id, owner: this.owner, generation: Number(next.generation) });
   }
