@@ -7,11 +7,27 @@ import path from 'node:path';
 
 const dist = path.resolve('dist');
 // errors.js stays shared with the unbundled modules: one AppError class for everyone.
-const bundled = [path.join(dist, 'cli'), path.join(dist, 'domain', 'validator'), path.resolve('node_modules', 'commander')];
+const bundled = [path.join(dist, 'cli'), path.join(dist, 'domain', 'validator'), path.join(dist, 'text'), path.resolve('node_modules', 'commander')];
+
+// Commander requires node:child_process when it loads, for subcommands that are executables
+// of their own, which this CLI has none of; loading it (with net, dgram and their channels)
+// took about 2.5 ms of every command's start, ad hoc, on a small document
+// (bench/README.md, the CLI's start). Inside the bundle it is required on first use instead.
+const EAGER = "const childProcess = require('node:child_process');";
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  transform(code, id) {
+    if (!id.endsWith(path.join('commander', 'lib', 'command.js'))) return null;
+    // Loudly, should a new commander write it differently: the build fails rather than lose this.
+    if (!code.includes(EAGER)) throw new Error(`commander no longer requires child_process as "${EAGER}": update rolldown.config.mjs`);
+    return code.replace(EAGER, "const childProcess = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });");
+  },
+};
 
 export default {
   input: 'dist/cli/index.js',
   platform: 'node',
+  plugins: [lazyChildProcess],
   external(id, importer) {
     if (id.startsWith('node:')) return true;
     if (id === 'commander') return false;

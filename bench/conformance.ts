@@ -4,7 +4,8 @@ import { isAppError } from '../src/errors.js';
 import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
 import { obtainCorpus } from './lib/corpus.js';
-import { WORK_DIR } from './lib/paths.js';
+import { BENCH_DIST, installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
+import { runNode } from './lib/proc.js';
 import { median, percentile, round } from './lib/stats.js';
 
 const MiB = 1024 * 1024;
@@ -22,6 +23,10 @@ interface Options {
   repeat: number;
   warmup: number;
   cli: boolean;
+  /** Whole processes per document, as a user runs the CLI (and the issue's targets measure it). */
+  process: boolean;
+  /** The CLI that --process runs: package.json's bin unless `--bin FILE` names another build (an A/B). */
+  bin: string;
   out: string;
 }
 
@@ -63,7 +68,9 @@ function parseArgs(argv: string[]): Options {
     dir: value('--dir') ?? null,
     repeat: Math.max(1, Number(value('--repeat') ?? 1)),
     warmup: Math.max(0, Number(value('--warmup') ?? 20)),
-    cli: argv.includes('--cli'),
+    cli: argv.includes('--cli') || argv.includes('--process'),
+    process: argv.includes('--process'),
+    bin: path.resolve(value('--bin') ?? installedCli()),
     out: path.resolve(value('--out') ?? path.join(WORK_DIR, 'conformance.json')),
   };
 }
@@ -126,6 +133,31 @@ function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' 
   }
 }
 
+/**
+ * One whole process each, stdout to a file (as section 1 runs them): the floor process
+ * (floor.js) and `copilot-service validate FILE`. The CLI's exit code 1 (findings) is an
+ * answer; 2 is its refusal (stderr says why); anything else is a crash.
+ */
+async function processOnce(file: string, which: 'ours' | 'floor', bin: string): Promise<{ ms: number; outcome: Outcome; message?: string }> {
+  const outBase = path.join(WORK_DIR, 'conformance-process');
+  const args = which === 'floor' ? [path.join(BENCH_DIST, 'floor.js'), /\.json$/i.test(file) ? 'json' : 'js-yaml', file] : [bin, 'validate', file];
+  const run = await runNode(args, { cwd: REPO_ROOT, outBase });
+  const stderr = () => readFileSync(run.stderrFile, 'utf8').trim().split('\n')[0] ?? '';
+  if (run.exitCode === 0 || (which === 'ours' && run.exitCode === 1)) return { ms: run.wallMs, outcome: 'accepted' };
+  if (which === 'ours' && run.exitCode === 2) return { ms: run.wallMs, outcome: 'refused', message: stderr() };
+  return { ms: run.wallMs, outcome: 'crashed', message: `exit ${run.exitCode}: ${stderr()}` };
+}
+
+async function oursProcess(file: string, bin: string): Promise<Omit<DocResult, 'file' | 'bytes' | 'floor_ms'>> {
+  const r = await processOnce(file, 'ours', bin);
+  return { outcome: r.outcome, ours_ms: r.ms, ...(r.message === undefined ? {} : { code: r.outcome === 'refused' ? 'refused' : 'crash', message: r.message }) };
+}
+
+async function floorProcess(file: string): Promise<{ ms: number; error?: string }> {
+  const r = await processOnce(file, 'floor', '');
+  return r.outcome === 'accepted' ? { ms: r.ms } : { ms: r.ms, error: r.message };
+}
+
 /** The message with its document-specific parts (quoted names, numbers, positions) masked, cut to a prefix. */
 function reasonOf(r: DocResult): string {
   const masked = (r.message ?? '')
@@ -134,6 +166,13 @@ function reasonOf(r: DocResult): string {
     .replace(/\d+/g, 'N');
   return `${r.code}: ${masked.length > 90 ? `${masked.slice(0, 90)}…` : masked}`;
 }
+
+const modeText = (opts: Options) =>
+  opts.process
+    ? `whole processes (${path.relative(REPO_ROOT, opts.bin)} validate FILE vs floor.js, stdout to a file)`
+    : opts.cli
+      ? 'the CLI call (no nesting scan, no answer bound)'
+      : 'as the service (nesting scan, 25 MiB, answer bound)';
 
 const fmt = (ms: number) => (Number.isFinite(ms) ? `${round(ms, 2)} ms` : 'n/a');
 
@@ -147,6 +186,11 @@ async function main(): Promise<void> {
 
   // Warm-up: both paths over the first documents, untimed, so the first ones do not pay for the JIT.
   for (const file of files.slice(0, opts.warmup)) {
+    if (opts.process) {
+      await floorProcess(file);
+      await oursProcess(file, opts.bin);
+      continue;
+    }
     floorOnce(file);
     oursOnce(file, opts.cli);
   }
@@ -170,16 +214,16 @@ async function main(): Promise<void> {
       // Interleaved, alternating which goes first, from one document to the next too: the second
       // parse of a text is about 30% faster whichever path makes it (bench/README.md), so with
       // one run each the floor must not always be second.
-      const runFloor = () => {
-        const f = floorOnce(file);
+      const runFloor = async () => {
+        const f = opts.process ? await floorProcess(file) : floorOnce(file);
         floor.push(f.ms);
         floorError = f.error;
       };
       const floorFirst = (i + results.length) % 2 === 1;
-      if (floorFirst) runFloor();
-      last = oursOnce(file, opts.cli);
+      if (floorFirst) await runFloor();
+      last = opts.process ? await oursProcess(file, opts.bin) : oursOnce(file, opts.cli);
       ours.push(last.ours_ms);
-      if (!floorFirst) runFloor();
+      if (!floorFirst) await runFloor();
     }
     const r: DocResult = { file: rel(file), bytes, ...last!, ours_ms: median(ours), floor_ms: median(floor) };
     if (floorError !== undefined) r.floor_error = floorError;
@@ -219,7 +263,7 @@ async function main(): Promise<void> {
 
   log('');
   log(
-    `Conformance run: ${id}, ${opts.cli ? 'the CLI call (no nesting scan, no answer bound)' : 'as the service (nesting scan, 25 MiB, answer bound)'}${opts.onlyText ? `, --only ${opts.onlyText}` : ''}${Number.isFinite(opts.limit) ? `, --limit ${opts.limit}` : ''}, repeat ${opts.repeat}, warm-up ${opts.warmup}`,
+    `Conformance run: ${id}, ${modeText(opts)}${opts.onlyText ? `, --only ${opts.onlyText}` : ''}${Number.isFinite(opts.limit) ? `, --limit ${opts.limit}` : ''}, repeat ${opts.repeat}, warm-up ${opts.warmup}`,
   );
   log(`Node ${process.version}; took ${round(wallS, 1)} s`);
   log('');
@@ -236,14 +280,23 @@ async function main(): Promise<void> {
   if (floorErrors.length) log(`Floor could not parse: ${floorErrors.length} (e.g. ${floorErrors[0]!.file}: ${floorErrors[0]!.floor_error})`);
   log('');
   const t = { ours: timing(ours), floor: timing(floor) };
-  log('Time per document (read + parse + validate + answer JSON vs read + parse + JSON.stringify):');
+  log(`Time per document (read + parse + validate + answer JSON vs read + parse + JSON.stringify${opts.process ? ', each a whole node process' : ''}):`);
   log('         total        p50        p99        max');
   for (const [k, v] of Object.entries(t)) {
     log(
       `  ${k.padEnd(6)} ${`${v.total_ms} ms`.padStart(11)} ${`${v.p50_ms} ms`.padStart(10)} ${`${v.p99_ms} ms`.padStart(10)} ${`${v.max_ms} ms`.padStart(10)}`,
     );
   }
-  log(`  total ours/floor: ${round(t.ours.total_ms / t.floor.total_ms, 2)}×`);
+  // The issue's targets are per document too: each document's ours/floor, over the corpus.
+  const ratios = results.filter((r) => r.floor_ms > 0).map((r) => r.ours_ms / r.floor_ms);
+  const ratio = {
+    total: round(t.ours.total_ms / t.floor.total_ms, 2),
+    p50: round(percentile(ratios, 50), 2),
+    p99: round(percentile(ratios, 99), 2),
+    worst: round(ratios.length ? Math.max(...ratios) : Number.NaN, 2),
+  };
+  log(`  total ours/floor: ${ratio.total}×`);
+  log(`  per document ours/floor: p50 ${ratio.p50}×, p99 ${ratio.p99}×, worst ${ratio.worst}×`);
   log('');
   log('Slowest 10 ratios (ours / floor):');
   for (const s of slowest)
@@ -255,7 +308,7 @@ async function main(): Promise<void> {
   const report = {
     meta: {
       corpus: id,
-      mode: opts.cli ? 'cli' : 'service',
+      mode: opts.process ? 'process' : opts.cli ? 'cli' : 'service',
       only: opts.onlyText,
       limit: Number.isFinite(opts.limit) ? opts.limit : null,
       repeat: opts.repeat,
@@ -273,6 +326,7 @@ async function main(): Promise<void> {
       refused_by_reason: reasons.map(([reason, rs]) => ({ reason, count: rs.length, files: rs.map((r) => ({ file: r.file, message: r.message })) })),
       crashes: crashed.map((r) => ({ file: r.file, message: r.message, stack: r.stack })),
       time: t,
+      ratio,
       slowest_ratios: slowest,
     },
     skipped,

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { generateText, operationsForSize } from './generate-openapi.js';
 import { obtainCorpus } from './lib/corpus.js';
 import { withHost } from './lib/host.js';
-import { REPO_ROOT, WORK_DIR } from './lib/paths.js';
+import { installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { postgresReachable } from './lib/postgres.js';
 import { median, ratio, round } from './lib/stats.js';
 import {
@@ -96,12 +96,6 @@ function parseArgs(argv: string[]): BenchOptions {
     postgres: !argv.includes('--no-postgres'),
     log: (line) => process.stdout.write(`${line}\n`),
   };
-}
-
-/** The command as installed: package.json's bin (the bundled build `npm run build` makes). */
-export function installedCli(): string {
-  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-  return path.join(REPO_ROOT, pkg.bin['copilot-service']!);
 }
 
 function gitState(): string {

@@ -19,3 +19,9 @@ export const BENCH_DIST = path.join(REPO_ROOT, 'dist-bench', 'bench');
 /** Generated inputs and tool configs; git-ignored, made at bench time. */
 export const WORK_DIR = path.join(REPO_ROOT, 'bench', '.work');
 export const NODE_MODULES = path.join(REPO_ROOT, 'node_modules');
+
+/** The command as installed: package.json's bin (the bundled build `npm run build` makes). */
+export function installedCli(): string {
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return path.join(REPO_ROOT, pkg.bin['copilot-service']!);
+}

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { inspect } from 'node:util';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './version.js';
 
@@ -249,6 +248,9 @@ program
   }
   const { AppError } = await import('../errors.js');
   const { ConfigError } = await import('../config.js');
+  // Imported here, not at the top: an ESM import of node:util builds its whole facade, and
+  // every command would pay for it at start (bench/README.md, the CLI's start).
+  const { inspect } = await import('node:util');
   // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
   const message =
     err instanceof AppError || err instanceof ConfigError

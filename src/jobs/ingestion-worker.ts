@@ -13,6 +13,7 @@ import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
 import { withoutQuery } from '../domain/knowledgebase/links.js';
 import { inTransaction } from '../storage/transaction.js';
+import { groupDigits } from '../text/numbers.js';
 
 export interface WorkerOptions {
   /** Concurrent fetches in this process (KB_WORKERS); 0 disables the worker. */
@@ -73,8 +74,6 @@ function describe(err: unknown): string {
   if (err instanceof FetchError || err instanceof ExtractError) return err.message;
   return 'The page could not be processed.';
 }
-
-const count = (n: number) => n.toLocaleString('en-US');
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -290,7 +289,7 @@ export class IngestionWorker {
       }
       const fetched: FetchedPage = { etag: page.etag, lastModified: page.lastModified, sha256: passages.sha256 ?? null, redacted: redact };
       if (passages.length > this.maxPassagesPerLink) {
-        const error = `The page yields ${count(passages.length)} passages, more than the limit of ${count(this.maxPassagesPerLink)} passages per link.`;
+        const error = `The page yields ${groupDigits(passages.length)} passages, more than the limit of ${groupDigits(this.maxPassagesPerLink)} passages per link.`;
         if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');
         return;
       }
@@ -351,7 +350,7 @@ export class IngestionWorker {
     const limitError = (total: number) =>
       total <= this.maxPassagesPerBot
         ? null
-        : `Indexing this page (${count(passages.length)} passages) would bring the knowledge base to ${count(total)} passages, over its limit of ${count(this.maxPassagesPerBot)} passages.`;
+        : `Indexing this page (${groupDigits(passages.length)} passages) would bring the knowledge base to ${groupDigits(total)} passages, over its limit of ${groupDigits(this.maxPassagesPerBot)} passages.`;
     const overLimit = async (trx: Db) =>
       Number.isFinite(this.maxPassagesPerBot) ? limitError((await kb.countPassagesOfOtherLinks(trx, job.bot_id, job.id)) + passages.length) : null;
     const failed = async (trx: Db, error: string) =>

@@ -2,6 +2,7 @@ import { isPlainObject } from '../problems.js';
 import { resolveLocalRef } from '../refs.js';
 import { ALL_PLATFORMS, child, finding, type RuleFamily } from './rule.js';
 import { mediaTypeEssence } from '../media-types.js';
+import { groupDigits } from '../../../text/numbers.js';
 
 /** GPT Actions: request and response payloads under 100,000 characters (docs/platform-rules.md). */
 export const GPT_ACTIONS_PAYLOAD_MAX = 100_000;
@@ -47,7 +48,7 @@ export const responseRules: RuleFamily = {
           'warning',
           i,
           inline ? child(source.pointer, 'responses', found.status, 'content', found.mediaType) : child(source.pointer, 'responses', found.status),
-          `The ${found.status} response is a list with no bound (no maxItems, no limit or page-size parameter): GPT Actions fails a call whose answer exceeds ${GPT_ACTIONS_PAYLOAD_MAX.toLocaleString('en-US')} characters, and every platform pays for a long answer in context.`,
+          `The ${found.status} response is a list with no bound (no maxItems, no limit or page-size parameter): GPT Actions fails a call whose answer exceeds ${groupDigits(GPT_ACTIONS_PAYLOAD_MAX)} characters, and every platform pays for a long answer in context.`,
           ['gpt_actions'],
         ),
       );

@@ -40,29 +40,20 @@ export const toolRules: RuleFamily = {
       );
     }
 
-    // Grouped by a hash of the normalised text, computed without building it; only the
-    // operations whose hash another shares (few) have their text built, to group exactly.
-    const byHash = new Map<number, number[]>();
-    for (let i = 0; i < n; i++) {
-      const e = ctx.endpoints[i]!;
-      const hash = normalisedHash(e.name, e.description);
-      if (hash === null) continue;
-      const bucket = byHash.get(hash);
-      if (bucket) bucket.push(i);
-      else byHash.set(hash, [i]);
-    }
+    // Grouped by the normalised text itself: a few native string operations per operation.
+    // (A hash computed character by character in JavaScript, tried, is faster only once the
+    // JIT has compiled it, on a document of thousands of operations; the CLI runs each
+    // document cold, in a process of its own, where it was 3 to 4 times slower: bench/README.md.)
     const groups = new Map<string, number[]>();
     const keys: (string | null)[] = new Array(n).fill(null);
-    for (const bucket of byHash.values()) {
-      if (bucket.length < 2) continue;
-      for (const i of bucket) {
-        const e = ctx.endpoints[i]!;
-        const key = normalisedText(e.name, e.description)!;
-        keys[i] = key;
-        const group = groups.get(key);
-        if (group) group.push(i);
-        else groups.set(key, [i]);
-      }
+    for (let i = 0; i < n; i++) {
+      const e = ctx.endpoints[i]!;
+      const key = normalisedText(e.name, e.description);
+      if (key === null) continue;
+      keys[i] = key;
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
     }
     for (let i = 0; i < n; i++) {
       const key = keys[i];
@@ -90,50 +81,6 @@ export const toolRules: RuleFamily = {
 
 // Spaces (ASCII and Unicode) and ASCII punctuation: what normalisation drops.
 const SEPARATORS = /[\s\u0021-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f\u0085\u200b]+/g;
-
-/**
- * FNV-1a of `normalisedText(summary, description)`'s code units: equal texts have equal
- * hashes. ASCII text is read straight from the two strings (no concatenation, no lower-cased
- * copy, no regular expression); text with other characters is normalised first, since
- * lower-casing beyond ASCII may depend on context (a Greek final sigma). Null when blank.
- */
-function normalisedHash(summary: string, description: string): number | null {
-  let hash = 0x811c9dc5;
-  let any = false;
-  let gap = false;
-  for (let part = 0; part < 2; part++) {
-    const text = part === 0 ? summary : description;
-    if (part === 1) gap = any; // the space between summary and description
-    for (let k = 0; k < text.length; k++) {
-      let c = text.charCodeAt(k);
-      if (c >= 0x80) return hashOf(normalisedText(summary, description));
-      if (isSeparator(c)) {
-        gap = any;
-        continue;
-      }
-      if (gap) {
-        hash = Math.imul(hash ^ 0x20, 0x01000193);
-        gap = false;
-      }
-      any = true;
-      if (c >= 0x41 && c <= 0x5a) c += 0x20;
-      hash = Math.imul(hash ^ c, 0x01000193);
-    }
-  }
-  return any ? hash >>> 0 : null;
-}
-
-function hashOf(text: string | null): number | null {
-  if (text === null) return null;
-  let hash = 0x811c9dc5;
-  for (let k = 0; k < text.length; k++) hash = Math.imul(hash ^ text.charCodeAt(k), 0x01000193);
-  return hash >>> 0;
-}
-
-/** Whether an ASCII code unit is one SEPARATORS matches. */
-function isSeparator(c: number): boolean {
-  return (c >= 0x09 && c <= 0x0d) || (c >= 0x20 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) || c >= 0x7b;
-}
 
 /** The summary and description as one text, lower case, each run of separators one space, trimmed; null when blank. */
 function normalisedText(summary: string, description: string): string | null {
