@@ -54,8 +54,8 @@ function makePrivate(file: string): void {
   }
 }
 
-/** Pragmas of every connection to the file; the reader's is query-only besides. */
-const SQLITE_PRAGMAS = ['journal_mode = WAL', 'busy_timeout = 5000', 'synchronous = NORMAL', 'foreign_keys = ON'];
+/** Pragmas of every connection to the file, the busy timeout first; the reader's is query-only besides. */
+const SQLITE_PRAGMAS = ['busy_timeout = 5000', 'journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON'];
 
 function openSqliteReader(file: string): SqliteDatabase {
   const connection = new SQLite(file, { fileMustExist: true });

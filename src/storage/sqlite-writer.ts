@@ -34,10 +34,28 @@ const { LRUCache } = require(workerData.lruCache);
 // message. Thrown at the thread's start, it would kill the thread and reach the main thread
 // as a bare object without its message (a SqliteError does not survive the 'error' event).
 let db = null;
+// Switching a new file to WAL needs its exclusive lock, and SQLite answers SQLITE_BUSY at
+// once, without the busy handler, while another connection holds the write lock: two
+// instances starting on one fresh file. So a pragma is tried again until the connection's
+// busy timeout has passed, as the busy handler would have waited.
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const pragmaWaiting = (connection, pragma, deadline) => {
+  for (;;) {
+    try {
+      return connection.pragma(pragma);
+    } catch (err) {
+      if (!String(err && err.code).startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw err;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+};
 const open = () => {
   const connection = new Database(workerData.file);
+  const start = Date.now();
   try {
-    for (const pragma of workerData.pragmas) connection.pragma(pragma);
+    for (const pragma of workerData.pragmas) {
+      pragmaWaiting(connection, pragma, start + connection.pragma('busy_timeout', { simple: true }));
+    }
   } catch (err) {
     connection.close();
     throw err;

@@ -108,6 +108,29 @@ describe('the SQLite writer thread that cannot open its database', () => {
     }
   });
 
+  it('waits, within the busy timeout, for the write lock another connection holds on a new file before switching it to WAL', async () => {
+    // SQLite answers the switch to WAL with SQLITE_BUSY at once, without its busy handler, while
+    // another connection holds the write lock: two instances starting on one fresh file failed
+    // "database is locked" (one run in twenty of the two-process migrate test).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-new-file-'));
+    const file = path.join(dir, 'copilot-service.sqlite');
+    const locker = new SQLite(file);
+    locker.exec('create table t (x integer)');
+    locker.exec('begin immediate');
+    const db = new Kysely<unknown>({
+      dialect: sqliteWriterDialect(file, ['busy_timeout = 5000', 'journal_mode = WAL'], () => false, { inUse: 0, waiting: 0 }),
+    });
+    try {
+      setTimeout(() => locker.exec('commit'), 200);
+      expect((await sql<{ n: number }>`select count(*) as n from t`.execute(db)).rows).toEqual([{ n: 0 }]);
+      expect((await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db)).rows).toEqual([{ journal_mode: 'wal' }]);
+    } finally {
+      locker.close();
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('opens it at a later query once it can (a lock held past the busy timeout, then released)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-locked-'));
     const file = path.join(dir, 'copilot-service.sqlite');
