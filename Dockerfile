@@ -35,5 +35,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Node itself is the container's main process: it receives SIGTERM and drains (no npm, no shell).
-ENTRYPOINT ["node", "dist/cli/copilot-service.js"]
+ENTRYPOINT ["node", "dist/cli/copilot-service.cjs"]
 CMD ["serve"]

@@ -38,5 +38,8 @@ export default {
   // An external module whose bindings the bundle does not use is not loaded for its side
   // effects: the validator's cache (lru-cache) is the server's, not the command's.
   treeshake: { moduleSideEffects: 'no-external' },
-  output: { file: 'dist/cli/copilot-service.js', format: 'esm', codeSplitting: false },
+  // CommonJS, run by copilot-service.cjs from V8's code cache (src/cli/copilot-service.cts); an
+  // `import()` in code compiled that way has no loader to call, so the modules the commands
+  // load when they run (ES modules all) are required instead, as Node 20.19 and later allow.
+  output: { file: 'dist/cli/copilot-service.bundle.cjs', format: 'cjs', codeSplitting: false, dynamicImportInCjs: false },
 };

@@ -14,7 +14,7 @@ export const REPO_ROOT = (() => {
   }
 })();
 
-/** The compiled benchmark's own folder (dist-bench/bench), where floor.js, maxrss.js and service-host.js live. */
+/** The compiled benchmark's own folder (dist-bench/bench), where floor.js, maxrss.cjs and service-host.js live. */
 export const BENCH_DIST = path.join(REPO_ROOT, 'dist-bench', 'bench');
 /** Generated inputs and tool configs; git-ignored, made at bench time. */
 export const WORK_DIR = path.join(REPO_ROOT, 'bench', '.work');

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BENCH_DIST } from './paths.js';
 
 export interface ProcessRun {
@@ -24,11 +23,11 @@ export async function runNode(args: readonly string[], opts: { cwd: string; outB
   rmSync(rssFile, { force: true });
   const out = openSync(stdoutFile, 'w');
   const err = openSync(stderrFile, 'w');
-  const preload = pathToFileURL(path.join(BENCH_DIST, 'maxrss.js')).href;
+  const preload = path.join(BENCH_DIST, 'maxrss.cjs');
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     ...opts.env,
-    NODE_OPTIONS: `--import=${preload}`,
+    NODE_OPTIONS: `--require=${preload}`,
     BENCH_MAXRSS_FILE: rssFile,
   };
   try {

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from './version.js';
 
@@ -239,23 +238,25 @@ program
     },
   );
 
-// A bare `copilot-service` prints the help (serving is `copilot-service serve`).
-(process.argv.length <= 2 ? Promise.resolve(program.outputHelp()) : program.parseAsync(process.argv)).catch(async (err: unknown) => {
-  if (err instanceof CommanderError) {
-    // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
-    return;
-  }
-  const { AppError } = await import('../errors.js');
-  const { ConfigError } = await import('../config.js');
-  // Imported here, not at the top: an ESM import of node:util builds its whole facade, and
-  // every command would pay for it at start (bench/README.md, the CLI's start).
-  const { inspect } = await import('node:util');
-  // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
-  const message =
-    err instanceof AppError || err instanceof ConfigError
-      ? err.message
-      : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
-  process.stderr.write(`${message}\n`);
-  process.exitCode = err instanceof AppError ? 1 : 2;
-});
+// A bare `copilot-service` prints the help (serving is `copilot-service serve`). `done`: when
+// the command has ended (scripts/build-cli-code-cache.mjs runs several in one process).
+export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolve(program.outputHelp()) : program.parseAsync(process.argv)).catch(
+  async (err: unknown) => {
+    if (err instanceof CommanderError) {
+      // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    const { AppError } = await import('../errors.js');
+    const { ConfigError } = await import('../config.js');
+    // Loaded here, not at the top: every command would pay for node:util at start (bench/README.md, the CLI's start).
+    const { inspect } = await import('node:util');
+    // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
+    const message =
+      err instanceof AppError || err instanceof ConfigError
+        ? err.message
+        : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
+    process.stderr.write(`${message}\n`);
+    process.exitCode = err instanceof AppError ? 1 : 2;
+  },
+);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 // The installed command is the bundled entry (rolldown.config.mjs), built by `npm run build`
 // (which `npm test` runs first). It must behave as the unbundled one.
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const bin = `${root}dist/cli/copilot-service.js`;
+const bin = `${root}dist/cli/copilot-service.cjs`;
 const spec = (name: string) => `${root}test/fixtures/specs/${name}`;
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: root, env: { ...process.env, LOG_LEVEL: 'silent' } });
 
@@ -29,6 +29,47 @@ describe('the bundled copilot-service command', () => {
     const broken = run('validate', spec('kubernetes.json'));
     expect(broken.status).toBe(2);
     expect(broken.stderr).toMatch(/line \d+, column \d+/);
+  });
+
+  it("starts from V8's code cache of the bundle, which the build writes and this Node.js accepts", () => {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const m = require(process.argv[1]); process.stdout.write(String(m.compileBundle(require('node:fs').readFileSync(m.CODE_CACHE)).cachedDataRejected))",
+        bin,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(probe.stderr).toBe('');
+    expect(probe.stdout).toBe('false');
+  });
+
+  it('runs as well from a cache V8 rejects (another Node.js, other flags), compiling the bundle instead', () => {
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const m = require(process.argv[1]); const s = m.compileBundle(Buffer.from('not a code cache')); process.argv = [process.argv[0], 'copilot-service', 'validate', process.argv[2]]; m.runBundle(s).done.then(() => process.stderr.write('rejected ' + s.cachedDataRejected));",
+        bin,
+        spec('petstore3.json'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(probe.stderr).toBe('rejected true');
+    expect(probe.stdout).toBe(run('validate', spec('petstore3.json')).stdout);
+    expect(JSON.parse(probe.stdout).all_endpoints).toHaveLength(19);
+  });
+
+  // Code compiled from a code cache cannot run `import()`: the bundle requires the modules its
+  // commands load when they run (rolldown.config.mjs). These commands load some.
+  it('runs the commands that load the service’s modules when they run, and reports a bad configuration', () => {
+    const generated = run('keys', 'generate');
+    expect(generated.stderr).toBe('');
+    expect(generated.stdout).toMatch(/^cms_[A-Za-z0-9]{16}_[A-Za-z0-9]{32}\n$/);
+    const misconfigured = spawnSync(process.execPath, [bin, 'migrate'], { encoding: 'utf8', cwd: root, env: { ...process.env, LOG_LEVEL: 'nonsense' } });
+    expect(misconfigured.status).toBe(2);
+    expect(misconfigured.stderr).toContain('LOG_LEVEL');
   });
 
   it('lists every command in its help', () => {
