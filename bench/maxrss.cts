@@ -4,7 +4,7 @@
  * whatever they do at exit (process.exit() still runs 'exit' listeners). CommonJS, given with
  * `--require`: a preload given with `--import` makes Node load every entry through its ES module
  * loader, which costs a CommonJS entry (ours) a few milliseconds a run does not cost without the
- * probe (bench/README.md, the CLI's start).
+ * probe (bench/README.md, "the CLI runs from V8's code cache").
  */
 import { appendFileSync } from 'node:fs';
 

@@ -9,8 +9,9 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
-const require = createRequire(import.meta.url);
-const { CODE_CACHE, compileBundle, runBundle } = require('../dist/cli/copilot-service.cjs');
+// Run from the package's root, as `npm run build` does (the package test builds a copy elsewhere).
+const require = createRequire(path.resolve('package.json'));
+const { CODE_CACHE, compileBundle, runBundle } = require(path.resolve('dist/cli/copilot-service.cjs'));
 const jsYaml = require('js-yaml');
 
 const operation = (id, extra = {}) => ({

@@ -107,6 +107,8 @@ describe('the npm package, installed from its tarball', () => {
     symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(staging, 'node_modules'), 'dir');
     const bundle = await run(path.join(REPO_ROOT, 'node_modules', '.bin', 'rolldown'), ['-c', path.join(REPO_ROOT, 'rolldown.config.mjs')], staging);
     expect(bundle.code, bundle.stderr).toBe(0);
+    const codeCache = await run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build-cli-code-cache.mjs')], staging);
+    expect(codeCache.code, codeCache.stderr).toBe(0);
     const apiDocs = await run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'copy-api-docs.mjs')], staging);
     expect(apiDocs.code, apiDocs.stderr).toBe(0);
 

@@ -4,7 +4,7 @@
  * rolldown) from V8's code cache of it (copilot-service.bundle.cjs.cache, written by
  * `npm run build`: scripts/build-cli-code-cache.mjs), so that a command starts without parsing
  * and compiling the bundle's code again: that was the largest part of what a small document's
- * `validate` cost above reading, parsing and printing it (bench/README.md, the CLI's start).
+ * `validate` cost above reading, parsing and printing it (bench/README.md, "the CLI runs from V8's code cache").
  * Node 20 has no compile cache of its own for modules (`module.enableCompileCache` is Node 22's).
  *
  * A cache V8 rejects (built by another Node.js version or under other V8 flags) or a missing one
