@@ -9,16 +9,15 @@
  * searchBare {botId, queries, limit} → ms per query; kbSnapshot {botId} → links, passages, knowledge base;
  * profileStart {intervalUs}; profileStop {file}; stop.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/domain/auth/api-keys.js';
-import { nowTimestamp } from '../src/domain/ids.js';
 import { startService, type RunningService } from '../src/server.js';
-import { insertPassages, searchPassages } from '../src/storage/knowledge-base.repository.js';
+import { searchPassages } from '../src/storage/knowledge-base.repository.js';
 import { queryTerms } from '../src/text/search-terms.js';
+import { seedIndexedLinks } from '../test/support/seed.js';
 import { passageText } from './lib/text.js';
 
 let service: RunningService | null = null;
@@ -105,67 +104,29 @@ const handlers: Record<string, (args: any) => unknown> = {
    */
   async seedKnowledgeBase(args: { botId: string; links: number; passagesPerLink: number; prefix: string }) {
     if (!service) throw new Error('start first');
-    const db = service.services.storage.db;
-    const now = nowTimestamp();
-    const urls: string[] = [];
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('knowledge_bases')
-        .values({ bot_id: args.botId, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.column('bot_id').doNothing())
-        .execute();
-      const linkRows = [];
-      for (let i = 0; i < args.links; i++) {
-        const url = `https://docs.example.com/${args.prefix}/page-${i}`;
-        urls.push(url);
-        linkRows.push({
-          id: randomUUID(),
-          bot_id: args.botId,
-          url,
-          status: 'indexed',
-          error: null,
-          passages: args.passagesPerLink,
-          attempts: 1,
-          generation: 0,
-          run_after: now,
-          lease_owner: null,
-          lease_expires_at: null,
-          created_at: now,
-          updated_at: now,
-        });
+    const urls = Array.from({ length: args.links }, (_, i) => `https://docs.example.com/${args.prefix}/page-${i}`);
+    let n = 0;
+    await service.services.storage.db.transaction().execute(async (trx) => {
+      // 200 links at a time: the passages' text is made as it is written, never all at once.
+      for (let i = 0; i < urls.length; i += 200) {
+        const links = urls.slice(i, i + 200).map((url) => ({ url, passages: Array.from({ length: args.passagesPerLink }, () => passageText(n++)) }));
+        await seedIndexedLinks(trx, args.botId, links);
       }
-      for (let i = 0; i < linkRows.length; i += 200)
-        await trx
-          .insertInto('kb_links')
-          .values(linkRows.slice(i, i + 200))
-          .execute();
-      let batch: Array<{ link_id: string; bot_id: string; seq: number; content: string }> = [];
-      let n = 0;
-      for (const link of linkRows) {
-        for (let seq = 0; seq < args.passagesPerLink; seq++) {
-          batch.push({ link_id: link.id, bot_id: args.botId, seq, content: passageText(n++) });
-          if (batch.length === 500) {
-            await insertPassages(trx, batch);
-            batch = [];
-          }
-        }
-      }
-      if (batch.length > 0) await insertPassages(trx, batch);
     });
     return { urls };
   },
 
   /**
    * Each query searched bare, one after another: the repository's statement through the
-   * service's read connection (no HTTP, auth or JSON); milliseconds per query.
+   * connection the search route uses (storage.scanDb; no HTTP, auth or JSON); milliseconds per query.
    */
   async searchBare(args: { botId: string; queries: string[]; limit: number }) {
     if (!service) throw new Error('start first');
-    const { readDb, dialect } = service.services.storage;
+    const { scanDb, dialect } = service.services.storage;
     const ms: number[] = [];
     for (const q of args.queries) {
       const started = performance.now();
-      await searchPassages(readDb, dialect, args.botId, queryTerms(q), args.limit);
+      await searchPassages(scanDb, dialect, args.botId, queryTerms(q), args.limit);
       ms.push(performance.now() - started);
     }
     return ms;

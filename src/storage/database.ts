@@ -14,12 +14,16 @@ export type DialectName = 'sqlite' | 'postgres';
  * The open database. `db` is the connection used for writes (and for reads on
  * PostgreSQL); on SQLite it runs on a thread of its own (sqlite-writer.ts), and `readDb`
  * is a second connection on the main thread, served from the WAL snapshot while a long
- * write transaction is running.
+ * write transaction is running. `scanDb` serves the reads whose work grows with a tenant's
+ * data rather than with the answer (a knowledge base's search): on SQLite a read-only
+ * connection on a thread of its own, so that one tenant's search of a million passages never
+ * holds the event loop that every other request needs; on PostgreSQL the pool, as `db`.
  */
 export interface Storage {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
+  readonly scanDb: Kysely<Database>;
   /** Write connections in use and queries waiting for one (PostgreSQL: the pool; SQLite: the writer). */
   connections(): { inUse: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -86,6 +90,7 @@ export function openStorage(options: StorageOptions): Storage {
       dialect: 'postgres',
       db,
       readDb: db,
+      scanDb: db,
       connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {
         await db.destroy();
@@ -108,6 +113,7 @@ export function openStorage(options: StorageOptions): Storage {
   const writer = { inUse: 0, waiting: 0 };
   const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed, writer) });
   let reader: Kysely<Database> | null = null;
+  let scanner: Kysely<Database> | null = null;
   const storage: Storage = {
     dialect: 'sqlite',
     db,
@@ -120,9 +126,18 @@ export function openStorage(options: StorageOptions): Storage {
       reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqliteReader(file) }) });
       return reader;
     },
+    // The writer's kind of thread, made read-only; opened lazily as the reader is.
+    get scanDb() {
+      if (closed) return db;
+      scanner ??= new Kysely<Database>({
+        dialect: sqliteWriterDialect(file, [...SQLITE_PRAGMAS, 'query_only = ON'], () => closed, { inUse: 0, waiting: 0 }),
+      });
+      return scanner;
+    },
     async close() {
       closed = true;
       if (reader) await reader.destroy();
+      if (scanner) await scanner.destroy();
       await db.destroy();
     },
   };

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/domain/auth/api-keys.js';
-import { insertPassages } from '../../src/storage/knowledge-base.repository.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, copilotPath, createCopilot, expectError, kbPath, nextLink, TIMESTAMP } from '../support/http.js';
 import { deleteLinks, ftsHits, linkRows, links, orphanPassages, passageRows, postLinks, search, waitForLinks } from '../support/knowledge-base.js';
+import { seedIndexedLinks } from '../support/seed.js';
 import { PageServer } from '../support/pages.js';
 
 const MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
@@ -290,38 +289,12 @@ for (const dialect of DIALECTS) {
     it('deleting the most links one request may name (1000, several statements) removes every one and all their passages', async () => {
       // Written straight to the tables (as the worker would leave them): this is about the delete, not ingestion.
       const bot = (await createCopilot(t)).id;
-      const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
       const many = Array.from({ length: 1000 }, (_, i) => `https://bulk.example/${i}`);
-      const ids = many.map(() => randomUUID());
-      await t.storage.db.insertInto('knowledge_bases').values({ bot_id: bot, created_at: now, updated_at: now }).execute();
-      for (let i = 0; i < many.length; i += 250) {
-        await t.storage.db
-          .insertInto('kb_links')
-          .values(
-            many.slice(i, i + 250).map((url, k) => ({
-              id: ids[i + k]!,
-              bot_id: bot,
-              url,
-              status: 'indexed',
-              error: null,
-              passages: 2,
-              attempts: 1,
-              generation: 0,
-              run_after: now,
-              lease_owner: null,
-              lease_expires_at: null,
-              created_at: now,
-              updated_at: now,
-            })),
-          )
-          .execute();
-        await insertPassages(
-          t.storage.db,
-          ids
-            .slice(i, i + 250)
-            .flatMap((id) => [0, 1].map((seq) => ({ link_id: id, bot_id: bot, seq, content: `Bulk passage ${seq} with the bulkword marker.` }))),
-        );
-      }
+      const ids = await seedIndexedLinks(
+        t.storage.db,
+        bot,
+        many.map((url) => ({ url, passages: [0, 1].map((seq) => `Bulk passage ${seq} with the bulkword marker.`) })),
+      );
       expect((await passageRows(t.storage, ids)).length).toBe(2000);
       expect((await search(t, bot, 'bulkword', 100)).results).toHaveLength(100);
 

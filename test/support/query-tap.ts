@@ -115,6 +115,9 @@ export function tappedStorage(storage: Storage, tap: QueryTap): Storage {
     get readDb() {
       return storage.readDb;
     },
+    get scanDb() {
+      return storage.scanDb;
+    },
     connections: () => storage.connections(),
     close: () => storage.close(),
   };

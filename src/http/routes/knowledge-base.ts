@@ -135,7 +135,7 @@ export function knowledgeBaseRoutes(
         },
       },
     },
-    async (request) => knowledgeBase.searchKnowledgeBase(storage.readDb, storage.dialect, request.params.bot_id, request.query.q, request.query.limit),
+    async (request) => knowledgeBase.searchKnowledgeBase(storage.scanDb, storage.dialect, request.params.bot_id, request.query.q, request.query.limit),
   );
 
   app.delete(
