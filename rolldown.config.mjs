@@ -6,8 +6,16 @@
 import path from 'node:path';
 
 const dist = path.resolve('dist');
-// errors.js stays shared with the unbundled modules: one AppError class for everyone.
-const bundled = [path.join(dist, 'cli'), path.join(dist, 'domain', 'validator'), path.join(dist, 'text'), path.resolve('node_modules', 'commander')];
+// errors.js too: loading it from outside, an ES module, started Node's ES module loader in
+// every command (about 2 ms). The bundle's AppError class and the modules' are then two
+// classes, so isAppError reads a brand, not the class (src/errors.ts).
+const bundled = [
+  path.join(dist, 'errors.js'),
+  path.join(dist, 'cli'),
+  path.join(dist, 'domain', 'validator'),
+  path.join(dist, 'text'),
+  path.resolve('node_modules', 'commander'),
+];
 
 // Commander requires node:child_process when it loads, for subcommands that are executables
 // of their own, which this CLI has none of; loading it (with net, dgram and their channels)

@@ -32,6 +32,11 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+// An AppError is known by this brand rather than by its class: the command line's bundle has
+// its own copy of this module (rolldown.config.mjs), and an error thrown by a module outside
+// the bundle (the service's, which commands such as `keys revoke` load) must still be one.
+const BRAND = Symbol.for('copilot-management-service.AppError');
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details?: unknown;
@@ -41,6 +46,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.details = details;
+    Object.defineProperty(this, BRAND, { value: true });
   }
 
   get status(): number {
@@ -48,6 +54,7 @@ export class AppError extends Error {
   }
 }
 
+/** Whether `err` is an AppError, made by this copy of the module or another (see BRAND). */
 export function isAppError(err: unknown): err is AppError {
-  return err instanceof AppError;
+  return typeof err === 'object' && err !== null && (err as { [BRAND]?: unknown })[BRAND] === true;
 }

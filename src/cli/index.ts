@@ -247,16 +247,16 @@ export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolv
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
-    const { AppError } = await import('../errors.js');
+    const { isAppError } = await import('../errors.js');
     const { ConfigError } = await import('../config.js');
     // Loaded here, not at the top: every command would pay for node:util at start (bench/README.md, the CLI's start).
     const { inspect } = await import('node:util');
     // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
     const message =
-      err instanceof AppError || err instanceof ConfigError
+      isAppError(err) || err instanceof ConfigError
         ? err.message
         : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
     process.stderr.write(`${message}\n`);
-    process.exitCode = err instanceof AppError ? 1 : 2;
+    process.exitCode = isAppError(err) ? 1 : 2;
   },
 );

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -70,6 +72,23 @@ describe('the bundled copilot-service command', () => {
     const misconfigured = spawnSync(process.execPath, [bin, 'migrate'], { encoding: 'utf8', cwd: root, env: { ...process.env, LOG_LEVEL: 'nonsense' } });
     expect(misconfigured.status).toBe(2);
     expect(misconfigured.stderr).toContain('LOG_LEVEL');
+  });
+
+  // The bundle has its own copy of errors.js; an AppError the service's modules throw is still
+  // the command's own kind of failure: its message alone, exit code 1 (not "Error: …", 2).
+  it('reports an error of the service’s modules as its own: `keys revoke` of an unknown key', () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cli-bundle-'));
+    try {
+      const revoked = spawnSync(process.execPath, [bin, 'keys', 'revoke', 'no-such-key'], {
+        encoding: 'utf8',
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, DATABASE_URL: '' },
+      });
+      expect(revoked.stderr).toBe('No API key has this id.\n');
+      expect(revoked.status).toBe(1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('lists every command in its help', () => {
