@@ -104,8 +104,6 @@ try {
     process.argv = [process.execPath, 'copilot-service', ...args];
     await runBundle(script).done;
   }
-  process.stdout.write = write;
-  process.stderr.write = writeErr;
   process.exitCode = 0;
   writeFileSync(CODE_CACHE, script.createCachedData());
 } finally {

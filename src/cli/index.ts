@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { isAppError } from '../errors.js';
 import { VERSION } from './version.js';
 
 // Each command imports what it needs when it runs, so `validate` starts without
@@ -247,7 +248,6 @@ export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolv
       process.exitCode = err.exitCode === 0 ? 0 : 2;
       return;
     }
-    const { isAppError } = await import('../errors.js');
     const { ConfigError } = await import('../config.js');
     // Loaded here, not at the top: every command would pay for node:util at start (bench/README.md, the CLI's start).
     const { inspect } = await import('node:util');

@@ -11,6 +11,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = `${root}dist/cli/copilot-service.cjs`;
 const spec = (name: string) => `${root}test/fixtures/specs/${name}`;
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: root, env: { ...process.env, LOG_LEVEL: 'silent' } });
+/** `code` run by node with the command's module as process.argv[1] and `args` after it. */
+const withBin = (code: string, ...args: string[]) => spawnSync(process.execPath, ['-e', code, bin, ...args], { encoding: 'utf8' });
 
 describe('the bundled copilot-service command', () => {
   it('exists after the build', () => {
@@ -34,29 +36,17 @@ describe('the bundled copilot-service command', () => {
   });
 
   it("starts from V8's code cache of the bundle, which the build writes and this Node.js accepts", () => {
-    const probe = spawnSync(
-      process.execPath,
-      [
-        '-e',
-        "const m = require(process.argv[1]); process.stdout.write(String(m.compileBundle(require('node:fs').readFileSync(m.CODE_CACHE)).cachedDataRejected))",
-        bin,
-      ],
-      { encoding: 'utf8' },
+    const probe = withBin(
+      "const m = require(process.argv[1]); process.stdout.write(String(m.compileBundle(require('node:fs').readFileSync(m.CODE_CACHE)).cachedDataRejected))",
     );
     expect(probe.stderr).toBe('');
     expect(probe.stdout).toBe('false');
   });
 
   it('runs as well from a cache V8 rejects (another Node.js, other flags), compiling the bundle instead', () => {
-    const probe = spawnSync(
-      process.execPath,
-      [
-        '-e',
-        "const m = require(process.argv[1]); const s = m.compileBundle(Buffer.from('not a code cache')); process.argv = [process.argv[0], 'copilot-service', 'validate', process.argv[2]]; m.runBundle(s).done.then(() => process.stderr.write('rejected ' + s.cachedDataRejected));",
-        bin,
-        spec('petstore3.json'),
-      ],
-      { encoding: 'utf8' },
+    const probe = withBin(
+      "const m = require(process.argv[1]); const s = m.compileBundle(Buffer.from('not a code cache')); process.argv = [process.argv[0], 'copilot-service', 'validate', process.argv[2]]; m.runBundle(s).done.then(() => process.stderr.write('rejected ' + s.cachedDataRejected));",
+      spec('petstore3.json'),
     );
     expect(probe.stderr).toBe('rejected true');
     expect(probe.stdout).toBe(run('validate', spec('petstore3.json')).stdout);

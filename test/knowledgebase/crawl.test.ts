@@ -254,7 +254,7 @@ for (const dialect of DIALECTS) {
       expect(res.json()).toMatchObject({ state: 'cancelled' });
       const requestedAtCancel = requested();
       for (const hold of holds) hold.release();
-      // The page being fetched finishes; nothing else of the crawl is fetched or left pending.
+      // The pages being fetched finish; nothing else of the crawl is fetched or left pending.
       await waitUntil(async () => [...(await links(t, bot))!.values()].every((l) => l.status !== 'pending'), 'no pending link');
       expect(requested()).toBe(requestedAtCancel);
       expect(requestedAtCancel).toBeLessThan(hrefs.length);
