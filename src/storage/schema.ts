@@ -196,6 +196,13 @@ export interface KbPassageRow {
   version: Generated<number>;
 }
 
+/** How many of a bot's visible passages hold a term (migration 016): bm25's document frequency. */
+export interface KbTermRow {
+  bot_id: string;
+  term: string;
+  passages: number;
+}
+
 /** A crawl (issue 16 §2): its request, robots.txt, state and schedule (migration 012). */
 export interface CrawlRow {
   id: string;
@@ -279,6 +286,7 @@ export interface Database {
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;
+  kb_terms: KbTermRow;
   audit_log: AuditLogRow;
   crawls: CrawlRow;
   crawl_pages: CrawlPageRow;

@@ -50,3 +50,16 @@ export function passageTerms(content: string): PassageTerms {
   }
   return { terms: kept.join(' '), term_count: kept.length };
 }
+
+/**
+ * How many of the passages hold each term, counted into `into`: each passage given by its terms
+ * as `passageTerms` writes them (a term repeated in a passage counts once). A knowledge base keeps
+ * these counts for its visible passages (kb_terms), which bm25's idf needs.
+ */
+export function countTermPassages(passages: Iterable<string>, into: Map<string, number> = new Map()): Map<string, number> {
+  for (const terms of passages) {
+    if (terms === '') continue;
+    for (const term of new Set(terms.split(' '))) into.set(term, (into.get(term) ?? 0) + 1);
+  }
+  return into;
+}
