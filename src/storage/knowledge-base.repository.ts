@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { countTermPassages, passageTerms } from '../text/search-terms.js';
+import { countTermPassages, decodeTermPassages, encodeTermPassages, passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
@@ -156,7 +156,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
       .deleteFrom('kb_links')
       .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
       .execute();
-    await forgetTermsOf(db, (eb) => eb('link_id', 'in', ids));
+    await forgetLinkTerms(db, ids);
     await db
       .deleteFrom('kb_passages')
       .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
@@ -167,7 +167,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await forgetTermsOf(db, (eb) => eb('link_id', 'in', ids));
+    await forgetLinkTerms(db, ids);
     await deletePassagesInBatches(db, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
@@ -249,70 +249,49 @@ async function writePassages(db: Db, rows: readonly NewPassage[], version: numbe
 }
 
 /**
- * Adds to (`sign` 1) or takes from (-1) the bot's counts of passages per term (kb_terms) those
- * of a set becoming visible or ceasing to be. The rows go in one order for every writer, so two
+ * Changes the bot's counts of passages per term (kb_terms) by `delta`, from sets of its passages
+ * becoming visible or ceasing to be. The rows go in one order for every writer, so two
  * transactions on PostgreSQL never wait for each other's rows in opposite orders; a count that
  * reaches 0 is removed.
  */
-async function changeTermPassages(db: Db, botId: string, termPassages: ReadonlyMap<string, number>, sign: 1 | -1): Promise<void> {
-  const entries = [...termPassages].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+async function changeTermPassages(db: Db, botId: string, delta: ReadonlyMap<string, number>): Promise<void> {
+  const entries = [...delta].filter(([, n]) => n !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (let i = 0; i < entries.length; i += INSERT_BATCH) {
     const batch = entries.slice(i, i + INSERT_BATCH);
     await db
       .insertInto('kb_terms')
-      .values(batch.map(([term, n]) => ({ bot_id: botId, term, passages: sign * n })))
+      .values(batch.map(([term, n]) => ({ bot_id: botId, term, passages: n })))
       .onConflict((oc) => oc.columns(['bot_id', 'term']).doUpdateSet({ passages: sql<number>`kb_terms.passages + excluded.passages` }))
       .execute();
-    if (sign < 0)
-      await db
-        .deleteFrom('kb_terms')
-        .where('bot_id', '=', botId)
-        .where(
-          'term',
-          'in',
-          batch.map(([term]) => term),
-        )
-        .where('passages', '<=', 0)
-        .execute();
+    const fewer = batch.filter(([, n]) => n < 0).map(([term]) => term);
+    if (fewer.length > 0) await db.deleteFrom('kb_terms').where('bot_id', '=', botId).where('term', 'in', fewer).where('passages', '<=', 0).execute();
   }
 }
 
 /**
- * Takes from kb_terms the terms of the visible passages `which` selects, before they are deleted
- * or hidden: counted from their content (`passageTerms`, the function that indexed them), a
- * batch at a time.
+ * Makes `counts` the term counts of the link's visible set (kb_link_terms), and changes the bot's
+ * (kb_terms) by the difference from those of the set it replaces.
  */
-async function forgetTermsOf(db: Db, which: (eb: ExpressionBuilder<Database, 'kb_passages'>) => Expression<SqlBool>): Promise<void> {
-  const perBot = new Map<string, Map<string, number>>();
-  let after = 0;
-  for (;;) {
-    const rows = await db
-      .selectFrom('kb_passages')
-      .select(['id', 'bot_id', 'content'])
-      .where(which)
-      .where('id', '>', after)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('kb_hidden_passages as x')
-              .select('x.version')
-              .whereRef('x.link_id', '=', 'kb_passages.link_id')
-              .whereRef('x.version', '=', 'kb_passages.version'),
-          ),
-        ),
-      )
-      .orderBy('id')
-      .limit(PASSAGE_DELETE_BATCH)
+async function replaceLinkTerms(db: Db, linkId: string, botId: string, counts: ReadonlyMap<string, number>): Promise<void> {
+  const old = await db.deleteFrom('kb_link_terms').where('link_id', '=', linkId).returning('term_passages').executeTakeFirst();
+  if (counts.size > 0)
+    await db
+      .insertInto('kb_link_terms')
+      .values({ link_id: linkId, bot_id: botId, term_passages: encodeTermPassages(counts) })
       .execute();
-    for (const row of rows) {
-      let counts = perBot.get(row.bot_id);
-      if (!counts) perBot.set(row.bot_id, (counts = new Map()));
-      countTermPassages([passageTerms(row.content).terms], counts);
-    }
-    if (rows.length < PASSAGE_DELETE_BATCH) break;
-    after = Number(rows[rows.length - 1]!.id);
-  }
-  for (const [botId, counts] of perBot) await changeTermPassages(db, botId, counts, -1);
+  await changeTermPassages(db, botId, decodeTermPassages(old?.term_passages ?? '', new Map(counts), -1));
+}
+
+/** Takes the links' visible sets out of their bots' term counts, as the links are deleted. */
+async function forgetLinkTerms(db: Db, linkIds: readonly string[]): Promise<void> {
+  const gone = await db
+    .deleteFrom('kb_link_terms')
+    .where('link_id', 'in', [...linkIds])
+    .returning(['bot_id', 'term_passages'])
+    .execute();
+  const perBot = new Map<string, Map<string, number>>();
+  for (const row of gone) perBot.set(row.bot_id, decodeTermPassages(row.term_passages, perBot.get(row.bot_id), -1));
+  for (const [botId, delta] of perBot) await changeTermPassages(db, botId, delta);
 }
 
 /** Inserts passages into the links' visible sets at once, adding their terms to the links' `term_count` and to kb_terms. */
@@ -323,8 +302,10 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
       ? []
       : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
   );
+  const perBot = new Map<string, Map<string, number>>();
   for (const linkId of linkIds) {
     const ofLink = rows.filter((r) => r.link_id === linkId);
+    const botId = ofLink[0]!.bot_id;
     const set = emptySetTerms();
     await writePassages(db, ofLink, versions.get(linkId) ?? 0, set);
     if (set.terms > 0)
@@ -333,8 +314,18 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
         .set((eb) => ({ term_count: eb('term_count', '+', set.terms) }))
         .where('id', '=', linkId)
         .execute();
-    await changeTermPassages(db, ofLink[0]!.bot_id, set.termPassages, 1);
+    // The link's kept counts gain the new passages' (added to a set that may hold some already).
+    const kept = await db.deleteFrom('kb_link_terms').where('link_id', '=', linkId).returning('term_passages').executeTakeFirst();
+    const counts = decodeTermPassages(kept?.term_passages ?? '', new Map(set.termPassages));
+    await db
+      .insertInto('kb_link_terms')
+      .values({ link_id: linkId, bot_id: botId, term_passages: encodeTermPassages(counts) })
+      .execute();
+    const bot = perBot.get(botId) ?? new Map<string, number>();
+    for (const [term, n] of set.termPassages) bot.set(term, (bot.get(term) ?? 0) + n);
+    perBot.set(botId, bot);
   }
+  for (const [botId, delta] of perBot) await changeTermPassages(db, botId, delta);
 }
 
 // ---- the ingestion queue: jobs are the pending links themselves ----
@@ -643,10 +634,9 @@ async function publish(
     })
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await changeTermPassages(db, before.bot_id, staged.terms.termPassages, 1);
+  await replaceLinkTerms(db, job.id, before.bot_id, staged.terms.termPassages);
   // A link never indexed (version 0, no passages, no terms) has no set to retire.
   if (Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0) return 'published';
-  await forgetTermsOf(db, (eb) => eb.and([eb('link_id', '=', job.id), eb('version', '=', Number(before.version))]));
   await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
   return 'retired';
 }
@@ -938,8 +928,9 @@ export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: st
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('bot_id', '=', botId)
     .executeTakeFirstOrThrow();
-  // Its term counts go at once, rather than passage by passage as the links' deletion would take them.
+  // Its term counts go at once, rather than link by link as the links' deletion would take them.
   await db.deleteFrom('kb_terms').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('kb_link_terms').where('bot_id', '=', botId).execute();
   await deleteLinksAndPassages(
     db,
     dialect,

@@ -63,3 +63,25 @@ export function countTermPassages(passages: Iterable<string>, into: Map<string, 
   }
   return into;
 }
+
+/**
+ * Term counts as a link keeps those of its visible passages (kb_link_terms): `term` for a count
+ * of 1, `term:n` otherwise, separated by spaces (terms hold neither).
+ */
+export function encodeTermPassages(counts: ReadonlyMap<string, number>): string {
+  const out: string[] = [];
+  for (const [term, n] of counts) if (n > 0) out.push(n === 1 ? term : `${term}:${n}`);
+  return out.join(' ');
+}
+
+/** `encodeTermPassages` read back, added to `into` (times `sign`). */
+export function decodeTermPassages(encoded: string, into: Map<string, number> = new Map(), sign: 1 | -1 = 1): Map<string, number> {
+  if (encoded === '') return into;
+  for (const entry of encoded.split(' ')) {
+    const colon = entry.lastIndexOf(':');
+    const term = colon < 0 ? entry : entry.slice(0, colon);
+    const n = colon < 0 ? 1 : Number(entry.slice(colon + 1));
+    into.set(term, (into.get(term) ?? 0) + sign * n);
+  }
+  return into;
+}

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { termCounts } from '../../src/storage/migrations/016-term-counts.js';
-import { countTermPassages, passageTerms, queryTerms } from '../../src/text/search-terms.js';
+import { countTermPassages, decodeTermPassages, passageTerms, queryTerms } from '../../src/text/search-terms.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
 import { seedIndexedLinks } from '../support/seed.js';
 
@@ -86,6 +86,13 @@ for (const dialect of DIALECTS) {
         )
         .execute();
       const counted = countTermPassages(visible.map((r) => passageTerms(r.content).terms));
+      // The links' kept counts add up to the bot's.
+      const links = await storage.db.selectFrom('kb_link_terms').select('term_passages').where('bot_id', '=', bot).execute();
+      const linked = new Map<string, number>();
+      for (const link of links) decodeTermPassages(link.term_passages, linked);
+      expect(Object.fromEntries([...linked].sort(([a], [b]) => (a < b ? -1 : 1)))).toEqual(
+        Object.fromEntries([...counted].sort(([a], [b]) => (a < b ? -1 : 1))),
+      );
       return {
         kept: Object.fromEntries(kept.map((r) => [r.term, Number(r.passages)]).sort(([a], [b]) => (a! < b! ? -1 : 1))),
         counted: Object.fromEntries([...counted].sort(([a], [b]) => (a < b ? -1 : 1))),
@@ -114,7 +121,7 @@ for (const dialect of DIALECTS) {
           const expected = reference(links, q);
           expect(hits.length, `${q} (limit ${limit})`).toBe(Math.min(limit, expected.length));
           // The scores are the best ones …
-          hits.forEach((hit, i) => expect(hit.score, `${q} #${i}`).toBeCloseTo(expected[i]!.score, 6));
+          for (const [i, hit] of hits.entries()) expect(hit.score, `${q} #${i}`).toBeCloseTo(expected[i]!.score, 6);
           // … and each is its passage's own.
           for (const hit of hits) expect(hit.score).toBeCloseTo(expected.find((e) => e.url === hit.url && e.seq === hit.seq)!.score, 6);
         }
