@@ -395,7 +395,7 @@ export class IngestionWorker {
       : await publishing(async (trx): Promise<Outcome> => {
           const error = await overLimit(trx);
           if (error) return failed(trx, error);
-          return (await kb.publishStagedPage(trx, ref, { version, passages: passages.length, terms, now: nowTimestamp(), fetched }))
+          return (await kb.publishStagedPage(trx, dialect, ref, { version, passages: passages.length, terms, now: nowTimestamp(), fetched }))
             ? { status: 'indexed' }
             : null;
         });

@@ -156,7 +156,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
       .deleteFrom('kb_links')
       .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
       .execute();
-    await forgetLinkTerms(db, ids);
+    await forgetLinkTerms(db, dialect, ids);
     await db
       .deleteFrom('kb_passages')
       .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
@@ -167,7 +167,7 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await forgetLinkTerms(db, ids);
+    await forgetLinkTerms(db, dialect, ids);
     await deletePassagesInBatches(db, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
@@ -250,40 +250,49 @@ async function writePassages(db: Db, rows: readonly NewPassage[], version: numbe
 
 /**
  * Changes the bot's counts of passages per term (kb_terms) by `delta`, from sets of its passages
- * becoming visible or ceasing to be. The rows go in one order for every writer, so two
- * transactions on PostgreSQL never wait for each other's rows in opposite orders; a count that
- * reaches 0 is removed.
+ * becoming visible or ceasing to be; a count that reaches 0 is removed. The delta goes as one JSON
+ * parameter that the database expands (a page's few hundred terms would otherwise be a statement
+ * of a thousand parameters to build), in term order, so that two transactions on PostgreSQL never
+ * wait for each other's rows in opposite orders.
  */
-async function changeTermPassages(db: Db, botId: string, delta: ReadonlyMap<string, number>): Promise<void> {
+async function changeTermPassages(db: Db, dialect: DialectName, botId: string, delta: ReadonlyMap<string, number>): Promise<void> {
   const entries = [...delta].filter(([, n]) => n !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (let i = 0; i < entries.length; i += INSERT_BATCH) {
-    const batch = entries.slice(i, i + INSERT_BATCH);
-    await db
-      .insertInto('kb_terms')
-      .values(batch.map(([term, n]) => ({ bot_id: botId, term, passages: n })))
-      .onConflict((oc) => oc.columns(['bot_id', 'term']).doUpdateSet({ passages: sql<number>`kb_terms.passages + excluded.passages` }))
-      .execute();
-    const fewer = batch.filter(([, n]) => n < 0).map(([term]) => term);
-    if (fewer.length > 0) await db.deleteFrom('kb_terms').where('bot_id', '=', botId).where('term', 'in', fewer).where('passages', '<=', 0).execute();
-  }
+  if (entries.length === 0) return;
+  const pg = dialect === 'postgres';
+  // Written out in order (an object would put terms that read as integers first, and cost more).
+  const json = `{${entries.map(([term, n]) => `${JSON.stringify(term)}:${n}`).join(',')}}`;
+  await sql`insert into kb_terms (bot_id, term, passages)
+    ${pg ? sql`select ${botId}, key, value::bigint from json_each_text(${json}::json)` : sql`select ${botId}, key, value from json_each(${json}) where true`}
+    on conflict (bot_id, term) do update set passages = kb_terms.passages + excluded.passages`.execute(db);
+  const fewer = entries.filter(([, n]) => n < 0).map(([term]) => term);
+  if (fewer.length > 0)
+    await sql`delete from kb_terms where bot_id = ${botId} and passages <= 0
+      and term in (select value from ${pg ? sql`json_array_elements_text(${JSON.stringify(fewer)}::json)` : sql`json_each(${JSON.stringify(fewer)})`})`.execute(
+      db,
+    );
 }
 
 /**
  * Makes `counts` the term counts of the link's visible set (kb_link_terms), and changes the bot's
- * (kb_terms) by the difference from those of the set it replaces.
+ * (kb_terms) by the difference from those of the set it replaces (`replacing`: whether it held one).
  */
-async function replaceLinkTerms(db: Db, linkId: string, botId: string, counts: ReadonlyMap<string, number>): Promise<void> {
-  const old = await db.deleteFrom('kb_link_terms').where('link_id', '=', linkId).returning('term_passages').executeTakeFirst();
+async function replaceLinkTerms(
+  db: Db,
+  dialect: DialectName,
+  link: { id: string; botId: string; replacing: boolean },
+  counts: ReadonlyMap<string, number>,
+): Promise<void> {
+  const old = link.replacing ? await db.deleteFrom('kb_link_terms').where('link_id', '=', link.id).returning('term_passages').executeTakeFirst() : undefined;
   if (counts.size > 0)
     await db
       .insertInto('kb_link_terms')
-      .values({ link_id: linkId, bot_id: botId, term_passages: encodeTermPassages(counts) })
+      .values({ link_id: link.id, bot_id: link.botId, term_passages: encodeTermPassages(counts) })
       .execute();
-  await changeTermPassages(db, botId, decodeTermPassages(old?.term_passages ?? '', new Map(counts), -1));
+  await changeTermPassages(db, dialect, link.botId, decodeTermPassages(old?.term_passages ?? '', new Map(counts), -1));
 }
 
 /** Takes the links' visible sets out of their bots' term counts, as the links are deleted. */
-async function forgetLinkTerms(db: Db, linkIds: readonly string[]): Promise<void> {
+async function forgetLinkTerms(db: Db, dialect: DialectName, linkIds: readonly string[]): Promise<void> {
   const gone = await db
     .deleteFrom('kb_link_terms')
     .where('link_id', 'in', [...linkIds])
@@ -291,11 +300,11 @@ async function forgetLinkTerms(db: Db, linkIds: readonly string[]): Promise<void
     .execute();
   const perBot = new Map<string, Map<string, number>>();
   for (const row of gone) perBot.set(row.bot_id, decodeTermPassages(row.term_passages, perBot.get(row.bot_id), -1));
-  for (const [botId, delta] of perBot) await changeTermPassages(db, botId, delta);
+  for (const [botId, delta] of perBot) await changeTermPassages(db, dialect, botId, delta);
 }
 
 /** Inserts passages into the links' visible sets at once, adding their terms to the links' `term_count` and to kb_terms. */
-export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
+export async function insertPassages(db: Db, dialect: DialectName, rows: readonly NewPassage[]): Promise<void> {
   const linkIds = [...new Set(rows.map((r) => r.link_id))];
   const versions = new Map(
     linkIds.length === 0
@@ -325,7 +334,7 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
     for (const [term, n] of set.termPassages) bot.set(term, (bot.get(term) ?? 0) + n);
     perBot.set(botId, bot);
   }
-  for (const [botId, delta] of perBot) await changeTermPassages(db, botId, delta);
+  for (const [botId, delta] of perBot) await changeTermPassages(db, dialect, botId, delta);
 }
 
 // ---- the ingestion queue: jobs are the pending links themselves ----
@@ -560,11 +569,12 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
  */
 export async function publishStagedPage(
   db: Db,
+  dialect: DialectName,
   job: JobRef,
   staged: { version: number; passages: number; terms: SetTerms; now: string; fetched?: FetchedPage },
 ): Promise<boolean> {
   const before = await db.selectFrom('kb_links').select(['version', 'bot_id', 'passages', 'term_count']).where('id', '=', job.id).executeTakeFirst();
-  if (!before || !(await publish(db, job, staged, before))) return false;
+  if (!before || !(await publish(db, dialect, job, staged, before))) return false;
   await db.deleteFrom('kb_hidden_passages').where('link_id', '=', job.id).where('version', '=', staged.version).execute();
   return true;
 }
@@ -597,7 +607,7 @@ export async function storePageAtOnce(
   const { link, version } = next;
   const terms = emptySetTerms();
   await stagePassages(trx, dialect, rows, version, terms);
-  const published = await publish(trx, job, { version, passages: rows.length, terms, ...staged }, link);
+  const published = await publish(trx, dialect, job, { version, passages: rows.length, terms, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
     await retireSet(trx, job.id, version, link.bot_id, staged.now);
@@ -609,6 +619,7 @@ export async function storePageAtOnce(
 /** Makes `version` the link's visible set and ends the job as indexed; retires the set it replaces (when it held any). */
 async function publish(
   db: Db,
+  dialect: DialectName,
   job: JobRef,
   staged: { version: number; passages: number; terms: SetTerms; now: string; fetched?: FetchedPage },
   before: { version: number; bot_id: string; passages: number; term_count: number },
@@ -634,9 +645,10 @@ async function publish(
     })
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await replaceLinkTerms(db, job.id, before.bot_id, staged.terms.termPassages);
   // A link never indexed (version 0, no passages, no terms) has no set to retire.
-  if (Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0) return 'published';
+  const replacing = !(Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0);
+  await replaceLinkTerms(db, dialect, { id: job.id, botId: before.bot_id, replacing }, staged.terms.termPassages);
+  if (!replacing) return 'published';
   await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
   return 'retired';
 }

@@ -102,7 +102,7 @@ for (const dialect of DIALECTS) {
     it('answers what scoring every passage answers, for rare and common words alone and together', async () => {
       const bot = randomUUID();
       const links = corpus(40, 10);
-      await seedIndexedLinks(storage.db, bot, links);
+      await seedIndexedLinks(storage.db, dialect, bot, links);
       const queries = [
         'common',
         'often',
@@ -130,7 +130,7 @@ for (const dialect of DIALECTS) {
     it("reads the passages of a query's rare words, not those of a word most passages hold", async () => {
       const bot = randomUUID();
       const links = corpus(40, 10);
-      await seedIndexedLinks(storage.db, bot, links);
+      await seedIndexedLinks(storage.db, dialect, bot, links);
       const statements: Array<{ sql: string; parameters: readonly unknown[] }> = [];
       const spy = storage.scanDb.withPlugin({
         transformQuery(args) {
@@ -159,7 +159,7 @@ for (const dialect of DIALECTS) {
 
     it('keeps the counts of the visible passages through publishing, replacing, staging, deleting and purging', async () => {
       const bot = randomUUID();
-      const [first, second] = await seedIndexedLinks(storage.db, bot, [
+      const [first, second] = await seedIndexedLinks(storage.db, dialect, bot, [
         { url: 'https://docs.example/a', passages: ['Alpha keys rotate.', 'Alpha keys expire; beta keys too.'] },
         { url: 'https://docs.example/b', passages: ['Beta gamma.'] },
       ]);
@@ -192,7 +192,7 @@ for (const dialect of DIALECTS) {
       counts = await termCountsOf(bot);
       expect(counts.kept).toEqual(counts.counted);
       expect(counts.kept.epsilon).toBeUndefined();
-      await storage.db.transaction().execute((trx) => kb.publishStagedPage(trx, job, { version, passages: 2, terms, now: NOW }));
+      await storage.db.transaction().execute((trx) => kb.publishStagedPage(trx, dialect, job, { version, passages: 2, terms, now: NOW }));
       counts = await termCountsOf(bot);
       expect(counts.kept).toEqual(counts.counted);
       expect(counts.kept).toMatchObject({ epsilon: 2, kei: 2 });
@@ -209,7 +209,7 @@ for (const dialect of DIALECTS) {
 
     it('migration 016 counts the visible passages a database already holds', async () => {
       const bot = randomUUID();
-      const [link] = await seedIndexedLinks(storage.db, bot, [{ url: 'https://docs.example/m', passages: ['Zeta eta.', 'Zeta theta.'] }]);
+      const [link] = await seedIndexedLinks(storage.db, dialect, bot, [{ url: 'https://docs.example/m', passages: ['Zeta eta.', 'Zeta theta.'] }]);
       // A hidden set (being stored) is not counted.
       await storage.db.insertInto('kb_hidden_passages').values({ link_id: link!, version: 7, bot_id: bot, state: 'staging', created_at: NOW }).execute();
       await kb.stagePassages(storage.db, dialect, [{ link_id: link!, bot_id: bot, seq: 0, content: 'Zeta iota.' }], 7, kb.emptySetTerms());

@@ -46,6 +46,7 @@ for (const dialect of DIALECTS) {
         .execute();
       await kb.insertPassages(
         storage.db,
+        dialect,
         passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })),
       );
       return { bot, job: { id, owner: 'worker-1', generation: 0 } };
@@ -103,7 +104,7 @@ for (const dialect of DIALECTS) {
       expect(await hits(bot, 'newword')).toEqual([]);
       expect(await hits(bot, 'oldword')).toEqual(['The old page speaks of oldword alone.']);
 
-      expect(await kb.publishStagedPage(storage.db, job, { version: version!, passages: 2, terms, now: NOW })).toBe(true);
+      expect(await kb.publishStagedPage(storage.db, dialect, job, { version: version!, passages: 2, terms, now: NOW })).toBe(true);
       expect(await hits(bot, 'newword')).toHaveLength(2);
       expect(await hits(bot, 'oldword')).toEqual([]);
       const link = await storage.db.selectFrom('kb_links').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
@@ -126,7 +127,7 @@ for (const dialect of DIALECTS) {
       await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Lost passage lostword.']), version, terms);
       // Another worker took the job over (a new generation).
       await storage.db.updateTable('kb_links').set({ generation: 1, lease_owner: 'worker-2' }).where('id', '=', job.id).execute();
-      expect(await kb.publishStagedPage(storage.db, job, { version, passages: 1, terms, now: NOW })).toBe(false);
+      expect(await kb.publishStagedPage(storage.db, dialect, job, { version, passages: 1, terms, now: NOW })).toBe(false);
       await kb.retireSet(storage.db, job.id, version, bot, NOW);
       expect(await hits(bot, 'keptword')).toEqual(['Kept passage keptword.']);
       expect(await hits(bot, 'lostword')).toEqual([]);
