@@ -110,7 +110,7 @@ const handlers: Record<string, (args: any) => unknown> = {
       // 200 links at a time: the passages' text is made as it is written, never all at once.
       for (let i = 0; i < urls.length; i += 200) {
         const links = urls.slice(i, i + 200).map((url) => ({ url, passages: Array.from({ length: args.passagesPerLink }, () => passageText(n++)) }));
-        await seedIndexedLinks(trx, service!.services.storage.dialect, args.botId, links);
+        await seedIndexedLinks(trx, args.botId, links);
       }
     });
     return { urls };

@@ -385,17 +385,17 @@ export class IngestionWorker {
     if (early) return end((trx) => failed(trx, early));
     const version = await kb.beginStaging(db, ref, job.bot_id, nowTimestamp());
     if (version === null) return null;
-    const terms = kb.emptySetTerms();
+    let termCount = 0;
     for (let i = 0; i < passages.length; i += STAGE_BATCH) {
       if (lease.lost) break;
-      await kb.stagePassages(db, dialect, rowsOf(i, i + STAGE_BATCH), version, terms);
+      termCount += await kb.stagePassages(db, dialect, rowsOf(i, i + STAGE_BATCH), version);
     }
     const outcome = lease.lost
       ? null
       : await publishing(async (trx): Promise<Outcome> => {
           const error = await overLimit(trx);
           if (error) return failed(trx, error);
-          return (await kb.publishStagedPage(trx, dialect, ref, { version, passages: passages.length, terms, now: nowTimestamp(), fetched }))
+          return (await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }))
             ? { status: 'indexed' }
             : null;
         });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { countTermPassages, decodeTermPassages, encodeTermPassages, passageTerms } from '../text/search-terms.js';
+import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
@@ -156,7 +156,6 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
       .deleteFrom('kb_links')
       .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
       .execute();
-    await forgetLinkTerms(db, dialect, ids);
     await db
       .deleteFrom('kb_passages')
       .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
@@ -167,7 +166,6 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await forgetLinkTerms(db, dialect, ids);
     await deletePassagesInBatches(db, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
@@ -217,124 +215,46 @@ export interface NewPassage {
 }
 
 /**
- * What writing passages adds to their set: its terms (the link's `term_count`, bm25's length)
- * and, per term, how many of its passages hold it (kb_terms, bm25's document frequency, which
- * counts the set once it is visible).
- */
-export interface SetTerms {
-  terms: number;
-  termPassages: Map<string, number>;
-}
-
-export function emptySetTerms(): SetTerms {
-  return { terms: 0, termPassages: new Map() };
-}
-
-/**
  * The one way to write passages: each row goes in with its search terms (`passageTerms`, which
  * a trigger indexes: kb_passages_fts on SQLite, the tsv column on PostgreSQL) and its term
- * count. A row inserted without terms is refused by the database. Adds the rows' terms to `set`
- * (the rows are of one set). Callers batch (the rows go in one INSERT).
+ * count. A row inserted without terms is refused by the database. Returns each link's sum of
+ * term counts. Callers batch (the rows go in one INSERT).
  */
-async function writePassages(db: Db, rows: readonly NewPassage[], version: number, set: SetTerms): Promise<void> {
-  if (rows.length === 0) return;
+async function writePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<Map<string, number>> {
+  const perLink = new Map<string, number>();
+  if (rows.length === 0) return perLink;
   const values = rows.map((row) => {
     const { terms, term_count } =
       row.terms !== undefined && row.term_count !== undefined ? { terms: row.terms, term_count: row.term_count } : passageTerms(row.content);
-    set.terms += term_count;
-    countTermPassages([terms], set.termPassages);
+    perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + term_count);
     return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count, version };
   });
   await db.insertInto('kb_passages').values(values).execute();
+  return perLink;
 }
 
-/**
- * Changes the bot's counts of passages per term (kb_terms) by `delta`, from sets of its passages
- * becoming visible or ceasing to be; a count that reaches 0 is removed. The delta goes as one JSON
- * parameter that the database expands (a page's few hundred terms would otherwise be a statement
- * of a thousand parameters to build), in term order, so that two transactions on PostgreSQL never
- * wait for each other's rows in opposite orders.
- */
-async function changeTermPassages(db: Db, dialect: DialectName, botId: string, delta: ReadonlyMap<string, number>): Promise<void> {
-  const entries = [...delta].filter(([, n]) => n !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (entries.length === 0) return;
-  const pg = dialect === 'postgres';
-  // Written out in order (an object would put terms that read as integers first, and cost more).
-  const json = `{${entries.map(([term, n]) => `${JSON.stringify(term)}:${n}`).join(',')}}`;
-  await sql`insert into kb_terms (bot_id, term, passages)
-    ${pg ? sql`select ${botId}, key, value::bigint from json_each_text(${json}::json)` : sql`select ${botId}, key, value from json_each(${json}) where true`}
-    on conflict (bot_id, term) do update set passages = kb_terms.passages + excluded.passages`.execute(db);
-  const fewer = entries.filter(([, n]) => n < 0).map(([term]) => term);
-  if (fewer.length > 0)
-    await sql`delete from kb_terms where bot_id = ${botId} and passages <= 0
-      and term in (select value from ${pg ? sql`json_array_elements_text(${JSON.stringify(fewer)}::json)` : sql`json_each(${JSON.stringify(fewer)})`})`.execute(
-      db,
-    );
-}
-
-/**
- * Makes `counts` the term counts of the link's visible set (kb_link_terms), and changes the bot's
- * (kb_terms) by the difference from those of the set it replaces (`replacing`: whether it held one).
- */
-async function replaceLinkTerms(
-  db: Db,
-  dialect: DialectName,
-  link: { id: string; botId: string; replacing: boolean },
-  counts: ReadonlyMap<string, number>,
-): Promise<void> {
-  const old = link.replacing ? await db.deleteFrom('kb_link_terms').where('link_id', '=', link.id).returning('term_passages').executeTakeFirst() : undefined;
-  if (counts.size > 0)
-    await db
-      .insertInto('kb_link_terms')
-      .values({ link_id: link.id, bot_id: link.botId, term_passages: encodeTermPassages(counts) })
-      .execute();
-  await changeTermPassages(db, dialect, link.botId, decodeTermPassages(old?.term_passages ?? '', new Map(counts), -1));
-}
-
-/** Takes the links' visible sets out of their bots' term counts, as the links are deleted. */
-async function forgetLinkTerms(db: Db, dialect: DialectName, linkIds: readonly string[]): Promise<void> {
-  const gone = await db
-    .deleteFrom('kb_link_terms')
-    .where('link_id', 'in', [...linkIds])
-    .returning(['bot_id', 'term_passages'])
-    .execute();
-  const perBot = new Map<string, Map<string, number>>();
-  for (const row of gone) perBot.set(row.bot_id, decodeTermPassages(row.term_passages, perBot.get(row.bot_id), -1));
-  for (const [botId, delta] of perBot) await changeTermPassages(db, dialect, botId, delta);
-}
-
-/** Inserts passages into the links' visible sets at once, adding their terms to the links' `term_count` and to kb_terms. */
-export async function insertPassages(db: Db, dialect: DialectName, rows: readonly NewPassage[]): Promise<void> {
+/** Inserts passages into the links' visible sets at once, adding their terms to the links' `term_count`. */
+export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promise<void> {
   const linkIds = [...new Set(rows.map((r) => r.link_id))];
   const versions = new Map(
     linkIds.length === 0
       ? []
       : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
   );
-  const perBot = new Map<string, Map<string, number>>();
   for (const linkId of linkIds) {
-    const ofLink = rows.filter((r) => r.link_id === linkId);
-    const botId = ofLink[0]!.bot_id;
-    const set = emptySetTerms();
-    await writePassages(db, ofLink, versions.get(linkId) ?? 0, set);
-    if (set.terms > 0)
+    const perLink = await writePassages(
+      db,
+      rows.filter((r) => r.link_id === linkId),
+      versions.get(linkId) ?? 0,
+    );
+    const count = perLink.get(linkId) ?? 0;
+    if (count > 0)
       await db
         .updateTable('kb_links')
-        .set((eb) => ({ term_count: eb('term_count', '+', set.terms) }))
+        .set((eb) => ({ term_count: eb('term_count', '+', count) }))
         .where('id', '=', linkId)
         .execute();
-    // The link's kept counts gain the new passages' (added to a set that may hold some already).
-    const kept = await db.deleteFrom('kb_link_terms').where('link_id', '=', linkId).returning('term_passages').executeTakeFirst();
-    const counts = decodeTermPassages(kept?.term_passages ?? '', new Map(set.termPassages));
-    await db
-      .insertInto('kb_link_terms')
-      .values({ link_id: linkId, bot_id: botId, term_passages: encodeTermPassages(counts) })
-      .execute();
-    const bot = perBot.get(botId) ?? new Map<string, number>();
-    for (const [term, n] of set.termPassages) bot.set(term, (bot.get(term) ?? 0) + n);
-    perBot.set(botId, bot);
   }
-  for (const [botId, delta] of perBot) await changeTermPassages(db, dialect, botId, delta);
 }
 
 // ---- the ingestion queue: jobs are the pending links themselves ----
@@ -539,16 +459,17 @@ let passagesSinceMergeStep = 0;
 
 /**
  * Writes a part of a staged set (hidden until published), or a page stored at once, in one
- * transaction (the caller's, when given one), adding their terms to `set`. The rows go in batches;
+ * transaction (the caller's, when given one); returns its search terms. The rows go in batches;
  * on SQLite a bounded merge step of the full-text index follows every PASSAGE_INSERT_BATCH
  * passages written (so its segments never pile up into a crisis merge inside one INSERT); a
  * part of a few thousand passages keeps the write lock's hold short.
  */
-export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number, set: SetTerms): Promise<void> {
-  await inTransaction(db, async (trx) => {
+export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number> {
+  return inTransaction(db, async (trx) => {
+    let terms = 0;
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
       const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH);
-      await writePassages(trx, batch, version, set);
+      for (const n of (await writePassages(trx, batch, version)).values()) terms += n;
       passagesSinceMergeStep += batch.length;
       if (passagesSinceMergeStep >= PASSAGE_INSERT_BATCH) {
         passagesSinceMergeStep = 0;
@@ -559,6 +480,7 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
       // otherwise arrive within one turn.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
+    return terms;
   });
 }
 
@@ -569,12 +491,11 @@ export async function stagePassages(db: Db, dialect: DialectName, rows: readonly
  */
 export async function publishStagedPage(
   db: Db,
-  dialect: DialectName,
   job: JobRef,
-  staged: { version: number; passages: number; terms: SetTerms; now: string; fetched?: FetchedPage },
+  staged: { version: number; passages: number; termCount: number; now: string; fetched?: FetchedPage },
 ): Promise<boolean> {
   const before = await db.selectFrom('kb_links').select(['version', 'bot_id', 'passages', 'term_count']).where('id', '=', job.id).executeTakeFirst();
-  if (!before || !(await publish(db, dialect, job, staged, before))) return false;
+  if (!before || !(await publish(db, job, staged, before))) return false;
   await db.deleteFrom('kb_hidden_passages').where('link_id', '=', job.id).where('version', '=', staged.version).execute();
   return true;
 }
@@ -605,9 +526,8 @@ export async function storePageAtOnce(
   if (!next) return null;
   if (next.others + rows.length > maxBotPassages) return { over: next.others + rows.length };
   const { link, version } = next;
-  const terms = emptySetTerms();
-  await stagePassages(trx, dialect, rows, version, terms);
-  const published = await publish(trx, dialect, job, { version, passages: rows.length, terms, ...staged }, link);
+  const termCount = await stagePassages(trx, dialect, rows, version);
+  const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
     await retireSet(trx, job.id, version, link.bot_id, staged.now);
@@ -619,9 +539,8 @@ export async function storePageAtOnce(
 /** Makes `version` the link's visible set and ends the job as indexed; retires the set it replaces (when it held any). */
 async function publish(
   db: Db,
-  dialect: DialectName,
   job: JobRef,
-  staged: { version: number; passages: number; terms: SetTerms; now: string; fetched?: FetchedPage },
+  staged: { version: number; passages: number; termCount: number; now: string; fetched?: FetchedPage },
   before: { version: number; bot_id: string; passages: number; term_count: number },
 ): Promise<false | 'retired' | 'published'> {
   const result = await ownLink(db, job)
@@ -633,7 +552,7 @@ async function publish(
       status: 'indexed',
       error: null,
       passages: staged.passages,
-      term_count: staged.terms.terms,
+      term_count: staged.termCount,
       version: staged.version,
       ...(staged.fetched && {
         etag: staged.fetched.etag,
@@ -646,9 +565,7 @@ async function publish(
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
   // A link never indexed (version 0, no passages, no terms) has no set to retire.
-  const replacing = !(Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0);
-  await replaceLinkTerms(db, dialect, { id: job.id, botId: before.bot_id, replacing }, staged.terms.termPassages);
-  if (!replacing) return 'published';
+  if (Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0) return 'published';
   await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
   return 'retired';
 }
@@ -741,11 +658,6 @@ export interface PassageHit {
   score: number;
 }
 
-/** A term held by at most this share of the bot's passages is rare enough to read its passages (see searchPassages). */
-const COMMON_SHARE = 1 / 8;
-/** Passages whose common terms a search on SQLite counts itself (from their content), at most. */
-const MAX_RESCORED = 1000;
-
 /**
  * The bot's passages holding any of the search terms (`queryTerms`), best first, scored alike
  * on both databases: bm25 (k1 = 1.2, b = 0.75) over the bot's own statistics, divided by the
@@ -756,162 +668,66 @@ const MAX_RESCORED = 1000;
  *   score(p) = bm25(p) / Σ over the terms t in any of the bot's passages: 2.2 · idf(t)
  *
  * N: the bot's passages; df(t): those holding t; tf(t,p): t's occurrences in p; len(p): p's
- * terms; avglen: the bot's terms / N. N and the terms are kept in the bot's knowledge_bases row
- * (migration 014), df in kb_terms (migration 016): one indexed read each. Ties (scores equal to 9
- * decimals) go by URL (code point order), then passage; the score is answered rounded to 6
- * decimals. The service computes idf (JavaScript's Math.log); both databases then evaluate the
- * same expression in IEEE doubles.
+ * terms; avglen: the bot's terms / N (the database keeps the bot's totals in its knowledge_bases row,
+ * migration 014: one row read). Ties (scores equal to 9 decimals) go by URL
+ * (code point order), then passage; the score is answered rounded to 6 decimals. Both
+ * databases evaluate the same expression in IEEE doubles (C's log() for ln).
  *
- * Cost. Only the passages of the query's rare terms are read: those held by at most
- * COMMON_SHARE of the bot's passages (the rarest term at least). A common term adds less than
- * 2.2 · idf(t) to any passage's bm25 (tf / (tf + …) < 1), so when the limit-th best passage read
- * scores more than the common terms could add up to, no passage holding common terms only can be
- * in the answer (MaxScore, Turtle and Flood 1995). The passages read are scored over every term:
- * PostgreSQL counts the common terms in each one's tsvector; SQLite's index has no such lookup,
- * so it scores them over the rare terms, and counts the common terms (from the content, with the
- * function that indexed it) of those within that bound of the limit-th, at most MAX_RESCORED of
- * them. When the bound does not hold, the next rarest term is read too, up to all of them: the
- * answer is always exact bm25. A query of common terms only, or whose rarer terms find fewer
- * passages than the limit, reads the common terms' passages: on a million passages, a second.
+ * Cost: the index entries of the query's terms (on SQLite, of every bot: the FTS5 index is
+ * one), and a few microseconds of work for each of the bot's passages holding a term; a
+ * passage holding none is never read, and only the best `limit` (and their ties) are joined
+ * to their content and URL.
  */
 export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
   if (terms.length === 0) return [];
-  const { rows: stats } = await sql<{ passages: number | string; terms: number | string; term: string | null; df: number | string | null }>`
-    select k.passages, k.term_count as terms, t.term, t.passages as df
-    from knowledge_bases k left join kb_terms t on t.bot_id = k.bot_id and t.term in (${sql.join(terms)})
-    where k.bot_id = ${botId}`.execute(db);
-  if (stats.length === 0) return [];
-  const n = Math.max(Number(stats[0]!.passages), 1);
-  const avgdl = Math.max(Number(stats[0]!.terms), 1) / n;
-  const found = stats
-    .filter((r) => r.term !== null && Number(r.df) > 0)
-    .map((r) => {
-      const df = Number(r.df);
-      return { term: r.term!, df, idf: Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5)) };
-    })
-    .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1));
-  if (found.length === 0) return [];
-  const best = found.reduce((sum, t) => sum + 2.2 * t.idf, 0);
-  const s: Scoring = { dialect, botId, avgdl, best, limit };
-  for (let read = Math.max(1, found.filter((t) => t.df <= n * COMMON_SHARE).length); read < found.length; read++) {
-    const rare = found.slice(0, read);
-    const common = found.slice(read);
-    const hits = dialect === 'postgres' ? await searchRead(db, s, rare, common) : await searchRescored(db, s, rare, common);
-    if (hits) return hits;
-  }
-  return (await searchRead(db, s, found, []))!;
-}
-
-type ScoredTerm = { term: string; idf: number };
-type Scoring = { dialect: DialectName; botId: string; avgdl: number; best: number; limit: number };
-
-/**
- * What the `common` terms could add at most to a passage's score (divided by the best), and a
- * margin: a passage that scores below the limit-th by more than this does so by more than 10⁻⁹,
- * so it cannot even tie with it at the 9 decimals that ties are judged at, whatever the doubles'
- * rounding.
- */
-function reachOf(s: Scoring, common: readonly ScoredTerm[]): number {
-  return common.reduce((sum, t) => sum + 2.2 * t.idf, 0) / s.best + 2e-9;
-}
-
-/**
- * The passages of the bot holding any of the `read` terms, each with its bm25 over the `scored`
- * terms divided by the best score (`score`): `scored(id, score)`. The `scored` terms are all
- * `read` on SQLite, any terms on PostgreSQL (a passage's tsvector holds them all).
- */
-function scoreOver(s: Scoring, read: readonly ScoredTerm[], scored: readonly ScoredTerm[]) {
-  const pg = s.dialect === 'postgres';
-  const float = (x: number) => (pg ? sql`${x}::float8` : sql`${x}`);
-  const list = read.map((t) => t.term);
-  // matches(id, term, tf, dl): one row per (visible passage of the bot, term it holds). Passages
-  // of a set being stored or retired (kb_hidden_passages) are never seen; the check is part of
-  // the statement, so it holds for whatever the statement's snapshot holds.
+  const pg = dialect === 'postgres';
+  // The bot's totals, one row read (sum over at most one row: a row even when there is none).
+  const totals = sql`(select coalesce(sum(passages), 0) as passages, coalesce(sum(term_count), 0) as terms from knowledge_bases where bot_id = ${botId}) k`;
+  const stats = pg
+    ? sql`select greatest(k.passages, 1)::float8 as n, greatest(k.terms, 1)::float8 / greatest(k.passages, 1)::float8 as avgdl from ${totals}`
+    : sql`select max(k.passages, 1) as n, max(k.terms, 1) * 1.0 / max(k.passages, 1) as avgdl from ${totals}`;
+  // Passages of a set being stored or retired (kb_hidden_passages) are never seen; the check
+  // is part of the statement, so it holds for whatever the statement's snapshot holds.
+  const visible = sql`not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`;
+  // matches(id, term, tf, dl): one row per (passage of the bot, query term it holds).
   const matches = pg
-    ? // The tsvector holds each term's positions: keep the scored terms (weight A), count them.
+    ? // The tsvector holds each term's positions: keep the query's terms (weight A), count them.
       sql`select p.id, u.lexeme as term, cardinality(u.positions)::float8 as tf, p.term_count::float8 as dl
-        from kb_passages p cross join lateral unnest(ts_filter(setweight(p.tsv, 'A', ${scored.map((t) => t.term)}::text[]), '{a}')) u
-        where p.bot_id = ${s.botId} and p.tsv @@ ${list.map((t) => `'${t}'`).join(' | ')}::tsquery
-          and not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`
-    : // Each passage's length from the index on (bot_id, id, term_count): a small row, not the passage's own.
+        from kb_passages p cross join lateral unnest(ts_filter(setweight(p.tsv, 'A', ${[...terms]}::text[]), '{a}')) u
+        where p.bot_id = ${botId} and p.tsv @@ ${terms.map((t) => `'${t}'`).join(' | ')}::tsquery and ${visible}`
+    : // Each passage's bot and length from the index on (bot_id, id, term_count) (migration 016): a
+      // small index row, not the passage's own row with its content. The hidden sets' passages
+      // (a few pages being stored or deleted) are listed once.
       sql`select h.id, h.term, h.tf, p.term_count as dl
-        from (select doc as id, term, count(*) as tf from kb_passages_fts_instance where term in (${sql.join(list)}) group by doc, term) h
+        from (select doc as id, term, count(*) as tf from kb_passages_fts_instance where term in (${sql.join(terms)}) group by doc, term) h
         cross join kb_passages p indexed by kb_passages_bot_terms
-        where p.bot_id = ${s.botId} and p.id = h.id
-          and h.id not in (select q.id from kb_hidden_passages x join kb_passages q on q.link_id = x.link_id and q.version = x.version where x.bot_id = ${s.botId})`;
-  const weights = sql.join(scored.map((t) => sql`(${t.term}, ${float(t.idf)})`));
-  return sql`matches as materialized (${matches}),
-    weights(term, idf) as (values ${weights}),
-    scored as (
-      select m.id, sum(w.idf * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * m.dl / ${float(s.avgdl)}))) / ${float(s.best)} as score
-      from matches m join weights w on w.term = m.term
-      group by m.id
-    )`;
-}
-
-/**
- * The `read` terms' passages scored over every term, the limit best (ties included) ranked by the
- * database; with `common` terms unread (PostgreSQL), null unless the limit-th best scores more
- * than they could add up to.
- */
-async function searchRead(db: Db, s: Scoring, read: readonly ScoredTerm[], common: readonly ScoredTerm[]): Promise<PassageHit[] | null> {
-  const pg = s.dialect === 'postgres';
-  const bound = common.length === 0 ? sql`` : sql`where (select score from cutoff) > ${pg ? sql`${reachOf(s, common)}::float8` : sql`${reachOf(s, common)}`}`;
+        where p.bot_id = ${botId} and p.id = h.id
+          and h.id not in (select q.id from kb_hidden_passages x join kb_passages q on q.link_id = x.link_id and q.version = x.version where x.bot_id = ${botId})`;
+  const df = pg ? sql`count(*)::float8` : sql`count(*)`;
+  const atLeast = pg ? sql`greatest` : sql`max`;
+  const byCodePoint = pg ? sql`collate "C"` : sql``;
   const result = await sql<PassageHit>`
-    with ${scoreOver(s, read, [...read, ...common])},
-    ranked as materialized (select id, score, floor(score * 1000000000.0 + 0.5) as rounded from scored),
+    with stats as (${stats}),
+    matches as materialized (${matches}),
+    df as (select term, ${df} as df from matches group by term),
+    weights as (select d.term, ln(1 + (${atLeast}(s.n, d.df) - d.df + 0.5) / (d.df + 0.5)) as idf from df d cross join stats s),
+    best as (select sum(idf) * 2.2 as best from weights),
+    scores as (
+      select m.id, sum(w.idf * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * m.dl / s.avgdl))) / b.best as score
+      from matches m join weights w on w.term = m.term cross join stats s cross join best b
+      group by m.id, b.best
+    ),
+    ranked as materialized (select sc.id, sc.score, floor(sc.score * 1000000000.0 + 0.5) as rounded from scores sc),
     -- The limit-th best score: only passages scoring at least that (ties included) are read.
-    cutoff as (select rounded, score from ranked order by rounded desc limit 1 offset ${s.limit - 1}),
+    cutoff as (select rounded from ranked order by rounded desc limit 1 offset ${limit - 1}),
     top as (select * from ranked where rounded >= coalesce((select rounded from cutoff), -1))
     select p.link_id, l.url, p.seq, p.content, top.score
     from top
     join kb_passages p on p.id = top.id
     join kb_links l on l.id = p.link_id
-    ${bound}
-    order by top.rounded desc, l.url ${pg ? sql`collate "C"` : sql``}, p.seq
-    limit ${s.limit}`.execute(db);
-  if (common.length > 0 && result.rows.length === 0) return null;
+    order by top.rounded desc, l.url ${byCodePoint}, p.seq
+    limit ${limit}`.execute(db);
   return result.rows.map((r) => ({ ...r, score: Math.round(Number(r.score) * 1e6) / 1e6 }));
-}
-
-/**
- * SQLite: the `rare` terms' passages scored over them, and those within reach of the limit-th
- * rescored over the `common` terms too, from their content (see searchPassages). Null when the
- * bound does not hold, or more than MAX_RESCORED passages are within reach.
- */
-async function searchRescored(db: Db, s: Scoring, rare: readonly ScoredTerm[], common: readonly ScoredTerm[]): Promise<PassageHit[] | null> {
-  const reach = reachOf(s, common);
-  const { rows } = await sql<{ link_id: string; url: string; seq: number; content: string; dl: number; score: number }>`
-    with ${scoreOver(s, rare, rare)},
-    cutoff as (select score from scored order by score desc limit 1 offset ${s.limit - 1}),
-    reached as (
-      select id, score from scored
-      where (select score from cutoff) > ${reach} and score >= (select score from cutoff) - ${reach}
-      order by score desc
-      limit ${MAX_RESCORED + 1}
-    )
-    select p.link_id, l.url, p.seq, p.content, p.term_count as dl, r.score
-    from reached r
-    join kb_passages p on p.id = r.id
-    join kb_links l on l.id = p.link_id`.execute(db);
-  if (rows.length === 0 || rows.length > MAX_RESCORED) return null;
-  const idfOf = new Map(common.map((t) => [t.term, t.idf]));
-  const ranked = rows.map((row) => {
-    const tf = new Map<string, number>();
-    for (const term of passageTerms(row.content).terms.split(' ')) if (idfOf.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1);
-    let score = Number(row.score);
-    const dl = Number(row.dl);
-    for (const [term, n] of tf) score += (idfOf.get(term)! * n * 2.2) / (n + 1.2 * (0.25 + (0.75 * dl) / s.avgdl)) / s.best;
-    return { row, score, rounded: Math.floor(score * 1000000000.0 + 0.5) };
-  });
-  ranked.sort((a, b) => b.rounded - a.rounded || Buffer.compare(Buffer.from(a.row.url), Buffer.from(b.row.url)) || a.row.seq - b.row.seq);
-  return ranked.slice(0, s.limit).map(({ row, score }) => ({
-    link_id: row.link_id,
-    url: row.url,
-    seq: Number(row.seq),
-    content: row.content,
-    score: Math.round(score * 1e6) / 1e6,
-  }));
 }
 
 // ---- a copilot's deletion and purge ----
@@ -940,9 +756,6 @@ export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: st
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('bot_id', '=', botId)
     .executeTakeFirstOrThrow();
-  // Its term counts go at once, rather than link by link as the links' deletion would take them.
-  await db.deleteFrom('kb_terms').where('bot_id', '=', botId).execute();
-  await db.deleteFrom('kb_link_terms').where('bot_id', '=', botId).execute();
   await deleteLinksAndPassages(
     db,
     dialect,

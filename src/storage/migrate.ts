@@ -15,7 +15,7 @@ import { crawls } from './migrations/012-crawls.js';
 import { originalFileNames } from './migrations/013-original-file-names.js';
 import { knowledgeBaseTotals } from './migrations/014-knowledge-base-totals.js';
 import { crawlCounts } from './migrations/015-crawl-counts.js';
-import { termCounts } from './migrations/016-term-counts.js';
+import { searchLookupIndex } from './migrations/016-search-lookup-index.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -37,7 +37,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '013-original-file-names': originalFileNames(),
     '014-knowledge-base-totals': knowledgeBaseTotals(storage.dialect),
     '015-crawl-counts': crawlCounts(storage.dialect),
-    '016-term-counts': termCounts(storage.dialect),
+    '016-search-lookup-index': searchLookupIndex(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

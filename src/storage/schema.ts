@@ -196,21 +196,6 @@ export interface KbPassageRow {
   version: Generated<number>;
 }
 
-/** How many of a bot's visible passages hold a term (migration 016): bm25's document frequency. */
-export interface KbTermRow {
-  bot_id: string;
-  term: string;
-  passages: number;
-}
-
-/** The term counts of a link's visible passages (migration 016): what kb_terms loses when that set goes. */
-export interface KbLinkTermsRow {
-  link_id: string;
-  bot_id: string;
-  /** `encodeTermPassages` of them. */
-  term_passages: string;
-}
-
 /** A crawl (issue 16 §2): its request, robots.txt, state and schedule (migration 012). */
 export interface CrawlRow {
   id: string;
@@ -294,8 +279,6 @@ export interface Database {
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;
-  kb_terms: KbTermRow;
-  kb_link_terms: KbLinkTermsRow;
   audit_log: AuditLogRow;
   crawls: CrawlRow;
   crawl_pages: CrawlPageRow;

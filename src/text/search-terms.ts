@@ -50,38 +50,3 @@ export function passageTerms(content: string): PassageTerms {
   }
   return { terms: kept.join(' '), term_count: kept.length };
 }
-
-/**
- * How many of the passages hold each term, counted into `into`: each passage given by its terms
- * as `passageTerms` writes them (a term repeated in a passage counts once). A knowledge base keeps
- * these counts for its visible passages (kb_terms), which bm25's idf needs.
- */
-export function countTermPassages(passages: Iterable<string>, into: Map<string, number> = new Map()): Map<string, number> {
-  for (const terms of passages) {
-    if (terms === '') continue;
-    for (const term of new Set(terms.split(' '))) into.set(term, (into.get(term) ?? 0) + 1);
-  }
-  return into;
-}
-
-/**
- * Term counts as a link keeps those of its visible passages (kb_link_terms): `term` for a count
- * of 1, `term:n` otherwise, separated by spaces (terms hold neither).
- */
-export function encodeTermPassages(counts: ReadonlyMap<string, number>): string {
-  const out: string[] = [];
-  for (const [term, n] of counts) if (n > 0) out.push(n === 1 ? term : `${term}:${n}`);
-  return out.join(' ');
-}
-
-/** `encodeTermPassages` read back, added to `into` (times `sign`). */
-export function decodeTermPassages(encoded: string, into: Map<string, number> = new Map(), sign: 1 | -1 = 1): Map<string, number> {
-  if (encoded === '') return into;
-  for (const entry of encoded.split(' ')) {
-    const colon = entry.lastIndexOf(':');
-    const term = colon < 0 ? entry : entry.slice(0, colon);
-    const n = colon < 0 ? 1 : Number(entry.slice(colon + 1));
-    into.set(term, (into.get(term) ?? 0) + sign * n);
-  }
-  return into;
-}

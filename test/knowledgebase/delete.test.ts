@@ -292,7 +292,6 @@ for (const dialect of DIALECTS) {
       const many = Array.from({ length: 1000 }, (_, i) => `https://bulk.example/${i}`);
       const ids = await seedIndexedLinks(
         t.storage.db,
-        dialect,
         bot,
         many.map((url) => ({ url, passages: [0, 1].map((seq) => `Bulk passage ${seq} with the bulkword marker.`) })),
       );

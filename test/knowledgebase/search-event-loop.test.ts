@@ -26,7 +26,6 @@ for (const dialect of DIALECTS) {
       await t.storage.db.transaction().execute((trx) =>
         seedIndexedLinks(
           trx,
-          dialect,
           bot,
           Array.from({ length: LINKS }, (_, l) => ({
             url: `https://docs.example.com/page-${l}`,

@@ -81,7 +81,7 @@ describe('stale entries of the SQLite search index', () => {
             seq: i + k,
             content: `stale passage ${i + k} sweepbacklogword`,
           }));
-          await insertPassages(trx, t.storage.dialect, rows);
+          await insertPassages(trx, rows);
         }
         await trx.deleteFrom('kb_passages').where('link_id', '=', 'gone').execute();
       });

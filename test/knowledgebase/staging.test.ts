@@ -46,7 +46,6 @@ for (const dialect of DIALECTS) {
         .execute();
       await kb.insertPassages(
         storage.db,
-        dialect,
         passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })),
       );
       return { bot, job: { id, owner: 'worker-1', generation: 0 } };
@@ -83,7 +82,6 @@ for (const dialect of DIALECTS) {
           dialect,
           rows(bot, job.id, contents).map((r, k) => ({ ...r, seq: p * 5 + k })),
           version,
-          kb.emptySetTerms(),
         );
       }
       expect(statements.filter((s) => s.startsWith('insert into "kb_passages"')).length).toBeGreaterThan(0);
@@ -94,17 +92,15 @@ for (const dialect of DIALECTS) {
       const { bot, job } = await claimedLink(['The old page speaks of oldword alone.']);
       const version = await kb.beginStaging(storage.db, job, bot, NOW);
       expect(version).toBe(1);
-      const terms = kb.emptySetTerms();
-      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['The new page speaks of newword.', 'A second newword passage.']), version!, terms);
-      expect(terms.terms).toBeGreaterThan(0);
-      expect(terms.termPassages.get('newword')).toBe(2);
+      const terms = await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['The new page speaks of newword.', 'A second newword passage.']), version!);
+      expect(terms).toBeGreaterThan(0);
       // Committed already (its own transaction), so other connections see the rows …
       expect(await stored(job.id)).toBe(3);
       // … but no search does.
       expect(await hits(bot, 'newword')).toEqual([]);
       expect(await hits(bot, 'oldword')).toEqual(['The old page speaks of oldword alone.']);
 
-      expect(await kb.publishStagedPage(storage.db, dialect, job, { version: version!, passages: 2, terms, now: NOW })).toBe(true);
+      expect(await kb.publishStagedPage(storage.db, job, { version: version!, passages: 2, termCount: terms, now: NOW })).toBe(true);
       expect(await hits(bot, 'newword')).toHaveLength(2);
       expect(await hits(bot, 'oldword')).toEqual([]);
       const link = await storage.db.selectFrom('kb_links').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
@@ -112,7 +108,7 @@ for (const dialect of DIALECTS) {
         status: 'indexed',
         passages: 2,
         version: 1,
-        term_count: terms.terms,
+        term_count: terms,
       });
 
       expect(await kb.deleteRetiredPassages(storage.db, { linkId: job.id, budget: Infinity })).toBe(1);
@@ -123,11 +119,10 @@ for (const dialect of DIALECTS) {
     it("a job no longer its worker's publishes nothing, and its set is retired", async () => {
       const { bot, job } = await claimedLink(['Kept passage keptword.']);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      const terms = kb.emptySetTerms();
-      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Lost passage lostword.']), version, terms);
+      const terms = await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Lost passage lostword.']), version);
       // Another worker took the job over (a new generation).
       await storage.db.updateTable('kb_links').set({ generation: 1, lease_owner: 'worker-2' }).where('id', '=', job.id).execute();
-      expect(await kb.publishStagedPage(storage.db, dialect, job, { version, passages: 1, terms, now: NOW })).toBe(false);
+      expect(await kb.publishStagedPage(storage.db, job, { version, passages: 1, termCount: terms, now: NOW })).toBe(false);
       await kb.retireSet(storage.db, job.id, version, bot, NOW);
       expect(await hits(bot, 'keptword')).toEqual(['Kept passage keptword.']);
       expect(await hits(bot, 'lostword')).toEqual([]);
@@ -138,7 +133,7 @@ for (const dialect of DIALECTS) {
     it('a set left half written by a stopped process stays hidden, and goes when the job runs again', async () => {
       const { bot, job } = await claimedLink([]);
       const first = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), first, kb.emptySetTerms());
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), first);
       expect(await hits(bot, 'halfword')).toEqual([]);
       // The next attempt: a new version; the half-written one is retired.
       const second = (await kb.beginStaging(storage.db, job, bot, NOW))!;
@@ -190,7 +185,7 @@ for (const dialect of DIALECTS) {
     it('a small page after a set left half written retires that set', async () => {
       const { bot, job } = await claimedLink([]);
       const half = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), half, kb.emptySetTerms());
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), half);
       const result = await storage.db
         .transaction()
         .execute((trx) => kb.storePageAtOnce(trx, dialect, job, rows(bot, job.id, ['Whole wholeword.']), { now: NOW }));
@@ -208,7 +203,7 @@ for (const dialect of DIALECTS) {
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
       await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [job.id]));
       // The worker had not noticed yet: one more batch.
-      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Orphan orphanword.']), version, kb.emptySetTerms());
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Orphan orphanword.']), version);
       expect(await hits(bot, 'orphanword')).toEqual([]);
       const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: 20 });
       try {

@@ -44,7 +44,6 @@ for (const dialect of DIALECTS) {
       if (passages.length > 0) {
         await insertPassages(
           storage.db,
-          dialect,
           passages.map((content, seq) => ({ link_id: id, bot_id: bot, seq, content })),
         );
       }

@@ -65,7 +65,7 @@ for (const dialect of DIALECTS) {
       const [a, b] = [await bot(), await bot()];
       const other = await link(b, 7);
       const ids = [await link(a, 3), await link(a), await link(a)];
-      await insertPassages(storage.db, dialect, [
+      await insertPassages(storage.db, [
         { link_id: ids[1]!, bot_id: a, seq: 0, content: 'alpha beta gamma' },
         { link_id: ids[1]!, bot_id: a, seq: 1, content: 'delta' },
       ]);

@@ -21,7 +21,7 @@ const ALL_MIGRATIONS = [
   '013-original-file-names',
   '014-knowledge-base-totals',
   '015-crawl-counts',
-  '016-term-counts',
+  '016-search-lookup-index',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

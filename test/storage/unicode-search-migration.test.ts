@@ -169,7 +169,7 @@ for (const dialect of DIALECTS) {
           .execute(),
       ).rejects.toThrow(/kb_passages\.terms is required/);
       const before = await storage.db.selectFrom('kb_links').select('term_count').where('id', '=', link).executeTakeFirstOrThrow();
-      await insertPassages(storage.db, dialect, [{ link_id: link, bot_id: bot, seq: 1, content: 'Glossary of endpoints.' }]);
+      await insertPassages(storage.db, [{ link_id: link, bot_id: bot, seq: 1, content: 'Glossary of endpoints.' }]);
       const after = await storage.db.selectFrom('kb_links').select('term_count').where('id', '=', link).executeTakeFirstOrThrow();
       expect(after.term_count).toBe(before.term_count + 2); // glossari, endpoint
       expect(await search('endpoints glossary')).toEqual([

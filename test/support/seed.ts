@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../../src/domain/ids.js';
 import { insertPassages } from '../../src/storage/knowledge-base.repository.js';
-import type { DialectName } from '../../src/storage/database.js';
 import type { Db } from '../../src/storage/schema.js';
 
 /**
@@ -14,12 +13,7 @@ import type { Db } from '../../src/storage/schema.js';
  * (its knowledge base created first if need be), in batches: for tests about what comes after
  * ingestion. Returns the links' ids, in the order given.
  */
-export async function seedIndexedLinks(
-  db: Db,
-  dialect: DialectName,
-  botId: string,
-  links: ReadonlyArray<{ url: string; passages: readonly string[] }>,
-): Promise<string[]> {
+export async function seedIndexedLinks(db: Db, botId: string, links: ReadonlyArray<{ url: string; passages: readonly string[] }>): Promise<string[]> {
   const now = nowTimestamp();
   await db
     .insertInto('knowledge_bases')
@@ -51,7 +45,6 @@ export async function seedIndexedLinks(
       .execute();
     await insertPassages(
       db,
-      dialect,
       batch.flatMap((link, k) => link.passages.map((content, seq) => ({ link_id: ids[i + k]!, bot_id: botId, seq, content }))),
     );
   }
