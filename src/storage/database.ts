@@ -17,7 +17,8 @@ export type DialectName = 'sqlite' | 'postgres';
  * write transaction is running. `scanDb` serves the reads whose work grows with a tenant's
  * data rather than with the answer (a knowledge base's search): on SQLite a read-only
  * connection on a thread of its own, so that one tenant's search of a million passages never
- * holds the event loop that every other request needs; on PostgreSQL the pool, as `db`.
+ * holds the event loop that every other request needs; on PostgreSQL a small pool of its own
+ * (SCAN_CONNECTIONS), so that searches never take the connections every other request needs.
  */
 export interface Storage {
   readonly dialect: DialectName;
@@ -42,6 +43,9 @@ export interface StorageOptions {
 pg.types.setTypeParser(20, (value) => Number(value));
 
 export const SQLITE_FILE_NAME = 'copilot-service.sqlite';
+
+/** PostgreSQL connections of each process for searches (`scanDb`), besides its pool. */
+export const SCAN_CONNECTIONS = 2;
 
 /** The database files are readable by their owner only (the directory too: data-dir.ts). */
 const PRIVATE_FILE = 0o600;
@@ -86,17 +90,26 @@ export function openStorage(options: StorageOptions): Storage {
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's
+    // slow searches then wait for each other, never for the connections every other request needs
+    // (sharing the pool, searches of a million passages held all of it, and other requests failed
+    // with 503 after the connect timeout). Opened when first used.
+    const scanPool = new pg.Pool({ connectionString: options.databaseUrl, max: SCAN_CONNECTIONS, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+    scanPool.on('error', () => undefined);
+    const scanDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
     return {
       dialect: 'postgres',
       db,
       readDb: db,
-      scanDb: db,
+      scanDb,
       connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {
         await db.destroy();
-        // Kysely's destroy is a no-op when no query ever ran; the pool must still end,
+        await scanDb.destroy();
+        // Kysely's destroy is a no-op when no query ever ran; the pools must still end,
         // or a later query would quietly open new connections.
         if (!pool.ended) await pool.end();
+        if (!scanPool.ended) await scanPool.end();
       },
     };
   }

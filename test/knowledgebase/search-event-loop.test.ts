@@ -3,9 +3,11 @@
  * holding a common word is scored). On SQLite it ran on the main thread's read connection, so
  * one tenant's search of a large knowledge base held the event loop, and with it every other
  * tenant's requests, for as long as it ran. It runs on `storage.scanDb` (a connection on a
- * thread of its own on SQLite, the pool on PostgreSQL).
+ * thread of its own on SQLite, a pool of its own on PostgreSQL).
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCAN_CONNECTIONS } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot } from '../support/http.js';
@@ -55,5 +57,18 @@ for (const dialect of DIALECTS) {
       expect(answer.results).toHaveLength(10);
       expect(order).toEqual(['event loop turned 5 times', 'search answered']);
     });
+
+    if (dialect === 'postgres')
+      it("searches holding every connection searches may use leave the service's other connections free", async () => {
+        // More slow searches than the process's pool holds (10 at most); before, they held all of it.
+        const order: string[] = [];
+        const searches = Array.from({ length: 12 }, () => sql`select pg_sleep(0.5)`.execute(t.storage.scanDb).then(() => order.push('a search done')));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sql`select 1`.execute(t.storage.db);
+        order.push('another query done');
+        await Promise.all(searches);
+        expect(order[0]).toBe('another query done');
+        expect(SCAN_CONNECTIONS).toBeLessThan(12);
+      });
   });
 }
