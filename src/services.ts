@@ -228,6 +228,18 @@ function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache
     },
   });
   new Gauge({
+    name: 'search_scans',
+    help: 'Knowledge-base searches running and waiting for a scan connection, and refused since the start (a bot had too many waiting)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const { running, waiting, refused } = storage.scans();
+      this.set({ state: 'running' }, running);
+      this.set({ state: 'waiting' }, waiting);
+      this.set({ state: 'refused' }, refused);
+    },
+  });
+  new Gauge({
     name: 'validation_cache',
     help: 'Validation answers kept in memory: entries, bytes, and lookups that hit or missed since the start',
     labelNames: ['measure'] as const,

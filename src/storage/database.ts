@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
+import { FairScans, type ScanStats } from './scans.js';
 import { STATEMENT_CACHE, sqliteWriterDialect } from './sqlite-writer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -14,16 +15,25 @@ export type DialectName = 'sqlite' | 'postgres';
  * The open database. `db` is the connection used for writes (and for reads on
  * PostgreSQL); on SQLite it runs on a thread of its own (sqlite-writer.ts), and `readDb`
  * is a second connection on the main thread, served from the WAL snapshot while a long
- * write transaction is running. `scanDb` serves the reads whose work grows with a tenant's
- * data rather than with the answer (a knowledge base's search): on SQLite a read-only
- * connection on a thread of its own, so that one tenant's search of a million passages never
- * holds the event loop that every other request needs; on PostgreSQL a small pool of its own
- * (SCAN_CONNECTIONS), so that searches never take the connections every other request needs.
+ * write transaction is running. `scan` runs the reads whose work grows with a tenant's
+ * data rather than with the answer (a knowledge base's search) on SCAN_CONNECTIONS
+ * connections of their own, handed out fairly among tenants (scans.ts): on SQLite read-only
+ * connections on threads of their own, so that one tenant's search of a million passages never
+ * holds the event loop that every other request needs; on PostgreSQL a small pool of its own,
+ * so that searches never take the connections every other request needs.
  */
 export interface Storage {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
+  /**
+   * Runs `work` on a scan connection once `tenant`'s turn comes (scans.ts); rejects with
+   * TooManyScans when the tenant has SCAN_WAITING_PER_TENANT scans waiting already.
+   */
+  scan<T>(tenant: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** Scans running and waiting now, and refused since the start. */
+  scans(): ScanStats;
+  /** The first scan connection, outside the turns `scan` hands out: for the bench's bare statement and tests. */
   readonly scanDb: Kysely<Database>;
   /** Write connections in use and queries waiting for one (PostgreSQL: the pool; SQLite: the writer). */
   connections(): { inUse: number; idle: number; waiting: number };
@@ -44,8 +54,18 @@ pg.types.setTypeParser(20, (value) => Number(value));
 
 export const SQLITE_FILE_NAME = 'copilot-service.sqlite';
 
-/** PostgreSQL connections of each process for searches (`scanDb`), besides its pool. */
+/** Connections of each process for scans (searches), besides the others: PostgreSQL a pool, SQLite threads. */
 export const SCAN_CONNECTIONS = 2;
+
+/** Scans one tenant may run at once: one connection is always left for the others. */
+export const SCANS_PER_TENANT = Math.max(1, SCAN_CONNECTIONS - 1);
+
+/** Scans one tenant may have waiting for a connection; one more is refused (429). */
+export const SCAN_WAITING_PER_TENANT = 16;
+
+function fairScans(): FairScans {
+  return new FairScans(SCAN_CONNECTIONS, SCANS_PER_TENANT, SCAN_WAITING_PER_TENANT);
+}
 
 /** The database files are readable by their owner only (the directory too: data-dir.ts). */
 const PRIVATE_FILE = 0o600;
@@ -97,11 +117,15 @@ export function openStorage(options: StorageOptions): Storage {
     const scanPool = new pg.Pool({ connectionString: options.databaseUrl, max: SCAN_CONNECTIONS, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     scanPool.on('error', () => undefined);
     const scanDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
+    // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
+    const turns = fairScans();
     return {
       dialect: 'postgres',
       db,
       readDb: db,
       scanDb,
+      scan: (tenant, work) => turns.run(tenant, () => work(scanDb)),
+      scans: () => turns.stats(),
       connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {
         await db.destroy();
@@ -126,7 +150,16 @@ export function openStorage(options: StorageOptions): Storage {
   const writer = { inUse: 0, waiting: 0 };
   const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed, writer) });
   let reader: Kysely<Database> | null = null;
-  let scanner: Kysely<Database> | null = null;
+  // The writer's kind of thread, made read-only; each opened lazily as the reader is.
+  const scanners: Array<Kysely<Database> | null> = Array.from({ length: SCAN_CONNECTIONS }, () => null);
+  const scanner = (slot: number): Kysely<Database> => {
+    if (closed) return db;
+    scanners[slot] ??= new Kysely<Database>({
+      dialect: sqliteWriterDialect(file, [...SQLITE_PRAGMAS, 'query_only = ON'], () => closed, { inUse: 0, waiting: 0 }),
+    });
+    return scanners[slot];
+  };
+  const turns = fairScans();
   const storage: Storage = {
     dialect: 'sqlite',
     db,
@@ -139,18 +172,15 @@ export function openStorage(options: StorageOptions): Storage {
       reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqliteReader(file) }) });
       return reader;
     },
-    // The writer's kind of thread, made read-only; opened lazily as the reader is.
     get scanDb() {
-      if (closed) return db;
-      scanner ??= new Kysely<Database>({
-        dialect: sqliteWriterDialect(file, [...SQLITE_PRAGMAS, 'query_only = ON'], () => closed, { inUse: 0, waiting: 0 }),
-      });
-      return scanner;
+      return scanner(0);
     },
+    scan: (tenant, work) => turns.run(tenant, (slot) => work(scanner(slot))),
+    scans: () => turns.stats(),
     async close() {
       closed = true;
       if (reader) await reader.destroy();
-      if (scanner) await scanner.destroy();
+      for (const each of scanners) if (each) await each.destroy();
       await db.destroy();
     },
   };

@@ -118,6 +118,8 @@ export function tappedStorage(storage: Storage, tap: QueryTap): Storage {
     get scanDb() {
       return storage.scanDb;
     },
+    scan: (tenant, work) => storage.scan(tenant, work),
+    scans: () => storage.scans(),
     connections: () => storage.connections(),
     close: () => storage.close(),
   };

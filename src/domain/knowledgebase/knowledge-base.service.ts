@@ -1,8 +1,9 @@
 import { AppError } from '../../errors.js';
 import { recordAudit } from '../audit.js';
-import type { DialectName } from '../../storage/database.js';
+import type { DialectName, Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import type { Db, KbLinkRow } from '../../storage/schema.js';
+import { TooManyScans } from '../../storage/scans.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
@@ -125,10 +126,28 @@ export async function refreshLinks(db: Db, botId: string, actor?: Principal): Pr
   });
 }
 
-export async function searchKnowledgeBase(db: Db, dialect: DialectName, botId: string, q: string, limit: number): Promise<SearchResults> {
-  const id = await liveBot(db, botId, () => kbNotFound(botId));
-  if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
-  const hits = await kb.searchPassages(db, dialect, id, queryTerms(q), limit);
+/**
+ * Searches the bot's passages on a scan connection, in the bot's turn (storage.scan): the
+ * checks before it are short reads on the read connection. A bot with too many searches
+ * waiting already is answered 429 at once.
+ */
+export async function searchKnowledgeBase(
+  storage: Pick<Storage, 'readDb' | 'dialect' | 'scan'>,
+  botId: string,
+  q: string,
+  limit: number,
+): Promise<SearchResults> {
+  const id = await liveBot(storage.readDb, botId, () => kbNotFound(botId));
+  if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
+  const terms = queryTerms(q);
+  const hits = await storage
+    .scan(id, (db) => kb.searchPassages(db, storage.dialect, id, terms, limit))
+    .catch((err: unknown) => {
+      if (!(err instanceof TooManyScans)) throw err;
+      throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {
+        waiting: err.waiting,
+      });
+    });
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 

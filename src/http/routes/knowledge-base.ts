@@ -6,7 +6,7 @@ import { listAudit } from '../../domain/audit.js';
 import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRefreshed, LinksRequest, SearchResults } from '../../domain/wire.js';
-import type { Storage } from '../../storage/database.js';
+import { SCAN_WAITING_PER_TENANT, type Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, PageQuery, ref, SearchQuery } from '../schemas.js';
 
@@ -125,17 +125,17 @@ export function knowledgeBaseRoutes(
       schema: {
         operationId: 'searchKnowledgeBase',
         summary: "Full-text search of the knowledge base's passages",
-        description: 'Lexical search (SQLite FTS5 / PostgreSQL full-text), best passages first.',
+        description: `Lexical search (SQLite FTS5 / PostgreSQL full-text), best passages first. Searches wait for a scan connection in turns shared fairly among knowledge bases; one with ${SCAN_WAITING_PER_TENANT} searches waiting already is answered 429.`,
         tags: ['knowledge base'],
         params: BotParams,
         querystring: SearchQuery,
         response: {
           200: jsonAnswer('The passages found', ref(SearchResults)),
-          ...errorResponses('unauthorized', 'forbidden', 'knowledge_base_not_found'),
+          ...errorResponses('unauthorized', 'forbidden', 'knowledge_base_not_found', 'quota_exceeded'),
         },
       },
     },
-    async (request) => knowledgeBase.searchKnowledgeBase(storage.scanDb, storage.dialect, request.params.bot_id, request.query.q, request.query.limit),
+    async (request) => knowledgeBase.searchKnowledgeBase(storage, request.params.bot_id, request.query.q, request.query.limit),
   );
 
   app.delete(

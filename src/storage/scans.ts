@@ -1,0 +1,121 @@
+/**
+ * Scans: the reads whose work grows with a tenant's data rather than with the answer (a
+ * knowledge base's search, which scores every passage holding a query word). They run on
+ * connections of their own (database.ts), and those few connections are handed out fairly:
+ *
+ * - a tenant runs at most `perTenant` scans at once (one less than there are connections, at
+ *   least one), so one tenant's slow scans never hold every connection;
+ * - scans waiting for a connection are served round robin by tenant, first come first served
+ *   within a tenant: a tenant's long queue delays another tenant by one scan at most;
+ * - a tenant has at most `maxWaiting` scans waiting; one more is refused at once
+ *   (`TooManyScans`, answered 429) rather than queued without bound.
+ *
+ * Before this, scans waited first come first served for the connection (SQLite) or the pool
+ * (PostgreSQL): a tenant sending many searches of a large knowledge base held every other
+ * tenant's searches behind its own, and on PostgreSQL those waited past the pool's connect
+ * timeout and failed with 503.
+ */
+
+export class TooManyScans extends Error {
+  constructor(readonly waiting: number) {
+    super(`${waiting} scans of this tenant are waiting already`);
+    this.name = 'TooManyScans';
+  }
+}
+
+interface Waiter {
+  start(slot: number): void;
+}
+
+export interface ScanStats {
+  running: number;
+  waiting: number;
+  /** Scans refused since the start (a tenant's queue was full). */
+  refused: number;
+}
+
+export class FairScans {
+  /** Waiting scans by tenant; the map's order is the round robin's (a tenant served moves to the end). */
+  private readonly waiting = new Map<string, Waiter[]>();
+  private readonly running = new Map<string, number>();
+  private readonly free: number[];
+  private waitingCount = 0;
+  private refused = 0;
+
+  constructor(
+    readonly slots: number,
+    private readonly perTenant: number,
+    private readonly maxWaiting: number,
+  ) {
+    this.free = Array.from({ length: slots }, (_, i) => slots - 1 - i);
+  }
+
+  /**
+   * Runs `work` on a free connection (its index, 0 … slots − 1) once the tenant's turn comes;
+   * rejects with TooManyScans, without running it, when the tenant has `maxWaiting` scans waiting.
+   */
+  run<T>(tenant: string, work: (slot: number) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const waiter: Waiter = {
+        start: (slot) => {
+          this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+          let pending: Promise<T>;
+          try {
+            pending = work(slot);
+          } catch (err) {
+            pending = Promise.reject(err);
+          }
+          pending.then(resolve, reject).finally(() => this.release(tenant, slot));
+        },
+      };
+      const queue = this.waiting.get(tenant);
+      if (queue === undefined && this.free.length > 0 && (this.running.get(tenant) ?? 0) < this.perTenant) {
+        waiter.start(this.free.pop()!);
+        return;
+      }
+      if ((queue?.length ?? 0) >= this.maxWaiting) {
+        this.refused++;
+        reject(new TooManyScans(queue!.length));
+        return;
+      }
+      if (queue) queue.push(waiter);
+      else this.waiting.set(tenant, [waiter]);
+      this.waitingCount++;
+    });
+  }
+
+  stats(): ScanStats {
+    let running = 0;
+    for (const n of this.running.values()) running += n;
+    return { running, waiting: this.waitingCount, refused: this.refused };
+  }
+
+  private release(tenant: string, slot: number): void {
+    const left = (this.running.get(tenant) ?? 1) - 1;
+    if (left === 0) this.running.delete(tenant);
+    else this.running.set(tenant, left);
+    this.free.push(slot);
+    this.dispatch();
+  }
+
+  /** Gives free connections to the waiting tenants in round robin order, skipping those at their limit. */
+  private dispatch(): void {
+    while (this.free.length > 0) {
+      let next: string | undefined;
+      for (const [tenant] of this.waiting) {
+        if ((this.running.get(tenant) ?? 0) < this.perTenant) {
+          next = tenant;
+          break;
+        }
+      }
+      if (next === undefined) return;
+      const queue = this.waiting.get(next)!;
+      const waiter = queue.shift()!;
+      this.waitingCount--;
+      // The tenant served goes to the end of the round.
+      this.waiting.delete(next);
+      if (queue.length > 0) this.waiting.set(next, queue);
+      waiter.start(this.free.pop()!);
+    }
+  }
+}
