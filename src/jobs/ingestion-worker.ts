@@ -167,8 +167,7 @@ export class IngestionWorker {
       if (!worked && !this.stopping) await this.sleep(this.options.pollIntervalMs);
       // On SQLite every step above is synchronous work behind promises that settle as
       // microtasks: without a turn of the event loop here, a run of jobs would starve every
-      // HTTP request until it ended. Not before a job claimed already (its fetch turns the loop):
-      // a crawl's cancel served in that turn would find its link claimed and let it run.
+      // HTTP request until it ended. Not before a job claimed already: its fetch turns the loop.
       else if (!next) await yieldToEventLoop();
     }
     if (next) await kb.releaseJob(this.storage.db, { id: next.id, owner: this.owner, generation: Number(next.generation) });
@@ -245,8 +244,12 @@ export class IngestionWorker {
       if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'abandoned');
       return;
     }
+    // A link indexed before is fetched conditionally; its passages stay when the page is unchanged.
+    const redact = await refresh.isPrivacyBot(this.storage.readDb, job.bot_id);
     // A page of a running crawl (crawl.ts): its links are read beside its passages, and the crawl is told when it ends.
-    const crawlJob = (await this.options.crawls?.pageOf(job)) ?? null;
+    // Looked up last before the fetch, with its crawl's state: a cancel since the claim left the link to this job, which drops it.
+    const crawlJob = (await this.options.crawls?.pageOf(job, ref)) ?? null;
+    if (crawlJob === 'dropped') return;
     // Each step that ends the job: for a crawl's page, in one transaction with the page's settling (CrawlHooks.endJob).
     const end: JobEnd = async (write) => {
       if (!crawlJob) return write(this.storage.db);
@@ -262,8 +265,6 @@ export class IngestionWorker {
     const lease = this.keepLease(ref);
     try {
       const started = performance.now();
-      // A link indexed before is fetched conditionally; its passages stay when the page is unchanged.
-      const redact = await refresh.isPrivacyBot(this.storage.readDb, job.bot_id);
       // A crawl needs the page's links, so its pages are fetched whole.
       const conditional = crawlJob ? undefined : conditionalFor(job, redact);
       const page = await fetchGuarded(job.url, this.options.fetchPolicy, { accept: ACCEPT, signal: lease.signal, conditional }).catch((err: unknown) => {

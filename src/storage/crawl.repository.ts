@@ -142,7 +142,10 @@ export async function updatePage(db: Db, crawlId: string, url: string, patch: Pa
   await db.updateTable('crawl_pages').set(patch).where('crawl_id', '=', crawlId).where('url', '=', url).execute();
 }
 
-/** The queued page of a running crawl that a claimed link is, with its crawl; undefined when the link is no crawl's. */
+/**
+ * The queued page that a claimed link is, with its crawl in whatever state it is now (a crawl
+ * cancelled since the claim: CrawlRunner.pageOf); undefined when the link is no crawl's.
+ */
 export async function queuedPageOfLink(db: Db, botId: string, url: string): Promise<{ page: CrawlPageRow; crawl: CrawlRow } | undefined> {
   const page = await db
     .selectFrom('crawl_pages')
@@ -153,7 +156,7 @@ export async function queuedPageOfLink(db: Db, botId: string, url: string): Prom
     .orderBy('updated_at', 'desc')
     .executeTakeFirst();
   if (!page) return undefined;
-  const crawl = await db.selectFrom('crawls').selectAll().where('id', '=', page.crawl_id).where('state', '=', 'running').executeTakeFirst();
+  const crawl = await db.selectFrom('crawls').selectAll().where('id', '=', page.crawl_id).executeTakeFirst();
   return crawl ? { page, crawl } : undefined;
 }
 

@@ -182,9 +182,10 @@ export async function listCrawls(db: Db, botId: string, page: { limit: number; c
 
 /**
  * Cancels a crawl: no new fetch of it starts. Its waiting pages are dropped; its queued links
- * not being fetched leave the queue (a link the crawl created is deleted, one it queued again
- * goes back to what it was); a page being fetched finishes as an ordinary link. A crawl that
- * has finished is answered as it is.
+ * not claimed by a worker leave the queue (a link the crawl created is deleted, one it queued
+ * again goes back to what it was); a page being fetched finishes as an ordinary link, and one
+ * claimed whose fetch has not begun leaves the queue when its worker looks it up (pageOf). A
+ * crawl that has finished is answered as it is.
  */
 export async function cancelCrawl(storage: Storage, botId: string, crawlId: string, actor?: Principal): Promise<Crawl> {
   const { db, dialect } = storage;
@@ -206,7 +207,8 @@ async function stopCrawl(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, 
   await crawls.cancelWaitingPages(trx, crawl.id, now);
   for (const page of await crawls.queuedPages(trx, crawl.id)) {
     const link = await crawls.findLink(trx, crawl.bot_id, page.url);
-    if (link && !(await dropLink(trx, dialect, link, page, { notRunningAt: now }, now))) continue; // being fetched: it finishes
+    // Claimed: its worker drops it before the fetch (CrawlRunner.pageOf), or it is being fetched and finishes.
+    if (link && !(await dropLink(trx, dialect, link, page, { notRunningAt: now }, now))) continue;
     await crawls.updatePage(trx, crawl.id, page.url, { state: 'cancelled', updated_at: now });
   }
 }
@@ -397,8 +399,13 @@ export interface CrawlJob {
 
 /** What the ingestion worker asks of crawls (src/jobs/ingestion-worker.ts). */
 export interface CrawlHooks {
-  /** The crawl page a claimed link is, or null when it is no running crawl's. */
-  pageOf(job: KbLinkRow): Promise<CrawlJob | null>;
+  /**
+   * The crawl page a claimed link is, or null when it is no crawl's: the worker's last step
+   * before the fetch. 'dropped' when the page's crawl is no longer running (cancelled or failed
+   * while the link was claimed: the cancel left it to its worker): the link was taken out of the
+   * queue here as the cancel would have, and is not to be fetched.
+   */
+  pageOf(job: KbLinkRow, ref: { id: string; owner: string; generation: number }): Promise<CrawlJob | 'dropped' | null>;
   /**
    * After the page was fetched (2xx): reads its links and canonical URL, adds the links to the
    * frontier, and returns its passages to store, or null when it is not to be indexed (its
@@ -456,9 +463,34 @@ export class CrawlRunner implements CrawlHooks {
     this.leaseMs = Math.max(60_000, 4 * deps.fetchPolicy.timeoutMs);
   }
 
-  async pageOf(job: KbLinkRow): Promise<CrawlJob | null> {
+  async pageOf(job: KbLinkRow, ref: { id: string; owner: string; generation: number }): Promise<CrawlJob | 'dropped' | null> {
     // The read connection: on SQLite it spares the writer's thread, which every page's stores wait for.
-    return (await crawls.queuedPageOfLink(this.deps.storage.readDb, job.bot_id, job.url)) ?? null;
+    const found = await crawls.queuedPageOfLink(this.deps.storage.readDb, job.bot_id, job.url);
+    if (!found) return null;
+    if (found.crawl.state === 'running') return found;
+    if (!(await this.dropClaimed(job, ref, found))) return null;
+    this.deps.logger?.info({ bot_id: job.bot_id, crawl_id: found.crawl.id, url: withoutQuery(job.url) }, 'crawl page not fetched: its crawl was stopped');
+    return 'dropped';
+  }
+
+  /**
+   * Takes a claimed page of a stopped crawl out of the queue before its fetch, as stopCrawl
+   * would have had its link not been claimed. True when it is not to be fetched; false when the
+   * link is someone else's (they had queued it: it is fetched as an ordinary link).
+   */
+  private async dropClaimed(job: KbLinkRow, ref: { owner: string; generation: number }, { crawl, page }: CrawlJob): Promise<boolean> {
+    const { db, dialect } = this.deps.storage;
+    const now = nowTimestamp();
+    return inTransaction(db, async (trx) => {
+      await crawls.lockCrawl(trx, dialect, crawl.id);
+      if (await dropLink(trx, dialect, job, page, { owner: ref.owner, generation: ref.generation }, now)) {
+        await crawls.updatePage(trx, crawl.id, page.url, { state: 'cancelled', updated_at: now });
+        return page.prior_status !== 'pending';
+      }
+      // No longer this job's (deleted, queued again, taken over): nothing is written but the page's settling, as endJob's.
+      await crawls.settlePage(trx, crawl.bot_id, crawl.id, page.url, now);
+      return true;
+    });
   }
 
   async examine(
