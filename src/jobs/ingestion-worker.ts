@@ -235,15 +235,6 @@ export class IngestionWorker {
 
   private async process(job: KbLinkRow, chain?: Chain): Promise<void> {
     const ref = { id: job.id, owner: this.owner, generation: Number(job.generation) };
-    const attempts = Number(job.attempts);
-    if (attempts > this.maxAttempts) {
-      // Attempts are counted at claim and an attempt that ends writes its outcome: every claim
-      // beyond the last ended without one, its lease running out (the process died, perhaps
-      // because of this very page). Not tried again.
-      const error = `The page was tried ${attempts - 1} times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.`;
-      if (await kb.finishJob(this.storage.db, ref, { status: 'failed', error, now: nowTimestamp() })) this.failed(job, error, 'abandoned');
-      return;
-    }
     // A link indexed before is fetched conditionally; its passages stay when the page is unchanged.
     const redact = await refresh.isPrivacyBot(this.storage.readDb, job.bot_id);
     // A page of a running crawl (crawl.ts): its links are read beside its passages, and the crawl is told when it ends.
@@ -262,6 +253,16 @@ export class IngestionWorker {
       if (chain) chain.next = claimed;
       return value;
     };
+    const attempts = Number(job.attempts);
+    if (attempts > this.maxAttempts) {
+      // Attempts are counted at claim and an attempt that ends writes its outcome: every claim
+      // beyond the last ended without one, its lease running out (the process died, perhaps
+      // because of this very page). Not tried again. A crawl's page ends as every page does (a
+      // stopped crawl's was dropped above, as its cancel would have dropped it).
+      const error = `The page was tried ${attempts - 1} times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.`;
+      if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'abandoned');
+      return;
+    }
     const lease = this.keepLease(ref);
     try {
       const started = performance.now();

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Crawl } from '../../src/domain/crawl-wire.js';
+import { timestampIn } from '../../src/domain/ids.js';
 import type { CrawlHooks } from '../../src/domain/knowledgebase/crawl.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -141,6 +142,25 @@ for (const dialect of DIALECTS) {
       expect(site.count('/race3/')).toBe(1);
       const after = (await links(t, bot))!.get(site.url('/race3/'))!;
       expect(after).toMatchObject({ status: 'indexed', passages: before.passages, error: null });
+      expect(await crawlOf(bot, crawl.crawl_id)).toMatchObject({ state: 'cancelled', discovered: 1, queued: 0, fetched: 0, indexed: 0, failed: 0, skipped: 0 });
+    });
+
+    it('a page whose worker died past its last attempt, its crawl cancelled meanwhile: not fetched, the crawl counts nothing of it', async () => {
+      site.set('/race4/', { body: page('Race four', []) });
+      const bot = (await createCopilot(t)).id;
+      const crawl = await startCrawl(bot, site.url('/race4/'));
+      // Claimed by a worker that is gone, every attempt spent: the cancel finds it leased and leaves it.
+      const lease = (expires: string) =>
+        t.storage.db.updateTable('kb_links').set({ lease_owner: 'gone', lease_expires_at: expires, attempts: 3 }).where('bot_id', '=', bot).execute();
+      await lease(timestampIn(60_000));
+      const res = await call(t, 'DELETE', crawlPath(bot, crawl.crawl_id));
+      expect(res.json()).toMatchObject({ state: 'cancelled', queued: 1 });
+      // Its lease runs out; the next claim is past the last attempt (3).
+      await lease(timestampIn(-1_000));
+      expect(await t.newWorker({ concurrency: 1, crawls: t.services.crawls }).runOne()).toBe(true);
+
+      expect(site.count('/race4/')).toBe(0);
+      expect([...(await links(t, bot))!.keys()]).toEqual([]);
       expect(await crawlOf(bot, crawl.crawl_id)).toMatchObject({ state: 'cancelled', discovered: 1, queued: 0, fetched: 0, indexed: 0, failed: 0, skipped: 0 });
     });
   });
