@@ -319,7 +319,9 @@ function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
   }
   for (const s of r.kb_search ?? []) {
     const at = `${(s.passages / 1_000_000).toLocaleString('en-US')}M passages`;
-    add(`kb-search-p99-${s.dialect}`, `${s.dialect}: search p99 at ${at} while ingesting`, s.http.p99_ms, 50, '≤', ' ms');
+    // Of the searches answered; a search refused (429) is no answer, so the target needs none.
+    add(`kb-search-p99-${s.dialect}`, `${s.dialect}: search p99 at ${at} while ingesting (searches answered)`, s.http.p99_ms, 50, '≤', ' ms');
+    add(`kb-search-refused-${s.dialect}`, `${s.dialect}: searches refused (429) at ${at} while ingesting`, s.http.refused ?? 0, 0, '≤', '');
     add(`kb-search-vs-bare-${s.dialect}`, `${s.dialect}: search p99 / bare query p99 at ${at}`, s.ratio_p99, 2, '≤');
   }
   return targets;
@@ -522,12 +524,12 @@ export function renderReport(r: BenchResults): string {
     out.push('', '### 6. Knowledge-base search while ingesting (HTTP at a fixed rate; bare = the repository statement in the service process)', '');
     out.push(
       table(
-        ['database', 'passages', 'seed s', 'HTTP p50 / p99 / max ms (n, rate)', 'bare p50 / p99 ms (n)', 'p99 ratio', 'pages fetched meanwhile'],
+        ['database', 'passages', 'seed s', 'HTTP answered p50 / p99 / max ms (n, rate)', 'bare p50 / p99 ms (n)', 'p99 ratio', 'pages fetched meanwhile'],
         r.kb_search.map((x) => [
           x.dialect,
           x.passages.toLocaleString('en-US'),
           String(x.seed_seconds),
-          `${x.http.p50_ms} / ${x.http.p99_ms} / ${x.http.max_ms} (n=${x.http.n}, ${x.rate_per_s}/s${x.http.errors ? `, ${x.http.errors} failed` : ''})`,
+          `${x.http.p50_ms} / ${x.http.p99_ms} / ${x.http.max_ms} (n=${x.http.n}, ${x.rate_per_s}/s${x.http.refused ? `, ${x.http.refused} refused 429` : ''}${x.http.errors ? `, ${x.http.errors} failed` : ''})`,
           `${x.bare.p50_ms} / ${x.bare.p99_ms} (n=${x.bare.n})`,
           fmtX(x.ratio_p99),
           String(x.ingesting_pages),
