@@ -357,7 +357,8 @@ export interface StoredPassages {
   sliceTerms?(start: number, end: number): Array<{ terms: string; term_count: number }>;
 }
 
-type JobRef = { id: string; owner: string; generation: number };
+/** A claimed job, as its worker knows it: the link, the lease's owner and the link's generation at the claim. */
+export type JobRef = { id: string; owner: string; generation: number };
 
 /** What the link keeps of the fetch whose passages it publishes (link-refresh.repository.ts): a later fetch is conditional on it. */
 export interface FetchedPage {

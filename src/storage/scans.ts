@@ -69,25 +69,21 @@ export class FairScans {
         },
       };
       const queue = this.waiting.get(tenant);
-      if (queue === undefined && this.free.length > 0 && (this.running.get(tenant) ?? 0) < this.perTenant) {
-        waiter.start(this.free.pop()!);
-        return;
-      }
-      if ((queue?.length ?? 0) >= this.maxWaiting) {
+      if (queue !== undefined && queue.length >= this.maxWaiting) {
         this.refused++;
-        reject(new TooManyScans(queue!.length));
+        reject(new TooManyScans(queue.length));
         return;
       }
+      // Waiting first, then the turns: with a connection free and the tenant below its limit, it starts at once.
       if (queue) queue.push(waiter);
       else this.waiting.set(tenant, [waiter]);
       this.waitingCount++;
+      this.dispatch();
     });
   }
 
   stats(): ScanStats {
-    let running = 0;
-    for (const n of this.running.values()) running += n;
-    return { running, waiting: this.waitingCount, refused: this.refused };
+    return { running: this.slots - this.free.length, waiting: this.waitingCount, refused: this.refused };
   }
 
   private release(tenant: string, slot: number): void {

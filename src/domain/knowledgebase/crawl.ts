@@ -405,7 +405,7 @@ export interface CrawlHooks {
    * while the link was claimed: the cancel left it to its worker): the link was taken out of the
    * queue here as the cancel would have, and is not to be fetched.
    */
-  pageOf(job: KbLinkRow, ref: { id: string; owner: string; generation: number }): Promise<CrawlJob | 'dropped' | null>;
+  pageOf(job: KbLinkRow, ref: kb.JobRef): Promise<CrawlJob | 'dropped' | null>;
   /**
    * After the page was fetched (2xx): reads its links and canonical URL, adds the links to the
    * frontier, and returns its passages to store, or null when it is not to be indexed (its
@@ -414,7 +414,7 @@ export interface CrawlHooks {
    */
   examine(
     job: KbLinkRow,
-    ref: { id: string; owner: string; generation: number },
+    ref: kb.JobRef,
     crawlJob: CrawlJob,
     page: { url: string; body: Buffer; contentType: string | null },
     options?: { redact?: boolean },
@@ -463,7 +463,7 @@ export class CrawlRunner implements CrawlHooks {
     this.leaseMs = Math.max(60_000, 4 * deps.fetchPolicy.timeoutMs);
   }
 
-  async pageOf(job: KbLinkRow, ref: { id: string; owner: string; generation: number }): Promise<CrawlJob | 'dropped' | null> {
+  async pageOf(job: KbLinkRow, ref: kb.JobRef): Promise<CrawlJob | 'dropped' | null> {
     // The read connection: on SQLite it spares the writer's thread, which every page's stores wait for.
     const found = await crawls.queuedPageOfLink(this.deps.storage.readDb, job.bot_id, job.url);
     if (!found) return null;
@@ -478,7 +478,7 @@ export class CrawlRunner implements CrawlHooks {
    * would have had its link not been claimed. True when it is not to be fetched; false when the
    * link is someone else's (they had queued it: it is fetched as an ordinary link).
    */
-  private async dropClaimed(job: KbLinkRow, ref: { owner: string; generation: number }, { crawl, page }: CrawlJob): Promise<boolean> {
+  private async dropClaimed(job: KbLinkRow, ref: kb.JobRef, { crawl, page }: CrawlJob): Promise<boolean> {
     const { db, dialect } = this.deps.storage;
     const now = nowTimestamp();
     return inTransaction(db, async (trx) => {
@@ -495,7 +495,7 @@ export class CrawlRunner implements CrawlHooks {
 
   async examine(
     job: KbLinkRow,
-    ref: { id: string; owner: string; generation: number },
+    ref: kb.JobRef,
     crawlJob: CrawlJob,
     fetched: { url: string; body: Buffer; contentType: string | null },
     options: { redact?: boolean } = {},
