@@ -192,67 +192,64 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
 function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache: Pick<ValidationCache, 'stats'>, storage: Storage): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'task_threads',
-    help: 'Task threads (validation, page extraction) by state: busy, idle, and tasks queued for one',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    collect() {
-      const { threads, busy, queued } = taskThreads.stats();
-      this.set({ state: 'busy' }, busy);
-      this.set({ state: 'idle' }, threads - busy);
-      this.set({ state: 'queued' }, queued);
-    },
+  readGauge(registry, 'task_threads', 'Task threads (validation, page extraction) by state: busy, idle, and tasks queued for one', 'state', () => {
+    const { threads, busy, queued } = taskThreads.stats();
+    return { busy, idle: threads - busy, queued };
   });
-  new Gauge({
-    name: 'task_threads_wait_milliseconds',
-    help: 'How long tasks waited for a task thread since the start: median and 99th percentile',
-    labelNames: ['quantile'] as const,
-    registers: [registry],
-    collect() {
+  readGauge(
+    registry,
+    'task_threads_wait_milliseconds',
+    'How long tasks waited for a task thread since the start: median and 99th percentile',
+    'quantile',
+    () => {
       const { waitP50Ms, waitP99Ms } = taskThreads.stats();
-      this.set({ quantile: '0.5' }, waitP50Ms);
-      this.set({ quantile: '0.99' }, waitP99Ms);
+      return { '0.5': waitP50Ms, '0.99': waitP99Ms };
     },
-  });
-  new Gauge({
-    name: 'database_connections',
-    help: 'Write connections in use and idle, and queries waiting for one (PostgreSQL: the pool; SQLite: the writer thread)',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    collect() {
+  );
+  readGauge(
+    registry,
+    'database_connections',
+    'Write connections in use and idle, and queries waiting for one (PostgreSQL: the pool; SQLite: the writer thread)',
+    'state',
+    () => {
       const { inUse, idle, waiting } = storage.connections();
-      this.set({ state: 'in_use' }, inUse);
-      this.set({ state: 'idle' }, idle);
-      this.set({ state: 'waiting' }, waiting);
+      return { in_use: inUse, idle, waiting };
     },
-  });
-  new Gauge({
-    name: 'search_scans',
-    help: 'Knowledge-base searches running and waiting for a scan connection, and refused since the start (a bot had too many waiting)',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    collect() {
+  );
+  readGauge(
+    registry,
+    'search_scans',
+    'Knowledge-base searches running and waiting for a scan connection, and refused since the start (a bot had too many waiting)',
+    'state',
+    () => {
       const { running, waiting, refused } = storage.scans();
-      this.set({ state: 'running' }, running);
-      this.set({ state: 'waiting' }, waiting);
-      this.set({ state: 'refused' }, refused);
+      return { running, waiting, refused };
     },
-  });
+  );
+  readGauge(
+    registry,
+    'validation_cache',
+    'Validation answers kept in memory: entries, bytes, and lookups that hit or missed since the start',
+    'measure',
+    () => {
+      const { entries, bytes, hits, misses } = validationCache.stats();
+      return { entries, bytes, hits, misses };
+    },
+  );
+  return registry;
+}
+
+/** A gauge with one series per value of `label`, read from `read` at each scrape (in its key order). */
+function readGauge(registry: Registry, name: string, help: string, label: string, read: () => Record<string, number>): void {
   new Gauge({
-    name: 'validation_cache',
-    help: 'Validation answers kept in memory: entries, bytes, and lookups that hit or missed since the start',
-    labelNames: ['measure'] as const,
+    name,
+    help,
+    labelNames: [label],
     registers: [registry],
     collect() {
-      const { entries, bytes, hits, misses } = validationCache.stats();
-      this.set({ measure: 'entries' }, entries);
-      this.set({ measure: 'bytes' }, bytes);
-      this.set({ measure: 'hits' }, hits);
-      this.set({ measure: 'misses' }, misses);
+      for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
     },
   });
-  return registry;
 }
 
 /** The knowledge base's series: links by state (read at each scrape), fetches, pages indexed, failures by reason. */
