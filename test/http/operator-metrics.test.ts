@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, createCopilot } from '../support/http.js';
-import { postLinks, waitForLinks } from '../support/knowledge-base.js';
+import { postLinks, waitForLinks, waitUntil } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -42,7 +42,12 @@ for (const dialect of DIALECTS) {
       expect(done.get(urls[0]!)?.status).toBe('indexed');
       expect(done.get(urls[1]!)?.status).toBe('failed');
 
-      const body = (await call(t, 'GET', '/metrics', { key: null })).body;
+      // The worker counts a page indexed or a link failed just after the transaction that says so
+      // commits, so a scrape at that moment can come first: wait until both are counted.
+      const body = await waitUntil(async () => {
+        const text = (await call(t, 'GET', '/metrics', { key: null })).body;
+        return series(text, 'kb_pages_indexed_total') !== 0 && series(text, 'kb_link_failures_total{reason="http_status"}') !== null && text;
+      }, 'the page and the failure counted');
       expect(series(body, 'kb_links{state="indexed"}')).toBe(1);
       expect(series(body, 'kb_links{state="failed"}')).toBe(1);
       expect(series(body, 'kb_pages_indexed_total')).toBe(1);
