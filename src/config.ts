@@ -6,6 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { KEY_FORMAT_DESCRIPTION, KEY_PATTERN } from './domain/auth/key-format.js';
 // From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
 import { parseAllowNetworks } from './net/address-policy.js';
+import { SCAN_TIME_LIMIT_MS } from './storage/scans.js';
 
 /** Everything the service reads from its environment, validated once at start. */
 export interface Config {
@@ -17,6 +18,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** PostgreSQL: a connection that has not completed its start-up within this time fails. */
   readonly databaseConnectTimeoutMs: number;
+  /** The longest one knowledge-base search may run (ms); past it, it is stopped and answered 429. */
+  readonly searchTimeoutMs: number;
   /** How long a start waits for an unreachable database (retrying with backoff) before it gives up. */
   readonly databaseStartupTimeoutMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -195,6 +198,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseStartupTimeoutMs: int('DATABASE_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
+    searchTimeoutMs: int('SEARCH_TIMEOUT_MS', SCAN_TIME_LIMIT_MS, 1, 3_600_000),
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),

@@ -64,6 +64,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
+      scanTimeLimitMs: config.searchTimeoutMs,
     });
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });
   const validationCache = createValidationCache({ maxBytes: config.validationCacheBytes });
@@ -219,11 +220,11 @@ function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache
   readGauge(
     registry,
     'search_scans',
-    'Knowledge-base searches running and waiting for a scan connection, and refused since the start (a bot had too many waiting)',
+    'Knowledge-base searches running and waiting for a scan connection, and since the start those refused (a bot had too many waiting) and those stopped at the time limit (SEARCH_TIMEOUT_MS)',
     'state',
     () => {
-      const { running, waiting, refused } = storage.scans();
-      return { running, waiting, refused };
+      const { running, waiting, refused, timedOut } = storage.scans();
+      return { running, waiting, refused, timed_out: timedOut };
     },
   );
   readGauge(

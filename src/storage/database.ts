@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
-import { FairScans, type ScanStats } from './scans.js';
+import { FairScans, SCAN_TIME_LIMIT_MS, ScanTimedOut, withinTimeLimit, type ScanStats } from './scans.js';
 import { STATEMENT_CACHE, sqliteWriterDialect } from './sqlite-writer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -28,12 +28,16 @@ export interface Storage {
   readonly readDb: Kysely<Database>;
   /**
    * Runs `work` on a scan connection once `tenant`'s turn comes (scans.ts); rejects with
-   * TooManyScans when the tenant has SCAN_WAITING_PER_TENANT scans waiting already.
+   * TooManyScans when the tenant has SCAN_WAITING_PER_TENANT scans waiting already, and with
+   * ScanTimedOut when `work` runs past the scan time limit (its statement is stopped or set aside).
    */
   scan<T>(tenant: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
-  /** Scans running and waiting now, and refused since the start. */
+  /** Scans running and waiting now, and refused and timed out since the start. */
   scans(): ScanStats;
-  /** The first scan connection, outside the turns `scan` hands out: for the bench's bare statement and tests. */
+  /**
+   * The first scan connection, outside the turns `scan` hands out: for the bench's bare statement
+   * and tests. On PostgreSQL it carries the time limit (`statement_timeout`); on SQLite it has none.
+   */
   readonly scanDb: Kysely<Database>;
   /** Write connections in use and queries waiting for one (PostgreSQL: the pool; SQLite: the writer). */
   connections(): { inUse: number; idle: number; waiting: number };
@@ -47,6 +51,8 @@ export interface StorageOptions {
   poolSize?: number;
   /** PostgreSQL: give up on a connection that has not completed its start-up within this time. */
   connectTimeoutMs?: number;
+  /** The longest a scan (a knowledge base's search) may run; default SCAN_TIME_LIMIT_MS. */
+  scanTimeLimitMs?: number;
 }
 
 // PostgreSQL int8 (count(*), bigserial) arrives as a string by default; our counts fit in a double.
@@ -62,6 +68,9 @@ export const SCANS_PER_TENANT = Math.max(1, SCAN_CONNECTIONS - 1);
 
 /** Scans one tenant may have waiting for a connection; one more is refused (429). */
 export const SCAN_WAITING_PER_TENANT = 16;
+
+/** PostgreSQL's code for a statement cancelled, here by `statement_timeout`. */
+const QUERY_CANCELED = '57014';
 
 function fairScans(): FairScans {
   return new FairScans(SCAN_CONNECTIONS, SCANS_PER_TENANT, SCAN_WAITING_PER_TENANT);
@@ -114,17 +123,27 @@ export function openStorage(options: StorageOptions): Storage {
     // slow searches then wait for each other, never for the connections every other request needs
     // (sharing the pool, searches of a million passages held all of it, and other requests failed
     // with 503 after the connect timeout). Opened when first used.
-    const scanPool = new pg.Pool({ connectionString: options.databaseUrl, max: SCAN_CONNECTIONS, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+    // The server stops a scan's statement at the time limit (and the connection is free at once).
+    const limitMs = options.scanTimeLimitMs ?? SCAN_TIME_LIMIT_MS;
+    const scanPool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: SCAN_CONNECTIONS,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      statement_timeout: limitMs,
+    });
     scanPool.on('error', () => undefined);
     const scanDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
     const turns = fairScans();
+    const timedOut = (err: unknown): never => {
+      throw (err as { code?: unknown } | null)?.code === QUERY_CANCELED ? new ScanTimedOut(limitMs) : err;
+    };
     return {
       dialect: 'postgres',
       db,
       readDb: db,
       scanDb,
-      scan: (tenant, work) => turns.run(tenant, () => work(scanDb)),
+      scan: (tenant, work) => turns.run(tenant, () => work(scanDb).catch(timedOut)),
       scans: () => turns.stats(),
       connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {
@@ -160,6 +179,19 @@ export function openStorage(options: StorageOptions): Storage {
     return scanners[slot];
   };
   const turns = fairScans();
+  // A SQLite statement cannot be stopped from outside its thread (better-sqlite3 has no
+  // interrupt): past the time limit the thread is set aside to end its statement alone and
+  // close, and the slot opens a new one; its tenant's turn waits for the old one (holdTurn).
+  const limitMs = options.scanTimeLimitMs ?? SCAN_TIME_LIMIT_MS;
+  const settingAside = new Set<Promise<void>>();
+  const setAside = (tenant: string, slot: number, thread: Kysely<Database>) => {
+    if (thread === db) return; // closed meanwhile: the scan ran on the writer, which close() ends
+    if (scanners[slot] === thread) scanners[slot] = null;
+    const ended = thread.destroy().catch(() => undefined);
+    settingAside.add(ended);
+    void ended.finally(() => settingAside.delete(ended));
+    turns.holdTurn(tenant, ended);
+  };
   const storage: Storage = {
     dialect: 'sqlite',
     db,
@@ -175,12 +207,17 @@ export function openStorage(options: StorageOptions): Storage {
     get scanDb() {
       return scanner(0);
     },
-    scan: (tenant, work) => turns.run(tenant, (slot) => work(scanner(slot))),
+    scan: (tenant, work) =>
+      turns.run(tenant, (slot) => {
+        const thread = scanner(slot);
+        return withinTimeLimit(work(thread), limitMs, () => setAside(tenant, slot, thread));
+      }),
     scans: () => turns.stats(),
     async close() {
       closed = true;
       if (reader) await reader.destroy();
       for (const each of scanners) if (each) await each.destroy();
+      await Promise.all(settingAside);
       await db.destroy();
     },
   };

@@ -8,7 +8,12 @@
  * - scans waiting for a connection are served round robin by tenant, first come first served
  *   within a tenant: a tenant's long queue delays another tenant by one scan at most;
  * - a tenant has at most `maxWaiting` scans waiting; one more is refused at once
- *   (`TooManyScans`, answered 429) rather than queued without bound.
+ *   (`TooManyScans`, answered 429) rather than queued without bound;
+ * - a scan runs for a bounded time (SEARCH_TIMEOUT_MS): past it, it is answered `ScanTimedOut`
+ *   (429) and its connection serves the next scan at once. The storage stops the statement
+ *   (PostgreSQL's `statement_timeout`) or, where it cannot (a SQLite statement runs to its end
+ *   on its thread), sets the thread aside and opens another; the tenant keeps its turn until
+ *   the set-aside statement has ended (`holdTurn`), so it cannot pile them up.
  *
  * Before this, scans waited first come first served for the connection (SQLite) or the pool
  * (PostgreSQL): a tenant sending many searches of a large knowledge base held every other
@@ -23,6 +28,36 @@ export class TooManyScans extends Error {
   }
 }
 
+/**
+ * The longest a scan may run by default (SEARCH_TIMEOUT_MS). The knowledge bases of the default
+ * passage limit (KB_MAX_PASSAGES_PER_BOT, 100,000) search in well under a second; one of a
+ * million passages took seconds for a word most passages hold (bench/README.md, section 6).
+ */
+export const SCAN_TIME_LIMIT_MS = 5000;
+
+/** A scan that ran past its time limit (answered 429 to the tenant that asked for it). */
+export class ScanTimedOut extends Error {
+  constructor(readonly limitMs: number) {
+    super(`The scan ran past its time limit of ${limitMs} ms`);
+    this.name = 'ScanTimedOut';
+  }
+}
+
+/**
+ * Settles as `work` does, or rejects with ScanTimedOut once `limitMs` have passed, after calling
+ * `setAside()` (which must free the connection for the next scan); `work`'s own late outcome is
+ * then dropped.
+ */
+export function withinTimeLimit<T>(work: Promise<T>, limitMs: number, setAside: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      setAside();
+      reject(new ScanTimedOut(limitMs));
+    }, limitMs);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
 interface Waiter {
   start(slot: number): void;
 }
@@ -32,6 +67,8 @@ export interface ScanStats {
   waiting: number;
   /** Scans refused since the start (a tenant's queue was full). */
   refused: number;
+  /** Scans answered ScanTimedOut since the start (past their time limit). */
+  timedOut: number;
 }
 
 export class FairScans {
@@ -41,6 +78,7 @@ export class FairScans {
   private readonly free: number[];
   private waitingCount = 0;
   private refused = 0;
+  private timedOut = 0;
 
   constructor(
     readonly slots: number,
@@ -58,14 +96,23 @@ export class FairScans {
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
         start: (slot) => {
-          this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+          this.enter(tenant);
           let pending: Promise<T>;
           try {
             pending = work(slot);
           } catch (err) {
             pending = Promise.reject(err);
           }
-          pending.then(resolve, reject).finally(() => this.release(tenant, slot));
+          pending
+            .then(resolve, (err: unknown) => {
+              if (err instanceof ScanTimedOut) this.timedOut++;
+              reject(err);
+            })
+            .finally(() => {
+              this.leave(tenant);
+              this.free.push(slot);
+              this.dispatch();
+            });
         },
       };
       const queue = this.waiting.get(tenant);
@@ -82,16 +129,33 @@ export class FairScans {
     });
   }
 
-  stats(): ScanStats {
-    return { running: this.slots - this.free.length, waiting: this.waitingCount, refused: this.refused };
+  /**
+   * Counts `until` as one of the tenant's running scans, without a connection, until it settles:
+   * a statement set aside past its time limit still runs, and its tenant waits for it to end
+   * before its next scan starts.
+   */
+  holdTurn(tenant: string, until: Promise<unknown>): void {
+    this.enter(tenant);
+    until
+      .catch(() => undefined)
+      .finally(() => {
+        this.leave(tenant);
+        this.dispatch();
+      });
   }
 
-  private release(tenant: string, slot: number): void {
+  stats(): ScanStats {
+    return { running: this.slots - this.free.length, waiting: this.waitingCount, refused: this.refused, timedOut: this.timedOut };
+  }
+
+  private enter(tenant: string): void {
+    this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+  }
+
+  private leave(tenant: string): void {
     const left = (this.running.get(tenant) ?? 1) - 1;
     if (left === 0) this.running.delete(tenant);
     else this.running.set(tenant, left);
-    this.free.push(slot);
-    this.dispatch();
   }
 
   /** Gives free connections to the waiting tenants in round robin order, skipping those at their limit. */

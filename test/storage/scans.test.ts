@@ -3,7 +3,7 @@
  * connection, waiting tenants are served round robin, and a tenant's queue is bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { FairScans, TooManyScans } from '../../src/storage/scans.js';
+import { FairScans, ScanTimedOut, TooManyScans, withinTimeLimit } from '../../src/storage/scans.js';
 
 /** A scan that runs until the test ends it: records its start (tenant, slot) and settles on demand. */
 function harness(scans: FairScans) {
@@ -72,10 +72,10 @@ describe('the scan connections’ turns', () => {
     h.run('b', 'b1'); // waiting: b's own queue
     await tick();
     expect(h.settled).toEqual(['refused a4']);
-    expect(scans.stats()).toEqual({ running: 1, waiting: 3, refused: 1 });
+    expect(scans.stats()).toEqual({ running: 1, waiting: 3, refused: 1, timedOut: 0 });
     for (const name of ['a1', 'a2', 'b1', 'a3']) await h.end(name);
     expect(h.settled).toEqual(['refused a4', 'a1 ok', 'a2 ok', 'b1 ok', 'a3 ok']);
-    expect(scans.stats()).toEqual({ running: 0, waiting: 0, refused: 1 });
+    expect(scans.stats()).toEqual({ running: 0, waiting: 0, refused: 1, timedOut: 0 });
   });
 
   it('gives the connection back when a scan fails, or throws before it starts its work', async () => {
@@ -93,6 +93,35 @@ describe('the scan connections’ turns', () => {
     expect(h.started).toEqual(['a1@0', 'a2@0']);
     await h.end('a2');
     expect(h.settled).toEqual(['a1 failed', 'a2 ok']);
-    expect(scans.stats()).toEqual({ running: 0, waiting: 0, refused: 0 });
+    expect(scans.stats()).toEqual({ running: 0, waiting: 0, refused: 0, timedOut: 0 });
+  });
+
+  it('frees the connection of a scan past its time limit at once, and holds its tenant until the set-aside work ends', async () => {
+    const scans = new FairScans(1, 1, 10);
+    const h = harness(scans);
+    let endSetAside!: () => void;
+    const setAsideEnded = new Promise<void>((resolve) => (endSetAside = resolve));
+    // a1 runs past its limit: its work goes on (as a SQLite statement on its thread), its answer is ScanTimedOut.
+    const a1 = scans.run('a', () => withinTimeLimit(new Promise<never>(() => undefined), 5, () => scans.holdTurn('a', setAsideEnded)));
+    h.run('a', 'a2');
+    h.run('b', 'b1');
+    await expect(a1).rejects.toBeInstanceOf(ScanTimedOut);
+    await tick();
+    // The connection went to b at once; a waits for its set-aside work.
+    expect(h.started).toEqual(['b1@0']);
+    await h.end('b1');
+    expect(h.started).toEqual(['b1@0']);
+    endSetAside();
+    await tick();
+    expect(h.started).toEqual(['b1@0', 'a2@0']);
+    await h.end('a2');
+    expect(scans.stats()).toEqual({ running: 0, waiting: 0, refused: 0, timedOut: 1 });
+  });
+
+  it('settles within the time limit as the work does', async () => {
+    let setAside = 0;
+    await expect(withinTimeLimit(Promise.resolve(7), 1000, () => setAside++)).resolves.toBe(7);
+    await expect(withinTimeLimit(Promise.reject(new Error('no')), 1000, () => setAside++)).rejects.toThrow('no');
+    expect(setAside).toBe(0);
   });
 });

@@ -69,7 +69,9 @@ export const keyIdOf = (authorization: string): string => authorization.split('_
 
 /** Builds the app on a fresh throw-away database of the dialect; call close() when done. */
 export async function buildTestApp(dialect: DialectName, options: TestAppOptions = {}): Promise<TestApp> {
-  const { storage: rawStorage, database, cleanup } = await createTestStorage(dialect);
+  // The storage is opened before the configuration is read: the one variable it takes, passed on.
+  const searchTimeoutMs = options.env?.SEARCH_TIMEOUT_MS;
+  const { storage: rawStorage, database, cleanup } = await createTestStorage(dialect, searchTimeoutMs ? { scanTimeLimitMs: Number(searchTimeoutMs) } : {});
   const tap = options.tap ? new QueryTap() : null;
   const storage = tap ? tappedStorage(rawStorage, tap) : rawStorage;
   const config = loadConfig({

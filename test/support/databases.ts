@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
+import { openStorage, type DialectName, type Storage, type StorageOptions } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createThrowAwayDatabase, POSTGRES_ADMIN_URL, postgresReachable } from './postgres.js';
 
@@ -40,10 +40,13 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
   };
 }
 
-/** A migrated storage on a fresh throw-away database. */
-export async function createTestStorage(dialect: DialectName): Promise<{ storage: Storage; database: TestDatabase; cleanup(): Promise<void> }> {
+/** A migrated storage on a fresh throw-away database (`options` over the test's: a pool of 4). */
+export async function createTestStorage(
+  dialect: DialectName,
+  options: Partial<StorageOptions> = {},
+): Promise<{ storage: Storage; database: TestDatabase; cleanup(): Promise<void> }> {
   const database = await createTestDatabase(dialect);
-  const storage = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 4 });
+  const storage = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 4, ...options });
   await migrateToLatest(storage);
   return {
     storage,

@@ -3,7 +3,7 @@ import { recordAudit } from '../audit.js';
 import type { DialectName, Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import type { Db, KbLinkRow } from '../../storage/schema.js';
-import { TooManyScans } from '../../storage/scans.js';
+import { ScanTimedOut, TooManyScans } from '../../storage/scans.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
@@ -129,7 +129,7 @@ export async function refreshLinks(db: Db, botId: string, actor?: Principal): Pr
 /**
  * Searches the bot's passages on a scan connection, in the bot's turn (storage.scan): the
  * checks before it are short reads on the read connection. A bot with too many searches
- * waiting already is answered 429 at once.
+ * waiting already is answered 429 at once, and so is a search stopped at its time limit.
  */
 export async function searchKnowledgeBase(
   storage: Pick<Storage, 'readDb' | 'dialect' | 'scan'>,
@@ -143,10 +143,19 @@ export async function searchKnowledgeBase(
   const hits = await storage
     .scan(id, (db) => kb.searchPassages(db, storage.dialect, id, terms, limit))
     .catch((err: unknown) => {
-      if (!(err instanceof TooManyScans)) throw err;
-      throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {
-        waiting: err.waiting,
-      });
+      if (err instanceof TooManyScans) {
+        throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {
+          waiting: err.waiting,
+        });
+      }
+      if (err instanceof ScanTimedOut) {
+        throw new AppError(
+          'quota_exceeded',
+          `This search ran past its time limit of ${err.limitMs} ms and was stopped: too many of this knowledge base's passages hold its words; search without the words most passages hold.`,
+          { time_limit_ms: err.limitMs },
+        );
+      }
+      throw err;
     });
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }

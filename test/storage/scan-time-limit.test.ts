@@ -1,0 +1,77 @@
+/**
+ * A scan's time limit (storage.scan, SEARCH_TIMEOUT_MS). The turns bound how many scans a
+ * tenant runs and has waiting, but not how long one runs: a search of a huge knowledge base held
+ * its connection for as long as its statement took (seconds), so two tenants' such searches held
+ * both scan connections and every other tenant's search waited for them. Past the limit a scan
+ * is now answered ScanTimedOut and its connection serves the next scan at once: PostgreSQL stops
+ * the statement (`statement_timeout`); SQLite cannot stop it from outside its thread, so the thread
+ * is set aside to finish alone while the slot opens another, and the tenant's next scan waits for
+ * the set-aside one to end.
+ */
+import { type Kysely, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/storage/database.js';
+import { ScanTimedOut } from '../../src/storage/scans.js';
+import type { Database } from '../../src/storage/schema.js';
+import { createTestStorage, DIALECTS } from '../support/databases.js';
+
+const LIMIT_MS = 200;
+const MARK = 'scan-time-limit-test';
+
+/** A statement that runs for seconds: a long recursive count (SQLite), a sleep (PostgreSQL). */
+function slowStatement(db: Kysely<Database>, dialect: string) {
+  return dialect === 'postgres'
+    ? sql`select pg_sleep(20) /* ${sql.raw(MARK)} */`.execute(db)
+    : sql`with recursive c(x) as (select 1 union all select x + 1 from c where x < 10000000) select count(*) as n from c`.execute(db);
+}
+
+const quick = (db: Kysely<Database>) => sql<{ one: number }>`select 1 as one`.execute(db).then((r) => Number(r.rows[0]!.one));
+
+for (const dialect of DIALECTS) {
+  describe(`a scan's time limit (${dialect})`, () => {
+    let opened: { storage: Storage; cleanup(): Promise<void> } | null = null;
+    afterEach(async () => {
+      await opened?.cleanup();
+      opened = null;
+    });
+
+    it('stops scans at the limit with ScanTimedOut and serves the next tenant at once on the connections they held', async () => {
+      opened = await createTestStorage(dialect, { scanTimeLimitMs: LIMIT_MS });
+      const { storage } = opened;
+      await quick(storage.readDb); // migrations done, files open
+      const order: string[] = [];
+      const outcome = (name: string) => [
+        () => order.push(`${name} answered`),
+        (err: unknown) => order.push(err instanceof ScanTimedOut && err.limitMs === LIMIT_MS ? `${name} timed out` : `${name} failed: ${String(err)}`),
+      ];
+      // Two tenants' slow scans hold both connections.
+      const a1 = storage.scan('a', (db) => slowStatement(db, dialect)).then(...outcome('a1'));
+      const b1 = storage.scan('b', (db) => slowStatement(db, dialect)).then(...outcome('b1'));
+      await Promise.all([a1, b1]);
+      expect(order).toEqual(expect.arrayContaining(['a1 timed out', 'b1 timed out']));
+      // Tenant a's next scan, and another tenant's.
+      const a2 = storage.scan('a', quick).then(...outcome('a2'));
+      const c = storage.scan('c', quick).then(...outcome('c'));
+      await Promise.all([a2, c]);
+      expect(order).toContain('c answered');
+      expect(order).toContain('a2 answered');
+      if (dialect === 'sqlite') {
+        // a's statement still ran on its set-aside thread: a waited for it, c did not.
+        expect(order.slice(2)).toEqual(['c answered', 'a2 answered']);
+      } else {
+        // The server stopped both statements.
+        const running = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_stat_activity where query like ${`%/* ${MARK} */%`} and pid <> pg_backend_pid()`.execute(storage.db);
+        expect(running.rows[0]!.n).toBe(0);
+      }
+      expect(storage.scans()).toEqual({ running: 0, waiting: 0, refused: 0, timedOut: 2 });
+    }, 60_000);
+
+    it('answers a scan within the limit as before', async () => {
+      opened = await createTestStorage(dialect, { scanTimeLimitMs: 10_000 });
+      await expect(opened.storage.scan('a', quick)).resolves.toBe(1);
+      expect(opened.storage.scans().timedOut).toBe(0);
+    });
+  });
+}
