@@ -125,7 +125,7 @@ export function knowledgeBaseRoutes(
       schema: {
         operationId: 'searchKnowledgeBase',
         summary: "Full-text search of the knowledge base's passages",
-        description: `Lexical search (SQLite FTS5 / PostgreSQL full-text), best passages first. Searches wait for a scan connection in turns shared fairly among knowledge bases; one with ${SCAN_WAITING_PER_TENANT} searches waiting already is answered 429, and so is a search that runs past its time limit (SEARCH_TIMEOUT_MS, \`details.time_limit_ms\`).`,
+        description: `Lexical search (SQLite FTS5 / PostgreSQL full-text), best passages first. Searches take turns shared fairly among knowledge bases: 429 when a knowledge base has ${SCAN_WAITING_PER_TENANT} waiting already, or when one runs past its time limit (SEARCH_TIMEOUT_MS).`,
         tags: ['knowledge base'],
         params: BotParams,
         querystring: SearchQuery,
