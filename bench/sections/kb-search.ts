@@ -25,6 +25,12 @@ export interface SearchResult {
   /** Latency of the searches answered (200); `refused`: answered 429 (the bot had too many waiting); `errors`: anything else. */
   http: { n: number; p50_ms: number; p99_ms: number; max_ms: number; refused: number; errors: number };
   bare: { n: number; p50_ms: number; p99_ms: number; max_ms: number };
+  /**
+   * The same queries, bare, for another copilot whose knowledge base is one passage, beside the
+   * large one: what one tenant's data costs another's search (nothing, once each bot's terms are
+   * indexed under it on SQLite, migration 017).
+   */
+  beside: { n: number; p50_ms: number; p99_ms: number; max_ms: number };
   /** HTTP p99 over bare p99. */
   ratio_p99: number;
 }
@@ -58,11 +64,18 @@ export async function benchSearch(
   opts.log(`    ${service.dialect}: seeded ${passages.toLocaleString('en-US')} passages in ${seedSeconds} s`);
 
   const list = queries(60);
+  // Another copilot beside it, with a knowledge base of one passage of the same vocabulary.
+  const small = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb search beside' });
+  await host.call('seedKnowledgeBase', { botId: small.id, links: 1, passagesPerLink: 1, prefix: 'beside' });
   const headers = { authorization: `Bearer ${service.key}` };
   const searchUrl = (q: string) => `${service.url}/backend/knowledgebase/b/${bot.id}/search?q=${encodeURIComponent(q)}&limit=10`;
   // Warm both paths (page cache, prepared statements, JIT) before anything is measured.
   for (const q of list) await json('GET', searchUrl(q), service.key);
   await host.call('searchBare', { botId: bot.id, queries: list, limit: 10 });
+  // Before any ingestion: the small copilot's searches, alone on the machine.
+  await host.call('searchBare', { botId: small.id, queries: list, limit: 10 });
+  const beside: number[] = [];
+  for (let round = 0; round < 3; round++) beside.push(...(await host.call<number[]>('searchBare', { botId: small.id, queries: list, limit: 10 })));
 
   // Ingestion of another bot's pages keeps the writer and the task threads busy meanwhile.
   const site = await startPageServer();
@@ -90,6 +103,8 @@ export async function benchSearch(
     };
     const bareSummary = latencySummary(bare);
     const ingested = site.served();
+    const besideSummary = latencySummary(beside);
+    opts.log(`    ${service.dialect}: a one-passage copilot's bare search beside it p50 ${besideSummary.p50_ms} ms, p99 ${besideSummary.p99_ms} ms`);
     opts.log(
       `    ${service.dialect}: search p50 ${http.p50_ms} ms, p99 ${http.p99_ms} ms (${http.n} answered of ${samples.length} sent at ${opts.rate}/s, ${http.refused} refused 429, ${http.errors} errors); bare p50 ${bareSummary.p50_ms} ms, p99 ${bareSummary.p99_ms} ms; ${ingested} pages fetched meanwhile`,
     );
@@ -101,6 +116,7 @@ export async function benchSearch(
       ingesting_pages: ingested,
       http,
       bare: bareSummary,
+      beside: besideSummary,
       ratio_p99: round(http.p99_ms / Math.max(bareSummary.p99_ms, 0.01), 2),
     };
   } finally {

@@ -651,6 +651,16 @@ export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promis
   await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('merge', ${MERGE_PAGES})`.execute(db);
 }
 
+const PREFIX_LENGTH = 8;
+
+/**
+ * SQLite indexes each term under its bot (migration 017): prefixed with the first 8 hex digits of
+ * the bot's id, so that a search reads its own bot's index entries, never another's.
+ */
+export function searchTermPrefix(botId: string): string {
+  return botId.replaceAll('-', '').slice(0, PREFIX_LENGTH).toLowerCase();
+}
+
 export interface PassageHit {
   link_id: string;
   url: string;
@@ -674,14 +684,15 @@ export interface PassageHit {
  * (code point order), then passage; the score is answered rounded to 6 decimals. Both
  * databases evaluate the same expression in IEEE doubles (C's log() for ln).
  *
- * Cost: the index entries of the query's terms (on SQLite, of every bot: the FTS5 index is
- * one), and a few microseconds of work for each of the bot's passages holding a term; a
+ * Cost: the bot's index entries of the query's terms (on SQLite each term is indexed under its
+ * bot: `searchTermPrefix`), and a few microseconds of work for each of them; a
  * passage holding none is never read, and only the best `limit` (and their ties) are joined
  * to their content and URL.
  */
 export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
   if (terms.length === 0) return [];
   const pg = dialect === 'postgres';
+  const prefix = searchTermPrefix(botId);
   // The bot's totals, one row read (sum over at most one row: a row even when there is none).
   const totals = sql`(select coalesce(sum(passages), 0) as passages, coalesce(sum(term_count), 0) as terms from knowledge_bases where bot_id = ${botId}) k`;
   const stats = pg
@@ -700,7 +711,8 @@ export async function searchPassages(db: Db, dialect: DialectName, botId: string
       // small index row, not the passage's own row with its content. The hidden sets' passages
       // (a few pages being stored or deleted) are listed once.
       sql`select h.id, h.term, h.tf, p.term_count as dl
-        from (select doc as id, term, count(*) as tf from kb_passages_fts_instance where term in (${sql.join(terms)}) group by doc, term) h
+        from (select doc as id, substr(term, ${prefix.length + 1}) as term, count(*) as tf from kb_passages_fts_instance
+          where term in (${sql.join(terms.map((t) => prefix + t))}) group by doc, term) h
         cross join kb_passages p indexed by kb_passages_bot_terms
         where p.bot_id = ${botId} and p.id = h.id
           and h.id not in (select q.id from kb_hidden_passages x join kb_passages q on q.link_id = x.link_id and q.version = x.version where x.bot_id = ${botId})`;

@@ -22,6 +22,7 @@ const ALL_MIGRATIONS = [
   '014-knowledge-base-totals',
   '015-crawl-counts',
   '016-search-lookup-index',
+  '017-search-terms-per-bot',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -127,19 +127,20 @@ export async function passageRows(storage: Storage, linkIds: string[]) {
 }
 
 /**
- * SQLite only: entries of the FTS5 index matching a word that a search can return (their
- * passage exists). Entries of deleted passages linger until the worker sweeps them
+ * SQLite only: passages of any bot whose FTS5 index entries hold a word (each bot's terms are
+ * indexed under its prefix, searchTermPrefix) and that a search can return (their passage
+ * exists). Entries of deleted passages linger until the worker sweeps them
  * (test/knowledgebase/search-index-sweep.test.ts) but are never returned.
  */
 export async function ftsHits(storage: Storage, word: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*) as n from kb_passages_fts f join kb_passages p on p.id = f.rowid
-    where kb_passages_fts match ${`"${word}"`}`.execute(storage.db);
+  const { rows } = await sql<{ n: number }>`select count(distinct i.doc) as n from kb_passages_fts_instance i join kb_passages p on p.id = i.doc
+    where substr(i.term, 9) = ${word}`.execute(storage.db);
   return Number(rows[0]!.n);
 }
 
-/** SQLite only: every entry of the FTS5 index matching a word, stale ones included. */
+/** SQLite only: passages of any bot with FTS5 index entries holding a word, stale ones included. */
 export async function rawFtsHits(storage: Storage, word: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*) as n from kb_passages_fts where kb_passages_fts match ${`"${word}"`}`.execute(storage.db);
+  const { rows } = await sql<{ n: number }>`select count(distinct doc) as n from kb_passages_fts_instance where substr(term, 9) = ${word}`.execute(storage.db);
   return Number(rows[0]!.n);
 }
 
