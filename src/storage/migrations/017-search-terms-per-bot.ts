@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { passageTerms } from '../../text/search-terms.js';
 import type { DialectName } from '../database.js';
+import { searchTermPrefix } from '../knowledge-base.repository.js';
 
 // Frozen in time: never edit a migration that has shipped; add a new one.
 //
@@ -8,13 +9,15 @@ import type { DialectName } from '../database.js';
 // (kb_passages_fts_instance, by term) before it keeps its own bot's passages: a copilot's search
 // of a word another copilot's large knowledge base holds read all of that copilot's entries too,
 // so one tenant's data slowed every other tenant's searches. Each term is now indexed under its
-// bot: prefixed with the first 8 hex digits of the bot's id (SEARCH_TERM_PREFIX_LENGTH,
+// bot: prefixed with the first 8 hex digits of the bot's id (`searchTermPrefix`,
 // knowledge-base.repository.ts), so a search reads its own bot's entries. Two bots whose ids
 // share those digits share entries, as every bot did before: slower, never wrong (a search keeps
 // its bot's passages). PostgreSQL's GIN index is looked up with the bot's passages already: no
 // change there.
 //
-// Existing passages are re-indexed from their content (the terms are not kept in kb_passages).
+// Existing passages are re-indexed from their content (the terms are not kept in kb_passages),
+// with the live `passageTerms` and `searchTermPrefix`, as 007 does: the index must be built as
+// the queries read it. The trigger's SQL is this migration's own.
 
 const BATCH = 500;
 
@@ -31,7 +34,7 @@ export function searchTermsPerBot(dialect: DialectName): Migration {
         `insert into kb_passages_fts(rowid, content)
           values (new.id, case when new.terms = '' then '' else ${PREFIX} || replace(new.terms, ' ', ' ' || ${PREFIX}) end)`,
       );
-      await reindex(db, (row, terms) => (terms === '' ? '' : terms.replace(/^| /g, (m) => `${m}${prefixOf(row.bot_id)}`)));
+      await reindex(db, (row, terms) => (terms === '' ? '' : terms.replace(/^| /g, (m) => `${m}${searchTermPrefix(row.bot_id)}`)));
     },
     async down(db: Kysely<any>) {
       if (dialect !== 'sqlite') return;
@@ -57,11 +60,6 @@ async function newIndex(db: Kysely<any>, index: string): Promise<void> {
   await sql
     .raw(`create trigger kb_passages_ai after insert on kb_passages begin ${index}; update kb_passages set terms = null where id = new.id; end`)
     .execute(db);
-}
-
-/** The bot's prefix, as `PREFIX` computes it in the trigger. */
-function prefixOf(botId: string): string {
-  return botId.replaceAll('-', '').slice(0, 8).toLowerCase();
 }
 
 /**
