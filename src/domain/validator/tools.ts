@@ -390,11 +390,29 @@ const GEMINI_FORMATS: Record<string, readonly string[]> = {
   string: ['enum', 'date-time'],
 };
 
+/** Keywords of Gemini's Schema copied as the generated schema has them (docs/platform-rules.md). */
+const GEMINI_COPIED = [
+  'title',
+  'description',
+  'pattern',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+] as const;
+
+const isNullSchema = (m: Schema) => typeof m === 'object' && (m.type === 'null' || (Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null));
+
 /**
- * A generated schema in Gemini's subset of the OpenAPI schema (`type`, `format`,
- * `description`, `enum`, `required`, `items`, `properties`): one type (the first besides
- * null), `allOf` merged, `anyOf`/`oneOf` as their first alternative that is not null,
- * string enums only, formats Gemini knows only.
+ * A generated schema in the subset of the OpenAPI 3.0 schema Gemini's `Schema` takes
+ * (docs/platform-rules.md): one type, the first besides null, with `nullable` for null;
+ * `allOf` merged; `anyOf`/`oneOf` as `anyOf` of their alternatives besides null (one left
+ * is merged in); string enums only; formats Gemini knows only; the first example as
+ * `example`; exclusive bounds, `const`, `additionalProperties` and the rest dropped.
  */
 function geminiSchema(schema: Schema): Json {
   if (typeof schema === 'boolean') return {};
@@ -415,28 +433,40 @@ function geminiSchema(schema: Schema): Json {
     if (required.size > 0) merged.required = [...required];
     s = merged;
   }
-  for (const key of ['anyOf', 'oneOf'] as const) {
-    const list = s[key];
-    if (!Array.isArray(list)) continue;
-    const first = (list as Schema[]).find((m) => typeof m === 'object' && m.type !== 'null');
+  let nullable = false;
+  let alternatives: Schema[] = [];
+  const list = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : null;
+  if (list) {
+    alternatives = (list as Schema[]).filter((m) => typeof m === 'object' && !isNullSchema(m));
+    nullable = alternatives.length < list.length;
     const merged: Json = { ...s };
     delete merged.anyOf;
     delete merged.oneOf;
-    if (typeof first === 'object') for (const k in first) if (merged[k] === undefined) merged[k] = first[k];
+    if (alternatives.length === 1) {
+      const only = alternatives[0] as Json;
+      for (const k in only) if (merged[k] === undefined) merged[k] = only[k];
+      alternatives = [];
+    }
     s = merged;
-    break;
   }
   const out: Json = {};
-  let type = Array.isArray(s.type) ? (s.type as string[]).find((t) => t !== 'null') : (s.type as string | undefined);
-  if (type === 'null') type = undefined;
+  const types = Array.isArray(s.type) ? (s.type as string[]) : typeof s.type === 'string' ? [s.type] : [];
+  if (types.includes('null')) nullable = true;
+  let type = types.find((t) => t !== 'null');
   if (type === undefined && isPlainObject(s.properties)) type = 'object';
   if (type === undefined && s.items !== undefined) type = 'array';
   const strings = Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string') ? (s.enum as string[]) : null;
   if (type === undefined && strings) type = 'string';
   if (type !== undefined) out.type = type;
   if (typeof s.format === 'string' && type !== undefined && GEMINI_FORMATS[type]?.includes(s.format)) out.format = s.format;
-  if (typeof s.description === 'string') out.description = s.description;
+  for (const key of GEMINI_COPIED) if (s[key] !== undefined) out[key] = s[key];
   if (strings && type === 'string') out.enum = strings;
+  if (s.default !== undefined) out.default = s.default;
+  if (Array.isArray(s.examples) && s.examples.length > 0) out.example = s.examples[0];
+  const anyOf = alternatives.map(geminiSchema);
+  if (anyOf.length > 0) out.anyOf = anyOf;
+  // `nullable` qualifies a type (OpenAPI 3.0): with none here, it goes to the alternatives that have one.
+  if (nullable) for (const target of type === undefined ? anyOf : [out]) if (target.type !== undefined) target.nullable = true;
   if (type === 'array' && s.items !== undefined) out.items = geminiSchema(s.items as Schema);
   if (type === 'object' && isPlainObject(s.properties)) {
     const properties: Json = {};

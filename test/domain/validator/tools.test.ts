@@ -25,9 +25,14 @@ const NAME_PATTERN: Record<ToolPlatform, RegExp> = {
   mcp: /^[A-Za-z0-9_.-]{1,128}$/,
 };
 
-/** Strict about keywords (an unknown one is an error), not about Ajv's own type opinions. */
-function newAjv() {
-  return new Ajv2020.default({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false });
+/**
+ * Strict about keywords (an unknown one is an error), not about Ajv's own type opinions. Gemini's
+ * schema is OpenAPI 3.0's: Ajv knows its `nullable`; its `example` is an annotation.
+ */
+function newAjv(platform: ToolPlatform = 'openai') {
+  const ajv = new Ajv2020.default({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false });
+  if (platform === 'gemini') ajv.addKeyword('example');
+  return ajv;
 }
 
 // The repository's copies always; the shared corpus beside the checkout when it is there.
@@ -54,7 +59,7 @@ describe('every spec of the corpus, every platform', () => {
     for (const platform of TOOL_PLATFORM_IDS) {
       const list = toolDefinitions(doc, platform);
       expect(list).toHaveLength(endpoints.length);
-      const ajv = newAjv();
+      const ajv = newAjv(platform);
       const names = new Set<string>();
       list.forEach((tool, i) => {
         expect(Object.keys(tool)).toEqual(['name', 'description', SCHEMA_KEY[platform], 'endpoint', 'method', 'path']);
@@ -73,12 +78,19 @@ describe('every spec of the corpus, every platform', () => {
   });
 });
 
-const GEMINI_KEYWORDS = new Set(['type', 'format', 'description', 'enum', 'required', 'items', 'properties']);
+/** The fields of Gemini's `Schema` (docs/platform-rules.md) but propertyOrdering, which is never written. */
+const GEMINI_KEYWORDS = new Set([
+  ...['type', 'format', 'title', 'description', 'nullable', 'enum', 'items', 'properties', 'required', 'anyOf', 'default', 'example'],
+  ...['pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'],
+]);
 function expectGeminiSubset(schema: Json): void {
   for (const key of Object.keys(schema)) expect(GEMINI_KEYWORDS.has(key), key).toBe(true);
   expect(typeof schema.type === 'string' || schema.type === undefined).toBe(true);
+  expect(schema.nullable === true || schema.nullable === undefined).toBe(true);
+  if (schema.enum) expect(schema.enum.every((v: unknown) => typeof v === 'string')).toBe(true);
   if (schema.items) expectGeminiSubset(schema.items);
   for (const p of Object.values(schema.properties ?? {})) expectGeminiSubset(p as Json);
+  for (const m of schema.anyOf ?? []) expectGeminiSubset(m as Json);
 }
 
 describe('names', () => {
@@ -288,7 +300,7 @@ describe('input schemas', () => {
     for (const tool of list) expect(() => newAjv().compile(tool.parameters!)).not.toThrow();
   });
 
-  it('gemini: its OpenAPI subset (one type, allOf merged, anyOf first, string enums, known formats)', () => {
+  it('gemini: its OpenAPI subset (one type, allOf merged, anyOf kept, string enums, known formats, bounds)', () => {
     const doc = oas3({
       '/a': {
         post: {
@@ -316,12 +328,50 @@ describe('input schemas', () => {
       properties: {
         c: { type: 'number' },
         d: { type: 'string', format: 'date-time', enum: ['x', 'y'] },
-        a: { type: 'integer', format: 'int64' },
-        b: { type: 'string' },
+        a: { type: 'integer', format: 'int64', minimum: 1 },
+        b: { anyOf: [{ type: 'string', nullable: true }, { type: 'integer' }] },
       },
       required: ['a'],
     });
     expectGeminiSubset(tools(doc, 'gemini')[0]!.parameters as Json);
+  });
+
+  it('gemini: keeps what its Schema takes (nullable, bounds, lengths, counts, pattern, title, default, example)', () => {
+    const doc = oas3({
+      '/a': {
+        post: {
+          operationId: 'a',
+          parameters: [
+            { name: 'q', in: 'query', schema: { type: 'string', nullable: true, minLength: 2, maxLength: 40, pattern: '^[a-z]+$', example: 'rex' } },
+            { name: 'n', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 10, exclusiveMaximum: true, default: 5 } },
+            { name: 'tags', in: 'query', schema: { type: 'array', minItems: 1, maxItems: 3, items: { type: 'string' } } },
+            { name: 'kind', in: 'query', schema: { oneOf: [{ type: 'string', enum: ['cat', 'dog'] }, { type: 'null' }] } },
+            { name: 'id', in: 'query', schema: { anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'null' }] } },
+          ],
+          requestBody: {
+            content: {
+              'application/json': { schema: { title: 'Pet', type: 'object', minProperties: 1, maxProperties: 4, properties: { x: { const: 1 } } } },
+            },
+          },
+        },
+      },
+    });
+    const parameters = tools(doc, 'gemini')[0]!.parameters as Json;
+    expect(parameters.properties).toEqual({
+      q: { type: 'string', nullable: true, minLength: 2, maxLength: 40, pattern: '^[a-z]+$', example: 'rex' },
+      n: { type: 'integer', minimum: 0, default: 5 }, // the exclusive maximum has no Gemini form: dropped
+      tags: { type: 'array', minItems: 1, maxItems: 3, items: { type: 'string' } },
+      kind: { type: 'string', enum: ['cat', 'dog'], nullable: true },
+      id: {
+        anyOf: [
+          { type: 'string', nullable: true },
+          { type: 'integer', nullable: true },
+        ],
+      },
+      body: { title: 'Pet', type: 'object', minProperties: 1, maxProperties: 4, properties: { x: {} } },
+    });
+    expectGeminiSubset(parameters);
+    expect(() => newAjv('gemini').compile(parameters)).not.toThrow();
   });
 });
 
