@@ -7,22 +7,17 @@
  * Screenshots go to docs/screenshots/ when SCREENSHOTS=1 (or when one is missing there),
  * otherwise to a temporary directory, so a plain test run leaves the work tree clean.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/server.js';
 import { callApi, chromiumOrSkip, ensureDashboardBuilt, launchChromium, openPage, screenshot, startE2eService } from '../support/browser.js';
-import { REPO_ROOT } from '../support/build.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
-
-const SPECS = [path.join(REPO_ROOT, 'test/fixtures/specs'), '/work/shared/specs', path.join(REPO_ROOT, '../shared/specs')].find((dir) =>
-  existsSync(path.join(dir, 'petstore3.json')),
-);
+import { SPECS_DIR } from '../support/specs.js';
 
 const run = chromiumOrSkip('the dashboard end-to-end tests');
-if (!SPECS && process.env.CI) throw new Error('No API description corpus found (test/fixtures/specs or ../shared/specs).');
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'cms-e2e-'));
 
@@ -211,7 +206,7 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     await page.getByRole('heading', { name: 'API description' }).waitFor();
 
     // Drag and drop: the untouched Petstore 3 document.
-    const petstore = readFileSync(path.join(SPECS!, 'petstore3.json'), 'utf8');
+    const petstore = readFileSync(path.join(SPECS_DIR, 'petstore3.json'), 'utf8');
     const dropped = await page.evaluateHandle((text) => {
       const transfer = new DataTransfer();
       transfer.items.add(new File([text], 'petstore3.json', { type: 'application/json' }));
@@ -263,7 +258,7 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
   it('flags a flawed description: counts, flagged cells, the “only flagged” filter and an endpoint’s details', async () => {
     // Petstore 3 with flaws an LLM trips on: no operationId, a blank summary, no description,
     // an operationId that is no tool name, and one operationId used twice.
-    const doc = JSON.parse(readFileSync(path.join(SPECS!, 'petstore3.json'), 'utf8'));
+    const doc = JSON.parse(readFileSync(path.join(SPECS_DIR, 'petstore3.json'), 'utf8'));
     const ops = Object.values(doc.paths).flatMap((item: any) =>
       Object.entries(item)
         .filter(([m]) => ['get', 'put', 'post', 'delete', 'patch'].includes(m))

@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ApiChange, diffApiDescriptions, summariseChanges } from '../../../src/domain/api-changes/diff.js';
 import { parseDocument } from '../../../src/domain/validator/index.js';
+import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
 
 type Doc = Record<string, unknown>;
 
@@ -489,15 +489,12 @@ describe('summariseChanges', () => {
 });
 
 // ---------------------------------------------------------------------------------------
-// Real documents (../shared/specs, else the copy in test/fixtures/specs).
+// Real documents (test/fixtures/specs).
 
-const SPECS = [fileURLToPath(new URL('../../../../shared/specs/', import.meta.url)), fileURLToPath(new URL('../../fixtures/specs/', import.meta.url))].find(
-  (dir) => existsSync(`${dir}petstore3.json`),
-)!;
-const load = (file: string): Doc => parseDocument({ bytes: readFileSync(SPECS + file), fileName: file }) as Doc;
+const load = (file: string): Doc => parseDocument({ bytes: readFileSync(SPECS_DIR + file), fileName: file }) as Doc;
 
 describe('real API descriptions', () => {
-  const files = readdirSync(SPECS).filter((f) => /\.(json|yaml)$/.test(f) && f !== 'kubernetes.json');
+  const files = SPEC_FILES.filter((f) => /\.(json|yaml)$/.test(f) && f !== 'kubernetes.json');
 
   it.each(files)('%s against itself: no change', (file) => {
     expect(diffApiDescriptions(load(file), load(file))).toEqual([]);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -18,6 +17,7 @@ import {
 import { jsonLengthWithoutEscapes } from '../../../src/domain/validator/answer-size.js';
 import { jsonPathParameterBomb, yamlAliasBomb } from './answer-bombs.js';
 import { expectAppError, expectAppErrorAsync, fixture, FIXTURES } from './helpers.js';
+import { SPECS_DIR } from '../../support/specs.js';
 
 /**
  * The answer is bounded (issue 13 §1, DESIGN §5): its length is counted before it is
@@ -26,9 +26,7 @@ import { expectAppError, expectAppErrorAsync, fixture, FIXTURES } from './helper
  */
 
 const MiB = 1024 * 1024;
-const SHARED_SPECS = fileURLToPath(new URL('../../../../shared/specs/', import.meta.url));
-
-/** Every real description (test/fixtures/specs, ../shared/specs) and every validator case fixture that parses. */
+/** Every real description (test/fixtures/specs) and every validator case fixture that parses. */
 function realDocuments(): Array<[string, DocumentSource]> {
   const docs: Array<[string, DocumentSource]> = [];
   const add = (dir: string, label: string) => {
@@ -37,8 +35,7 @@ function realDocuments(): Array<[string, DocumentSource]> {
       docs.push([`${label}${name}`, { bytes: readFileSync(dir + name), fileName: name }]);
     }
   };
-  add(`${FIXTURES}specs/`, 'test/fixtures/specs/');
-  if (existsSync(SHARED_SPECS)) add(SHARED_SPECS, '../shared/specs/');
+  add(SPECS_DIR, 'test/fixtures/specs/');
   add(`${FIXTURES}validator/cases/`, 'test/fixtures/validator/cases/');
   docs.push(['interface example', fixture('validator/interface-example/petstore-1.0.11-without-addPet-operationId.json')]);
   return docs;
@@ -48,8 +45,8 @@ const REAL = realDocuments();
 
 describe('jsonLength: JSON.stringify(value).length without the text', () => {
   it('finds the real documents', () => {
-    // 14 readable specs, 21 validator cases and the interface example; the 14 specs again from ../shared/specs when present.
-    expect(REAL.length).toBe(existsSync(SHARED_SPECS) ? 50 : 36);
+    // 14 readable specs, 21 validator cases and the interface example.
+    expect(REAL.length).toBe(36);
   });
 
   it.each(REAL)('%s: the count is the length of the rendered answer, never less', (_name, src) => {

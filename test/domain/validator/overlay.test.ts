@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, validateDocument, type RuleFinding } from '../../../src/domain/validator/index.js';
 import { applyOverlay, fixesOverlay, jsonPathOf, parseJsonPath, type Overlay } from '../../../src/domain/validator/overlay.js';
-import { expectAppError, FIXTURES, source } from './helpers.js';
+import { expectAppError, source } from './helpers.js';
+import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
 
 /** Fixes as an OpenAPI Overlay 1.0 (issue 18 B): the actions, the applier, the corpus. */
 
@@ -169,16 +169,9 @@ describe('fixesOverlay', () => {
   });
 });
 
-// The repository's copies (test/fixtures/specs) always; the shared corpus beside the checkout when it is there.
-const SPEC_PATHS = [`${FIXTURES}specs/`, fileURLToPath(new URL('../../../../shared/specs/', import.meta.url))]
-  .filter((dir) => existsSync(dir))
-  .flatMap((dir) =>
-    readdirSync(dir)
-      .filter((f) => /\.(json|ya?ml)$/.test(f))
-      .map((f) => dir + f),
-  );
+const SPEC_PATHS = SPEC_FILES.map((f) => SPECS_DIR + f);
 
-describe('every spec of test/fixtures/specs (and ../shared/specs)', () => {
+describe('every spec of test/fixtures/specs', () => {
   const errorsByRule = (findings: readonly RuleFinding[], onlyUnfixable: boolean) => {
     const counts = new Map<string, number>();
     for (const f of findings) if (f.severity === 'error' && (!onlyUnfixable || f.fix === null)) counts.set(f.rule, (counts.get(f.rule) ?? 0) + 1);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { parseDocument, RULE_IDS, validateDocument, type RuleFinding, type Valid
 import { readiness } from '../../../src/domain/validator/rules/index.js';
 import { shorten } from '../../../src/domain/validator/rules/rule.js';
 import { FIXTURES, fixture, source } from './helpers.js';
+import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
 
 /**
  * The readiness rules (src/domain/validator/rules/): a case table per rule, each with a passing
@@ -780,15 +781,8 @@ describe('readiness', () => {
   });
 });
 
-describe('real API descriptions (../shared/specs and test/fixtures/specs)', () => {
-  const dirs = [`${FIXTURES}specs/`, new URL('../../../../shared/specs/', import.meta.url).pathname];
-  const files = dirs.flatMap((dir) =>
-    existsSync(dir)
-      ? readdirSync(dir)
-          .filter((f) => /\.(json|ya?ml)$/.test(f) && f !== 'kubernetes.json')
-          .map((f) => dir + f)
-      : [],
-  );
+describe('real API descriptions (test/fixtures/specs)', () => {
+  const files = SPEC_FILES.filter((f) => f !== 'kubernetes.json').map((f) => SPECS_DIR + f);
 
   /** The value at an RFC 6901 pointer, or undefined. */
   const at = (doc: unknown, pointer: string): unknown => {

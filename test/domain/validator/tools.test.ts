@@ -1,11 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, validateDocument } from '../../../src/domain/validator/index.js';
 import { DESCRIPTION_MAX, MAX_SCHEMA_DEPTH, SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../../../src/domain/validator/tools.js';
 import { applyOverlay, fixesOverlay } from '../../../src/domain/validator/overlay.js';
 import { expectAppError, FIXTURES, source } from './helpers.js';
+import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
 
 /** Tool definitions (issue 18 B): names, descriptions, input schemas, for every platform. */
 
@@ -35,13 +35,7 @@ function newAjv(platform: ToolPlatform = 'openai') {
   return ajv;
 }
 
-// The repository's copies always; the shared corpus beside the checkout when it is there.
-const SPEC_DIRS = [`${FIXTURES}specs/`, fileURLToPath(new URL('../../../../shared/specs/', import.meta.url))].filter((dir) => existsSync(dir));
-const SPECS = SPEC_DIRS.flatMap((dir) =>
-  readdirSync(dir)
-    .filter((f) => /\.(json|ya?ml)$/.test(f))
-    .map((f) => ({ label: `${dir.includes('shared') ? 'shared' : 'fixtures'}/${f}`, path: dir + f, file: f })),
-);
+const SPECS = SPEC_FILES.map((f) => ({ label: f, path: SPECS_DIR + f, file: f }));
 
 function readSpec(path: string, file: string): unknown | null {
   try {
