@@ -188,7 +188,8 @@ describe.skipIf(!run)('dashboard administration (Chromium, real service on SQLit
     await page.getByRole('button', { name: 'New key' }).click();
     const form = page.locator('#create-key');
     expect(await form.getByLabel('Every copilot (also those created later)').count()).toBe(0);
-    expect(await form.locator('.bot-choices label').allTextContents()).toEqual(['Alpha desk']);
+    // Each copilot is named once the list of copilots answers (its id until then).
+    await expect.poll(() => form.locator('.bot-choices label').allTextContents()).toEqual(['Alpha desk']);
     // Without a copilot chosen the form explains; with it, the key is made within Alpha.
     await form.getByLabel(/^knowledgebase:write/).check();
     await form.getByRole('button', { name: 'Create key' }).click();

@@ -1,8 +1,8 @@
 /** Issue 17 §3: the dashboard's wording of deletions, bad link lines, sizes; the list filters in the address. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { formatBytes } from '../../web/src/lib/format.js';
 import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../../web/src/lib/link-lines.js';
-import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute } from '../../web/src/router.js';
+import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute, replaceRoute } from '../../web/src/router.js';
 
 describe('the add-links box', () => {
   it('takes one link per line, skipping blank lines and repeats, keeping each link’s line', () => {
@@ -67,6 +67,26 @@ describe('the copilot list’s filters in the address', () => {
     expect(parseRoute(href(route))).toEqual(route);
     expect(parseRoute('#/copilots')).toEqual({ name: 'copilots' });
     expect(href({ name: 'copilots' })).toBe('#/copilots');
+  });
+
+  it('are written in place only while the address shows the list: never over a screen opened since', () => {
+    const replaced: string[] = [];
+    const at = (hash: string) => vi.stubGlobal('location', { hash, replace: (target: string) => replaced.push(target) });
+    try {
+      for (const hash of ['', '#/', '#/copilots?q=old']) {
+        at(hash);
+        replaceRoute({ name: 'copilots', filters: { q: 'new' } });
+      }
+      expect(replaced).toEqual(['#/copilots?q=new', '#/copilots?q=new', '#/copilots?q=new']);
+      // The list's first effect runs after it is drawn: by then a link may have opened a copilot.
+      at('#/copilots/abc/knowledge-base');
+      replaceRoute({ name: 'copilots', filters: {} });
+      at('#/copilots?q=new');
+      replaceRoute({ name: 'copilots', filters: { q: 'new' } });
+      expect(replaced).toHaveLength(3);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('drop what is not a filter', () => {

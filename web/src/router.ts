@@ -62,10 +62,14 @@ export function navigate(route: Route): void {
   location.hash = href(route);
 }
 
-/** Like navigate, without a new history entry (a filter typed into the list, say). */
+/**
+ * Like navigate, without a new history entry (a filter typed into the list, say): a screen
+ * rewriting its own address. Only while the address still shows that screen: a screen's effect
+ * runs after it is drawn, and must not take back a person (or a link) already gone elsewhere.
+ */
 export function replaceRoute(route: Route): void {
   const target = href(route);
-  if (location.hash !== target) location.replace(target);
+  if (location.hash !== target && parseRoute(location.hash).name === route.name) location.replace(target);
 }
 
 export function parseCopilotFilters(query: string): CopilotFilters {
