@@ -411,8 +411,9 @@ const isNullSchema = (m: Schema) => typeof m === 'object' && (m.type === 'null' 
  * A generated schema in the subset of the OpenAPI 3.0 schema Gemini's `Schema` takes
  * (docs/platform-rules.md): one type, the first besides null, with `nullable` for null;
  * `allOf` merged; `anyOf`/`oneOf` as `anyOf` of their alternatives besides null (one left
- * is merged in); string enums only; formats Gemini knows only; the first example as
- * `example`; exclusive bounds, `const`, `additionalProperties` and the rest dropped.
+ * is merged in); string enums only (null in one makes it nullable); formats Gemini knows
+ * only; the first example as `example`. Other enums, `const` and exclusive bounds, which it
+ * cannot hold, are said in the description; `additionalProperties` and the rest are dropped.
  */
 function geminiSchema(schema: Schema): Json {
   if (typeof schema === 'boolean') return {};
@@ -455,12 +456,22 @@ function geminiSchema(schema: Schema): Json {
   let type = types.find((t) => t !== 'null');
   if (type === undefined && isPlainObject(s.properties)) type = 'object';
   if (type === undefined && s.items !== undefined) type = 'array';
-  const strings = Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string') ? (s.enum as string[]) : null;
+  const values = Array.isArray(s.enum) ? (s.enum as Primitive[]).filter((v) => v !== null) : null;
+  if (values && values.length < (s.enum as Primitive[]).length) nullable = true;
+  const strings = values && values.length > 0 && values.every((v) => typeof v === 'string') ? (values as string[]) : null;
   if (type === undefined && strings) type = 'string';
   if (type !== undefined) out.type = type;
   if (typeof s.format === 'string' && type !== undefined && GEMINI_FORMATS[type]?.includes(s.format)) out.format = s.format;
   for (const key of GEMINI_COPIED) if (s[key] !== undefined) out[key] = s[key];
   if (strings && type === 'string') out.enum = strings;
+  // What its Schema cannot hold, the model still reads: in the description.
+  const unsaid = [
+    values && values.length > 0 && out.enum === undefined && `One of: ${values.map((v) => JSON.stringify(v)).join(', ')}.`,
+    s.const !== undefined && `Always ${JSON.stringify(s.const)}.`,
+    typeof s.exclusiveMinimum === 'number' && `Greater than ${s.exclusiveMinimum}.`,
+    typeof s.exclusiveMaximum === 'number' && `Less than ${s.exclusiveMaximum}.`,
+  ].filter((sentence): sentence is string => typeof sentence === 'string');
+  if (unsaid.length > 0) out.description = [typeof out.description === 'string' ? out.description : '', ...unsaid].join(' ').trim();
   if (s.default !== undefined) out.default = s.default;
   if (Array.isArray(s.examples) && s.examples.length > 0) out.example = s.examples[0];
   const anyOf = alternatives.map(geminiSchema);

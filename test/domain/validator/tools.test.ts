@@ -320,7 +320,7 @@ describe('input schemas', () => {
     expect(body).toEqual({
       type: 'object',
       properties: {
-        c: { type: 'number' },
+        c: { type: 'number', description: 'One of: 1, 2.' },
         d: { type: 'string', format: 'date-time', enum: ['x', 'y'] },
         a: { type: 'integer', format: 'int64', minimum: 1 },
         b: { anyOf: [{ type: 'string', nullable: true }, { type: 'integer' }] },
@@ -330,7 +330,7 @@ describe('input schemas', () => {
     expectGeminiSubset(tools(doc, 'gemini')[0]!.parameters as Json);
   });
 
-  it('gemini: keeps what its Schema takes (nullable, bounds, lengths, counts, pattern, title, default, example)', () => {
+  it('gemini: keeps what its Schema takes (nullable, bounds, lengths, counts, pattern, title, default, example), says the rest', () => {
     const doc = oas3({
       '/a': {
         post: {
@@ -341,6 +341,8 @@ describe('input schemas', () => {
             { name: 'tags', in: 'query', schema: { type: 'array', minItems: 1, maxItems: 3, items: { type: 'string' } } },
             { name: 'kind', in: 'query', schema: { oneOf: [{ type: 'string', enum: ['cat', 'dog'] }, { type: 'null' }] } },
             { name: 'id', in: 'query', schema: { anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'null' }] } },
+            { name: 'size', in: 'query', description: 'Page size.', schema: { type: 'integer', enum: [10, 50, null] } },
+            { name: 'mode', in: 'query', schema: { type: 'string', enum: ['fast', 'safe', null] } },
           ],
           requestBody: {
             content: {
@@ -353,7 +355,7 @@ describe('input schemas', () => {
     const parameters = tools(doc, 'gemini')[0]!.parameters as Json;
     expect(parameters.properties).toEqual({
       q: { type: 'string', nullable: true, minLength: 2, maxLength: 40, pattern: '^[a-z]+$', example: 'rex' },
-      n: { type: 'integer', minimum: 0, default: 5 }, // the exclusive maximum has no Gemini form: dropped
+      n: { type: 'integer', minimum: 0, default: 5, description: 'Less than 10.' }, // no exclusive bound in Gemini's Schema
       tags: { type: 'array', minItems: 1, maxItems: 3, items: { type: 'string' } },
       kind: { type: 'string', enum: ['cat', 'dog'], nullable: true },
       id: {
@@ -362,7 +364,9 @@ describe('input schemas', () => {
           { type: 'integer', nullable: true },
         ],
       },
-      body: { title: 'Pet', type: 'object', minProperties: 1, maxProperties: 4, properties: { x: {} } },
+      body: { title: 'Pet', type: 'object', minProperties: 1, maxProperties: 4, properties: { x: { description: 'Always 1.' } } },
+      size: { type: 'integer', nullable: true, description: 'Page size. One of: 10, 50.' },
+      mode: { type: 'string', nullable: true, enum: ['fast', 'safe'] },
     });
     expectGeminiSubset(parameters);
     expect(() => newAjv('gemini').compile(parameters)).not.toThrow();
