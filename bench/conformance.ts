@@ -1,8 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { isAppError } from '../src/errors.js';
 import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
+import { SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions } from '../src/domain/validator/tools.js';
 import { obtainCorpus } from './lib/corpus.js';
 import { BENCH_DIST, installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { runNode } from './lib/proc.js';
@@ -27,6 +29,8 @@ interface Options {
   process: boolean;
   /** The CLI that --process runs: package.json's bin unless `--bin FILE` names another build (an A/B). */
   bin: string;
+  /** Also build every accepted document's tool definitions on every platform and compile each input schema. */
+  tools: boolean;
   out: string;
 }
 
@@ -71,6 +75,7 @@ function parseArgs(argv: string[]): Options {
     cli: argv.includes('--cli') || argv.includes('--process'),
     process: argv.includes('--process'),
     bin: path.resolve(value('--bin') ?? installedCli()),
+    tools: argv.includes('--tools'),
     out: path.resolve(value('--out') ?? path.join(WORK_DIR, 'conformance.json')),
   };
 }
@@ -130,6 +135,41 @@ function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' 
     if (isAppError(err)) return { outcome: 'refused', code: err.code, message: err.message, ours_ms };
     const e = err instanceof Error ? err : new Error(String(err));
     return { outcome: 'crashed', message: `${e.name}: ${e.message}`, stack: (e.stack ?? '').split('\n').slice(0, 6).join('\n'), ours_ms };
+  }
+}
+
+interface ToolsCheck {
+  /** Tools built, by platform. */
+  built: Record<string, number>;
+  /** Input schemas Ajv would not compile, and documents whose tools could not be built. */
+  invalid: Array<{ file: string; platform: string; tool: string | null; message: string }>;
+}
+
+/**
+ * `--tools` (untimed): an accepted document's tool definitions on every platform, each input
+ * schema compiled by Ajv (JSON Schema 2020-12), strict about keywords as the tests are;
+ * Gemini's schema is OpenAPI 3.0's, whose `example` is an annotation (Ajv knows `nullable`).
+ */
+function checkTools(file: string, label: string, into: ToolsCheck): void {
+  const doc = parseDocument({ bytes: readFileSync(file), fileName: path.basename(file) }, { scanNestingFirst: false });
+  for (const platform of TOOL_PLATFORM_IDS) {
+    const ajv = new Ajv2020.default({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false });
+    if (platform === 'gemini') ajv.addKeyword('example');
+    let tools: ReturnType<typeof toolDefinitions>;
+    try {
+      tools = toolDefinitions(doc, platform);
+    } catch (err) {
+      into.invalid.push({ file: label, platform, tool: null, message: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    into.built[platform] = (into.built[platform] ?? 0) + tools.length;
+    for (const tool of tools) {
+      try {
+        ajv.compile((tool as unknown as Record<string, object>)[SCHEMA_KEY[platform]]!);
+      } catch (err) {
+        into.invalid.push({ file: label, platform, tool: tool.name, message: err instanceof Error ? err.message : String(err) });
+      }
+    }
   }
 }
 
@@ -231,6 +271,8 @@ async function main(): Promise<void> {
     if (results.length % 250 === 0) log(`  … ${results.length} documents, ${round((performance.now() - started) / 1000, 1)} s`);
   }
   const wallS = (performance.now() - started) / 1000;
+  const tools: ToolsCheck | null = opts.tools ? { built: {}, invalid: [] } : null;
+  if (tools) for (const r of results) if (r.outcome === 'accepted') checkTools(path.join(dir, r.file), r.file, tools);
 
   const accepted = results.filter((r) => r.outcome === 'accepted');
   const refused = results.filter((r) => r.outcome === 'refused');
@@ -275,6 +317,14 @@ async function main(): Promise<void> {
   for (const r of crashed) {
     log(`  ${r.file}: ${r.message}`);
     for (const line of (r.stack ?? '').split('\n').slice(1, 4)) log(`      ${line.trim()}`);
+  }
+  if (tools) {
+    log(
+      `Tools:      ${Object.entries(tools.built)
+        .map(([platform, n]) => `${platform} ${n}`)
+        .join(', ')}; input schemas Ajv refused or tools not built: ${tools.invalid.length}`,
+    );
+    for (const t of tools.invalid.slice(0, 20)) log(`  ${t.file} ${t.platform} ${t.tool ?? '(no tools)'}: ${t.message}`);
   }
   const floorErrors = results.filter((r) => r.floor_error !== undefined);
   if (floorErrors.length) log(`Floor could not parse: ${floorErrors.length} (e.g. ${floorErrors[0]!.file}: ${floorErrors[0]!.floor_error})`);
@@ -328,6 +378,7 @@ async function main(): Promise<void> {
       time: t,
       ratio,
       slowest_ratios: slowest,
+      ...(tools && { tools }),
     },
     skipped,
     documents: results,
