@@ -183,6 +183,19 @@ export function openStorage(options: StorageOptions): Storage {
   // interrupt): past the time limit the thread is set aside to end its statement alone and
   // close, and the slot opens a new one; its tenant's turn waits for the old one (holdTurn).
   const limitMs = options.scanTimeLimitMs ?? SCAN_TIME_LIMIT_MS;
+  // A thread answers a first statement before a scan's time starts: opening it (a new thread,
+  // the driver loaded, the file opened: tens of milliseconds, more on a busy machine, which is
+  // when a set-aside slot opens its next one) is not the scan's work.
+  const opening = new WeakMap<Kysely<Database>, Promise<unknown>>();
+  const opened = (thread: Kysely<Database>): Promise<unknown> => {
+    let ready = opening.get(thread);
+    if (!ready) {
+      ready = sql`select 1`.execute(thread);
+      opening.set(thread, ready);
+      ready.catch(() => opening.delete(thread));
+    }
+    return ready;
+  };
   const settingAside = new Set<Promise<void>>();
   const setAside = (tenant: string, slot: number, thread: Kysely<Database>) => {
     if (thread === db) return; // closed meanwhile: the scan ran on the writer, which close() ends
@@ -208,8 +221,9 @@ export function openStorage(options: StorageOptions): Storage {
       return scanner(0);
     },
     scan: (tenant, work) =>
-      turns.run(tenant, (slot) => {
+      turns.run(tenant, async (slot) => {
         const thread = scanner(slot);
+        await opened(thread);
         return withinTimeLimit(work(thread), limitMs, () => setAside(tenant, slot, thread));
       }),
     scans: () => turns.stats(),

@@ -68,6 +68,14 @@ for (const dialect of DIALECTS) {
       expect(storage.scans()).toEqual({ running: 0, waiting: 0, refused: 0, timedOut: 2 });
     }, 60_000);
 
+    it("does not count the opening of a scan's connection (a new thread on SQLite) against its time", async () => {
+      // Opening a SQLite scan thread takes tens of milliseconds; a trivial statement on it, under one.
+      opened = await createTestStorage(dialect, { scanTimeLimitMs: 20 });
+      await quick(opened.storage.readDb); // migrations done, the scan connections not yet opened
+      await expect(opened.storage.scan('a', quick)).resolves.toBe(1);
+      expect(opened.storage.scans().timedOut).toBe(0);
+    });
+
     it('answers a scan within the limit as before', async () => {
       opened = await createTestStorage(dialect, { scanTimeLimitMs: 10_000 });
       await expect(opened.storage.scan('a', quick)).resolves.toBe(1);
