@@ -69,8 +69,9 @@ for (const dialect of DIALECTS) {
     }, 60_000);
 
     it("does not count the opening of a scan's connection (a new thread on SQLite) against its time", async () => {
-      // Opening a SQLite scan thread takes tens of milliseconds; a trivial statement on it, under one.
-      opened = await createTestStorage(dialect, { scanTimeLimitMs: 20 });
+      // Opening a SQLite scan thread takes tens of milliseconds; a trivial statement on it, about one:
+      // the limit is between, far from the statement's time.
+      opened = await createTestStorage(dialect, { scanTimeLimitMs: 40 });
       await quick(opened.storage.readDb); // migrations done, the scan connections not yet opened
       await expect(opened.storage.scan('a', quick)).resolves.toBe(1);
       expect(opened.storage.scans().timedOut).toBe(0);
