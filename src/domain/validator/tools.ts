@@ -390,20 +390,11 @@ const GEMINI_FORMATS: Record<string, readonly string[]> = {
   string: ['enum', 'date-time'],
 };
 
-/** Keywords of Gemini's Schema copied as the generated schema has them (docs/platform-rules.md). */
-const GEMINI_COPIED = [
-  'title',
-  'description',
-  'pattern',
-  'minimum',
-  'maximum',
-  'minLength',
-  'maxLength',
-  'minItems',
-  'maxItems',
-  'minProperties',
-  'maxProperties',
-] as const;
+/**
+ * Keywords of Gemini's Schema copied as the generated schema has them (docs/platform-rules.md):
+ * every bound and count the builder writes (`format` is filtered, `enum` and the rest converted).
+ */
+const GEMINI_COPIED = ['title', 'description', 'pattern', ...NUMBER_KEYWORDS, ...COUNT_KEYWORDS] as const;
 
 const isNullSchema = (m: Schema) => typeof m === 'object' && (m.type === 'null' || (Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null));
 
