@@ -53,6 +53,21 @@ export function sentence(seed: number): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
+/** Section 6's search queries, drawn from the vocabulary: one word, two words, and the common "request" with a word. */
+export function searchQueries(count: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const words = sentence(1_000_003 + i * 7919)
+      .toLowerCase()
+      .replace(/[^a-z ]/g, '')
+      .split(' ')
+      .filter((w) => w.length > 3);
+    if (words.length < 2) continue;
+    out.push(i % 3 === 0 ? words[0]! : i % 3 === 1 ? `${words[0]} ${words[1]}` : `request ${words[0]}`);
+  }
+  return out;
+}
+
 /** A passage of about 80 words (≈ 500 characters). */
 export function passageText(n: number): string {
   const out: string[] = [];

@@ -13,7 +13,7 @@
 import type { ServiceHost } from '../lib/host.js';
 import { json, openLoop } from '../lib/http.js';
 import { latencySummary, round } from '../lib/stats.js';
-import { sentence } from '../lib/text.js';
+import { searchQueries } from '../lib/text.js';
 import { startPageServer } from './knowledge-base.js';
 
 export interface SearchResult {
@@ -35,21 +35,6 @@ export interface SearchResult {
   ratio_p99: number;
 }
 
-/** Queries drawn from the generated vocabulary: words of sentences, one, two, and a common one. */
-function queries(count: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; out.length < count; i++) {
-    const words = sentence(1_000_003 + i * 7919)
-      .toLowerCase()
-      .replace(/[^a-z ]/g, '')
-      .split(' ')
-      .filter((w) => w.length > 3);
-    if (words.length < 2) continue;
-    out.push(i % 3 === 0 ? words[0]! : i % 3 === 1 ? `${words[0]} ${words[1]}` : `request ${words[0]}`);
-  }
-  return out;
-}
-
 export async function benchSearch(
   host: ServiceHost,
   service: { url: string; key: string; dialect: string },
@@ -63,7 +48,7 @@ export async function benchSearch(
   const passages = opts.links * opts.passagesPerLink;
   opts.log(`    ${service.dialect}: seeded ${passages.toLocaleString('en-US')} passages in ${seedSeconds} s`);
 
-  const list = queries(60);
+  const list = searchQueries(60);
   // Another copilot beside it, with a knowledge base of one passage of the same vocabulary.
   const small = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb search beside' });
   await host.call('seedKnowledgeBase', { botId: small.id, links: 1, passagesPerLink: 1, prefix: 'beside' });

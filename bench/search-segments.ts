@@ -1,0 +1,313 @@
+/**
+ * A measurement for planning issue 16's last target (search at 1,000,000 passages, p99 ≤ 50 ms),
+ * not the product and not in `npm run bench`: what a search index of our own would cost if each
+ * bot's postings were kept as one blob per (segment, term) and scored in JavaScript.
+ *
+ * One bot's passages are made as section 6 makes them (`passageText`, `passageTerms`), their
+ * postings (passage id, tf, length) encoded per term as varints, cut into segments the sizes a
+ * merge by eights leaves behind 10,000 links of 100 passages (4096, 4096, 512 × 3, 64 × 4, 8 × 2
+ * links), and written to a SQLite file and a PostgreSQL database. Then:
+ * - writing one 10-passage page as a new segment (a row per distinct term), 200 pages, a
+ *   transaction each: the ingestion side;
+ * - section 6's 60 queries (one word, two words, "request" and a word), twice, each read with
+ *   one lookup per (segment, term) and scored with the repository's bm25 (k-way merge by id, the
+ *   best 10 kept): the search side, warm, nothing else running.
+ *
+ * `npx tsc -p bench/tsconfig.json && node --max-old-space-size=12000 dist-bench/bench/search-segments.js
+ * [--passages N] [--no-postgres]` (1,000,000 by default: about a minute to make the postings).
+ * Deletion, hidden sets and merging are not measured: see bench/README.md.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { passageTerms, queryTerms } from '../src/text/search-terms.js';
+import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
+import { latencySummary } from './lib/stats.js';
+import { passageText, searchQueries } from './lib/text.js';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const PASSAGES = Number(flag('--passages') ?? 1_000_000);
+const PER_LINK = 100;
+const PAGE_PASSAGES = 10;
+const PAGES = 200;
+const BOT = 'bot';
+
+interface Postings {
+  ids: number[];
+  tf: number[];
+}
+
+const lengths = new Uint16Array(PASSAGES + PAGES * PAGE_PASSAGES + 1);
+
+/** Adds passage `id`'s terms to `into` (term → postings, ids ascending). */
+function addPassage(into: Map<string, Postings>, id: number): number {
+  const { terms, term_count } = passageTerms(passageText(id - 1));
+  lengths[id] = term_count;
+  const tf = new Map<string, number>();
+  for (const t of terms.split(' ')) tf.set(t, (tf.get(t) ?? 0) + 1);
+  for (const [t, n] of tf) {
+    let p = into.get(t);
+    if (!p) {
+      p = { ids: [], tf: [] };
+      into.set(t, p);
+    }
+    p.ids.push(id);
+    p.tf.push(n);
+  }
+  return term_count;
+}
+
+/** A segment's postings of one term: varint(id − previous id), tf (one byte), varint(length). */
+function encode(p: Postings, from: number, to: number): Buffer {
+  const buf = Buffer.allocUnsafe((to - from) * 8);
+  let o = 0;
+  let prev = 0;
+  const varint = (x: number) => {
+    while (x >= 0x80) {
+      buf[o++] = (x & 0x7f) | 0x80;
+      x >>>= 7;
+    }
+    buf[o++] = x;
+  };
+  for (let i = from; i < to; i++) {
+    varint(p.ids[i]! - prev);
+    prev = p.ids[i]!;
+    buf[o++] = Math.min(p.tf[i]!, 255);
+    varint(lengths[p.ids[i]!]!);
+  }
+  return buf.subarray(0, o);
+}
+
+/** The repository's bm25 over the blobs of each query term; the best `limit` (id, score). */
+function score(blobsByTerm: Buffer[][], n: number, avgdl: number, limit: number): Array<[number, number]> {
+  const lists: Array<{ ids: Int32Array; w: Float64Array; n: number; pos: number }> = [];
+  let best = 0;
+  for (const blobs of blobsByTerm) {
+    let cap = 0;
+    for (const b of blobs) cap += b.length;
+    const ids = new Int32Array(cap >> 1);
+    const tfs = new Uint8Array(cap >> 1);
+    const dls = new Uint16Array(cap >> 1);
+    let count = 0;
+    for (const b of blobs) {
+      let o = 0;
+      let id = 0;
+      while (o < b.length) {
+        let x = 0;
+        let shift = 0;
+        let c: number;
+        do {
+          c = b[o++]!;
+          x |= (c & 0x7f) << shift;
+          shift += 7;
+        } while (c & 0x80);
+        id += x;
+        ids[count] = id;
+        tfs[count] = b[o++]!;
+        let dl = 0;
+        shift = 0;
+        do {
+          c = b[o++]!;
+          dl |= (c & 0x7f) << shift;
+          shift += 7;
+        } while (c & 0x80);
+        dls[count++] = dl;
+      }
+    }
+    if (count === 0) continue;
+    const idf = Math.log(1 + (Math.max(n, count) - count + 0.5) / (count + 0.5));
+    best += idf * 2.2;
+    const w = new Float64Array(count);
+    for (let i = 0; i < count; i++) w[i] = (idf * tfs[i]! * 2.2) / (tfs[i]! + 1.2 * (0.25 + (0.75 * dls[i]!) / avgdl));
+    lists.push({ ids, w, n: count, pos: 0 });
+  }
+  const topIds: number[] = [];
+  const topScores: number[] = [];
+  for (;;) {
+    let min = 0x7fffffff;
+    for (const l of lists) if (l.pos < l.n && l.ids[l.pos]! < min) min = l.ids[l.pos]!;
+    if (min === 0x7fffffff) break;
+    let s = 0;
+    for (const l of lists) {
+      if (l.pos < l.n && l.ids[l.pos] === min) s += l.w[l.pos++]!;
+    }
+    if (topScores.length === limit && s <= topScores[limit - 1]!) continue;
+    let i = topScores.length;
+    while (i > 0 && topScores[i - 1]! < s) i--;
+    topScores.splice(i, 0, s);
+    topIds.splice(i, 0, min);
+    if (topScores.length > limit) {
+      topScores.pop();
+      topIds.pop();
+    }
+  }
+  return topIds.map((id, i) => [id, topScores[i]! / best]);
+}
+
+interface Row {
+  segment: number;
+  term: string;
+  postings: Buffer;
+}
+
+interface Store {
+  name: string;
+  insert(rows: Row[]): Promise<void>;
+  /** Each query term's blobs, every segment. */
+  read(terms: string[]): Promise<Buffer[][]>;
+  close(): Promise<void>;
+}
+
+function sqliteStore(file: string, segments: number): Store {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(
+    'create table seg (bot_id text not null, segment integer not null, term text not null, postings blob not null, primary key (bot_id, segment, term)) without rowid',
+  );
+  const ins = db.prepare('insert into seg values (?, ?, ?, ?)');
+  const one = db.prepare('select postings from seg where bot_id = ? and segment = ? and term = ?').pluck();
+  const insertAll = db.transaction((rows: Row[]) => {
+    for (const r of rows) ins.run(BOT, r.segment, r.term, r.postings);
+  });
+  return {
+    name: 'sqlite',
+    insert: async (rows) => insertAll(rows),
+    read: async (terms) =>
+      terms.map((term) => {
+        const out: Buffer[] = [];
+        for (let s = 0; s < segments; s++) {
+          const b = one.get(BOT, s, term) as Buffer | undefined;
+          if (b) out.push(b);
+        }
+        return out;
+      }),
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+async function postgresStore(url: string): Promise<Store> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(
+    'create table seg (bot_id text not null, segment integer not null, term text not null, postings bytea not null, primary key (bot_id, segment, term))',
+  );
+  await c.query('alter table seg alter column postings set storage external');
+  await c.query('create index seg_term on seg (bot_id, term, segment)');
+  return {
+    name: 'postgres',
+    async insert(rows) {
+      await c.query('begin');
+      for (let i = 0; i < rows.length; i += 500) {
+        const params: unknown[] = [];
+        const values = rows.slice(i, i + 500).map((r, k) => {
+          params.push(BOT, r.segment, r.term, r.postings);
+          return `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`;
+        });
+        await c.query(`insert into seg values ${values.join(',')}`, params);
+      }
+      await c.query('commit');
+    },
+    async read(terms) {
+      const r = await c.query<{ term: string; postings: Buffer }>(
+        'select term, postings from seg where bot_id = $1 and term = any($2::text[]) and segment < 1000',
+        [BOT, terms],
+      );
+      return terms.map((t) => r.rows.filter((x) => x.term === t).map((x) => x.postings));
+    },
+    close: () => c.end(),
+  };
+}
+
+async function measure(store: Store, base: Row[], pages: Row[][], n: number, avgdl: number, log: (l: string) => void) {
+  let t = performance.now();
+  await store.insert(base);
+  log(`  ${store.name}: ${base.length} rows written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  const writes: number[] = [];
+  for (const page of pages) {
+    t = performance.now();
+    await store.insert(page);
+    writes.push(performance.now() - t);
+  }
+  const w = latencySummary(writes);
+  log(`  ${store.name}: a page of ${PAGE_PASSAGES} passages as a segment (${pages[0]!.length} rows): p50 ${w.p50_ms} ms, p99 ${w.p99_ms} ms (n=${w.n})`);
+  const list = searchQueries(60);
+  const times: number[][] = [[], [], []];
+  for (let pass = 0; pass < 3; pass++) {
+    for (const [i, q] of list.entries()) {
+      t = performance.now();
+      score(await store.read(queryTerms(q)), n, avgdl, 10);
+      if (pass > 0) times[i % 3]!.push(performance.now() - t);
+    }
+  }
+  for (const [k, label] of ['one word', 'two words', '"request" + a word'].entries()) {
+    const s = latencySummary(times[k]!);
+    log(`  ${store.name}: ${label}: p50 ${s.p50_ms} ms, max ${s.max_ms} ms (n=${s.n})`);
+  }
+  const all = latencySummary(times.flat());
+  log(`  ${store.name}: all: p50 ${all.p50_ms} ms, p99 ${all.p99_ms} ms (n=${all.n})`);
+}
+
+const log = (line: string) => console.log(line);
+const t0 = performance.now();
+const postings = new Map<string, Postings>();
+let terms = 0;
+for (let id = 1; id <= PASSAGES; id++) terms += addPassage(postings, id);
+log(`${PASSAGES.toLocaleString('en-US')} passages, ${postings.size} terms, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+// Segments: links cut as a merge by eights leaves them, the oldest (lowest ids) first.
+const sizes: number[] = [];
+let left = PASSAGES / PER_LINK;
+for (const s of [4096, 4096, 512, 512, 512, 64, 64, 64, 64, 8, 8, 8, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 1]) {
+  if (left <= 0) break;
+  sizes.push(Math.min(s, left));
+  left -= s;
+}
+if (left > 0) sizes[0]! += left;
+const base: Row[] = [];
+for (const [term, p] of postings) {
+  let i = 0;
+  let hi = 0;
+  for (const [segment, size] of sizes.entries()) {
+    hi += size * PER_LINK;
+    let j = i;
+    while (j < p.ids.length && p.ids[j]! <= hi) j++;
+    if (j > i) base.push({ segment, term, postings: encode(p, i, j) });
+    i = j;
+  }
+}
+const pages: Row[][] = [];
+for (let page = 0, id = PASSAGES + 1; page < PAGES; page++) {
+  const own = new Map<string, Postings>();
+  for (let k = 0; k < PAGE_PASSAGES; k++) addPassage(own, id++);
+  pages.push([...own].map(([term, p]) => ({ segment: 1000 + page, term, postings: encode(p, 0, p.ids.length) })));
+}
+log(`${sizes.length} segments (links: ${sizes.join(', ')}), ${base.length} rows`);
+const avgdl = terms / PASSAGES;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'cms-search-segments-'));
+try {
+  const store = sqliteStore(path.join(dir, 'seg.db'), sizes.length);
+  await measure(store, base, pages, PASSAGES, avgdl, log);
+  await store.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+if (!argv.includes('--no-postgres') && (await postgresReachable())) {
+  const database = await createBenchDatabase();
+  try {
+    const store = await postgresStore(database.url);
+    await measure(store, base, pages, PASSAGES, avgdl, log);
+    await store.close();
+  } finally {
+    await database.drop();
+  }
+}
