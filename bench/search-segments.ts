@@ -14,16 +14,22 @@
  *   best 10 kept): the search side, warm, nothing else running.
  *
  * `npx tsc -p bench/tsconfig.json && node --max-old-space-size=12000 dist-bench/bench/search-segments.js
- * [--passages N] [--no-postgres]` (1,000,000 by default: about a minute to make the postings).
+ * [--passages N] [--no-postgres]` (1,000,000 by default: about a minute to make the postings);
+ * `--check N` compares the scoring with the repository's (`check` below).
  * Deletion, hidden sets and merging are not measured: see bench/README.md.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { openStorage } from '../src/storage/database.js';
+import { searchPassages } from '../src/storage/knowledge-base.repository.js';
+import { migrateToLatest } from '../src/storage/migrate.js';
 import { passageTerms, queryTerms } from '../src/text/search-terms.js';
+import { seedIndexedLinks } from '../test/support/seed.js';
 import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
 import { latencySummary } from './lib/stats.js';
 import { passageText, searchQueries } from './lib/text.js';
@@ -46,9 +52,9 @@ interface Postings {
 
 const lengths = new Uint16Array(PASSAGES + PAGES * PAGE_PASSAGES + 1);
 
-/** Adds passage `id`'s terms to `into` (term → postings, ids ascending). */
-function addPassage(into: Map<string, Postings>, id: number): number {
-  const { terms, term_count } = passageTerms(passageText(id - 1));
+/** Adds passage `id`'s terms to `into` (term → postings, ids ascending); returns its length. */
+function addPassage(into: Map<string, Postings>, id: number, content = passageText(id - 1)): number {
+  const { terms, term_count } = passageTerms(content);
   lengths[id] = term_count;
   const tf = new Map<string, number>();
   for (const t of terms.split(' ')) tf.set(t, (tf.get(t) ?? 0) + 1);
@@ -257,57 +263,133 @@ async function measure(store: Store, base: Row[], pages: Row[][], n: number, avg
 }
 
 const log = (line: string) => console.log(line);
-const t0 = performance.now();
-const postings = new Map<string, Postings>();
-let terms = 0;
-for (let id = 1; id <= PASSAGES; id++) terms += addPassage(postings, id);
-log(`${PASSAGES.toLocaleString('en-US')} passages, ${postings.size} terms, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-// Segments: links cut as a merge by eights leaves them, the oldest (lowest ids) first.
-const sizes: number[] = [];
-let left = PASSAGES / PER_LINK;
-for (const s of [4096, 4096, 512, 512, 512, 64, 64, 64, 64, 8, 8, 8, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 1]) {
-  if (left <= 0) break;
-  sizes.push(Math.min(s, left));
-  left -= s;
-}
-if (left > 0) sizes[0]! += left;
-const base: Row[] = [];
-for (const [term, p] of postings) {
-  let i = 0;
-  let hi = 0;
-  for (const [segment, size] of sizes.entries()) {
-    hi += size * PER_LINK;
-    let j = i;
-    while (j < p.ids.length && p.ids[j]! <= hi) j++;
-    if (j > i) base.push({ segment, term, postings: encode(p, i, j) });
-    i = j;
-  }
-}
-const pages: Row[][] = [];
-for (let page = 0, id = PASSAGES + 1; page < PAGES; page++) {
-  const own = new Map<string, Postings>();
-  for (let k = 0; k < PAGE_PASSAGES; k++) addPassage(own, id++);
-  pages.push([...own].map(([term, p]) => ({ segment: 1000 + page, term, postings: encode(p, 0, p.ids.length) })));
-}
-log(`${sizes.length} segments (links: ${sizes.join(', ')}), ${base.length} rows`);
-const avgdl = terms / PASSAGES;
-
-const dir = mkdtempSync(path.join(tmpdir(), 'cms-search-segments-'));
-try {
-  const store = sqliteStore(path.join(dir, 'seg.db'), sizes.length);
-  await measure(store, base, pages, PASSAGES, avgdl, log);
-  await store.close();
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
-if (!argv.includes('--no-postgres') && (await postgresReachable())) {
-  const database = await createBenchDatabase();
+/**
+ * `--check N`: N passages seeded through the tests' writer (test/support/seed.ts) into the
+ * repository's own tables, then each of section 6's queries answered by `searchPassages` and by
+ * `score` over postings made from the stored passages: the same scores, to the 6 decimals the
+ * repository answers, and the same passages wherever a score is not tied (`score` does not order
+ * ties by URL, so a tie, or the last place, which may tie with a passage left out, is not compared).
+ */
+async function check(passages: number, databaseUrl: string | null): Promise<number> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-search-check-'));
+  const storage = openStorage({ databaseUrl, dataDir });
+  let mismatches = 0;
   try {
-    const store = await postgresStore(database.url);
+    await migrateToLatest(storage);
+    const botId = randomUUID();
+    let n = 0;
+    const links = Array.from({ length: Math.ceil(passages / PER_LINK) }, (_, i) => ({
+      url: `https://docs.example.com/check/page-${i}`,
+      passages: Array.from({ length: Math.min(PER_LINK, passages - i * PER_LINK) }, () => passageText(n++)),
+    }));
+    await seedIndexedLinks(storage.db, botId, links);
+    const rows = await storage.db.selectFrom('kb_passages').select(['id', 'link_id', 'seq', 'content']).where('bot_id', '=', botId).orderBy('id').execute();
+    const own = new Map<string, Postings>();
+    let terms = 0;
+    for (const r of rows) terms += addPassage(own, r.id, r.content);
+    const idOf = new Map(rows.map((r) => [`${r.link_id}/${r.seq}`, r.id]));
+    for (const q of searchQueries(60)) {
+      const qTerms = queryTerms(q);
+      const theirs = await searchPassages(storage.scanDb, storage.dialect, botId, qTerms, 10);
+      const ours = score(
+        qTerms.map((t) => {
+          const p = own.get(t);
+          return p ? [encode(p, 0, p.ids.length)] : [];
+        }),
+        rows.length,
+        terms / rows.length,
+        10,
+      ).map(([id, s]) => [id, Math.round(s * 1e6) / 1e6] as const);
+      const theirScores = theirs.map((h) => h.score);
+      const same =
+        ours.length === theirs.length &&
+        ours.every(
+          ([id, s], i) =>
+            s === theirScores[i] &&
+            (theirScores.filter((x) => x === s).length > 1 || s === theirScores.at(-1) || id === idOf.get(`${theirs[i]!.link_id}/${theirs[i]!.seq}`)),
+        );
+      if (!same) {
+        mismatches++;
+        log(`  ${storage.dialect}: "${q}" differs: ours ${JSON.stringify(ours)}, searchPassages ${JSON.stringify(theirScores)}`);
+      }
+    }
+    log(`  ${storage.dialect}: ${rows.length} passages, 60 queries, ${mismatches} answered differently`);
+  } finally {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return mismatches;
+}
+
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const postings = new Map<string, Postings>();
+  let terms = 0;
+  for (let id = 1; id <= PASSAGES; id++) terms += addPassage(postings, id);
+  log(`${PASSAGES.toLocaleString('en-US')} passages, ${postings.size} terms, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  // Segments: links cut as a merge by eights leaves them, the oldest (lowest ids) first.
+  const sizes: number[] = [];
+  let left = PASSAGES / PER_LINK;
+  for (const s of [4096, 4096, 512, 512, 512, 64, 64, 64, 64, 8, 8, 8, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 1]) {
+    if (left <= 0) break;
+    sizes.push(Math.min(s, left));
+    left -= s;
+  }
+  if (left > 0) sizes[0]! += left;
+  const base: Row[] = [];
+  for (const [term, p] of postings) {
+    let i = 0;
+    let hi = 0;
+    for (const [segment, size] of sizes.entries()) {
+      hi += size * PER_LINK;
+      let j = i;
+      while (j < p.ids.length && p.ids[j]! <= hi) j++;
+      if (j > i) base.push({ segment, term, postings: encode(p, i, j) });
+      i = j;
+    }
+  }
+  const pages: Row[][] = [];
+  for (let page = 0, id = PASSAGES + 1; page < PAGES; page++) {
+    const own = new Map<string, Postings>();
+    for (let k = 0; k < PAGE_PASSAGES; k++) addPassage(own, id++);
+    pages.push([...own].map(([term, p]) => ({ segment: 1000 + page, term, postings: encode(p, 0, p.ids.length) })));
+  }
+  log(`${sizes.length} segments (links: ${sizes.join(', ')}), ${base.length} rows`);
+  const avgdl = terms / PASSAGES;
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'cms-search-segments-'));
+  try {
+    const store = sqliteStore(path.join(dir, 'seg.db'), sizes.length);
     await measure(store, base, pages, PASSAGES, avgdl, log);
     await store.close();
   } finally {
-    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
   }
+  if (!argv.includes('--no-postgres') && (await postgresReachable())) {
+    const database = await createBenchDatabase();
+    try {
+      const store = await postgresStore(database.url);
+      await measure(store, base, pages, PASSAGES, avgdl, log);
+      await store.close();
+    } finally {
+      await database.drop();
+    }
+  }
+}
+
+const checkPassages = flag('--check');
+if (checkPassages === undefined) await main();
+else {
+  let mismatches = await check(Number(checkPassages), null);
+  if (!argv.includes('--no-postgres') && (await postgresReachable())) {
+    const database = await createBenchDatabase();
+    try {
+      mismatches += await check(Number(checkPassages), database.url);
+    } finally {
+      await database.drop();
+    }
+  }
+  process.exitCode = mismatches === 0 ? 0 : 1;
 }
