@@ -1,6 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
 import { isAppError } from '../src/errors.js';
 import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
@@ -9,6 +8,7 @@ import { obtainCorpus } from './lib/corpus.js';
 import { BENCH_DIST, installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { runNode } from './lib/proc.js';
 import { median, percentile, round } from './lib/stats.js';
+import { toolSchemaAjv } from '../test/support/tool-schemas.js';
 
 const MiB = 1024 * 1024;
 /** The service's default MAX_DOCUMENT_BYTES (src/config.ts). */
@@ -147,14 +147,12 @@ interface ToolsCheck {
 
 /**
  * `--tools` (untimed): an accepted document's tool definitions on every platform, each input
- * schema compiled by Ajv (JSON Schema 2020-12), strict about keywords as the tests are;
- * Gemini's schema is OpenAPI 3.0's, whose `example` is an annotation (Ajv knows `nullable`).
+ * schema compiled by the tests' checker (test/support/tool-schemas.ts).
  */
 function checkTools(file: string, label: string, into: ToolsCheck): void {
   const doc = parseDocument({ bytes: readFileSync(file), fileName: path.basename(file) }, { scanNestingFirst: false });
   for (const platform of TOOL_PLATFORM_IDS) {
-    const ajv = new Ajv2020.default({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false });
-    if (platform === 'gemini') ajv.addKeyword('example');
+    const ajv = toolSchemaAjv(platform);
     let tools: ReturnType<typeof toolDefinitions>;
     try {
       tools = toolDefinitions(doc, platform);

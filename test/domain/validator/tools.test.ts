@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, validateDocument } from '../../../src/domain/validator/index.js';
 import { DESCRIPTION_MAX, MAX_SCHEMA_DEPTH, SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../../../src/domain/validator/tools.js';
 import { applyOverlay, fixesOverlay } from '../../../src/domain/validator/overlay.js';
 import { expectAppError, FIXTURES, source } from './helpers.js';
 import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
+import { toolSchemaAjv } from '../../support/tool-schemas.js';
 
 /** Tool definitions (issue 18 B): names, descriptions, input schemas, for every platform. */
 
@@ -25,16 +25,6 @@ const NAME_PATTERN: Record<ToolPlatform, RegExp> = {
   mcp: /^[A-Za-z0-9_.-]{1,128}$/,
 };
 
-/**
- * Strict about keywords (an unknown one is an error), not about Ajv's own type opinions. Gemini's
- * schema is OpenAPI 3.0's: Ajv knows its `nullable`; its `example` is an annotation.
- */
-function newAjv(platform: ToolPlatform = 'openai') {
-  const ajv = new Ajv2020.default({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false });
-  if (platform === 'gemini') ajv.addKeyword('example');
-  return ajv;
-}
-
 const SPECS = SPEC_FILES.map((f) => ({ label: f, path: SPECS_DIR + f, file: f }));
 
 function readSpec(path: string, file: string): unknown | null {
@@ -53,7 +43,7 @@ describe('every spec of the corpus, every platform', () => {
     for (const platform of TOOL_PLATFORM_IDS) {
       const list = toolDefinitions(doc, platform);
       expect(list).toHaveLength(endpoints.length);
-      const ajv = newAjv(platform);
+      const ajv = toolSchemaAjv(platform);
       const names = new Set<string>();
       list.forEach((tool, i) => {
         expect(Object.keys(tool)).toEqual(['name', 'description', SCHEMA_KEY[platform], 'endpoint', 'method', 'path']);
@@ -207,7 +197,7 @@ describe('input schemas', () => {
     expect(body.properties.owner.description).toMatch(/^Unresolved reference/);
     expect(body.properties.remote.description).toMatch(/^External reference other.yaml#\/Pet/);
     expect(body.discriminator).toBeUndefined();
-    expect(() => newAjv().compile(schema)).not.toThrow();
+    expect(() => toolSchemaAjv('openai').compile(schema)).not.toThrow();
   });
 
   it('an operation without parameters takes an empty object', () => {
@@ -291,7 +281,7 @@ describe('input schemas', () => {
     expect(size).toBeLessThan(4_000_000);
     expect(performance.now() - started).toBeLessThan(5000);
     expect(JSON.stringify(list.at(-1))).toContain('size bound');
-    for (const tool of list) expect(() => newAjv().compile(tool.parameters!)).not.toThrow();
+    for (const tool of list) expect(() => toolSchemaAjv('openai').compile(tool.parameters!)).not.toThrow();
   });
 
   it('gemini: its OpenAPI subset (one type, allOf merged, anyOf kept, string enums, known formats, bounds)', () => {
@@ -369,7 +359,7 @@ describe('input schemas', () => {
       mode: { type: 'string', nullable: true, enum: ['fast', 'safe'] },
     });
     expectGeminiSubset(parameters);
-    expect(() => newAjv('gemini').compile(parameters)).not.toThrow();
+    expect(() => toolSchemaAjv('gemini').compile(parameters)).not.toThrow();
   });
 });
 
@@ -390,7 +380,7 @@ describe('every case and hostile fixture', () => {
       return; // refused by the validator itself: the routes answer its error
     }
     for (const platform of TOOL_PLATFORM_IDS) {
-      const ajv = newAjv();
+      const ajv = toolSchemaAjv('openai');
       for (const tool of toolDefinitions(doc, platform)) expect(() => ajv.compile((tool as Json)[SCHEMA_KEY[platform]])).not.toThrow();
     }
     const overlay = fixesOverlay(doc);
