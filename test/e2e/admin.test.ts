@@ -184,11 +184,24 @@ describe.skipIf(!run)('dashboard administration (Chromium, real service on SQLit
     const page = await signedIn(limited.key);
     // It may not create copilots (a new copilot is outside its bots), but manages keys within its own.
     expect(await page.getByRole('button', { name: 'New copilot' }).count()).toBe(0);
+    // The list of copilots held back: until it answers, the form offers no copilot, not their ids.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const copilotList = /\/backend\/api\/copilots\?/;
+    await page.route(copilotList, async (route) => {
+      await held;
+      await route.continue();
+    });
     await nav(page).getByRole('link', { name: 'Keys' }).click();
     await page.getByRole('button', { name: 'New key' }).click();
     const form = page.locator('#create-key');
     expect(await form.getByLabel('Every copilot (also those created later)').count()).toBe(0);
-    // Each copilot is named once the list of copilots answers (its id until then).
+    await form.getByRole('status').filter({ hasText: 'Loading the copilots…' }).waitFor();
+    expect(await form.locator('.bot-choices label').allTextContents()).toEqual([]);
+    release(); // the held request, and any later one, goes on
+    // Then each copilot by name.
     await expect.poll(() => form.locator('.bot-choices label').allTextContents()).toEqual(['Alpha desk']);
     // Without a copilot chosen the form explains; with it, the key is made within Alpha.
     await form.getByLabel(/^knowledgebase:write/).check();

@@ -11,7 +11,7 @@ import {
   parseAuditFilters,
   toUtcInput,
 } from '../../web/src/lib/audit-filters.js';
-import { describeReach, permissionsOf, SCOPE_HELP, SCOPES, type Identity } from '../../web/src/lib/permissions.js';
+import { botChoices, describeReach, permissionsOf, SCOPE_HELP, SCOPES, type Identity } from '../../web/src/lib/permissions.js';
 
 const BOT_A = '0b7c5a2e-8f1d-4c3b-9a6e-1d2f3a4b5c6d';
 const BOT_B = '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b';
@@ -124,5 +124,28 @@ describe('audit filters in the address', () => {
       ['fields', 'name'],
       ['count', '2'],
     ]);
+  });
+});
+
+describe("the key form's copilot choices (botChoices)", () => {
+  const copilots = [
+    { id: BOT_A, name: 'Alpha desk' },
+    { id: BOT_B, name: 'Beta desk' },
+  ];
+
+  it('offers nothing while the copilots load, then each copilot by name', () => {
+    // A limited key used to be offered its copilots' ids until the list answered.
+    expect(botChoices(undefined, false, [BOT_A])).toBeNull();
+    expect(botChoices(undefined, false, null)).toBeNull();
+    expect(botChoices(copilots, false, [BOT_A])).toEqual([{ id: BOT_A, name: 'Alpha desk' }]);
+    expect(botChoices(copilots, false, null)).toEqual(copilots);
+  });
+
+  it('offers a limited key its own copilots by id when the list cannot be loaded', () => {
+    expect(botChoices(undefined, true, [BOT_A, BOT_B])).toEqual([
+      { id: BOT_A, name: BOT_A },
+      { id: BOT_B, name: BOT_B },
+    ]);
+    expect(botChoices(undefined, true, null)).toEqual([]);
   });
 });

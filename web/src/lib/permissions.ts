@@ -81,3 +81,21 @@ export function describeReach(identity: Identity): string {
   const bots = identity.bots === null ? 'every copilot' : identity.bots.length === 1 ? '1 copilot' : `${identity.bots.length} copilots`;
   return `${role} · ${bots}`;
 }
+
+/**
+ * The copilots a new key may be limited to, as the key form offers them: every copilot listed, or
+ * (for a key limited to some) only its own, by name. `null` while the list of copilots is loading,
+ * so a limited key's choices never show as bare ids that turn into names a moment later; if the
+ * list cannot be loaded, a limited key's own copilots are still offered, by id.
+ */
+export function botChoices(
+  copilots: ReadonlyArray<{ id: string; name: string }> | undefined,
+  failed: boolean,
+  grantableBots: readonly string[] | null,
+): Array<{ id: string; name: string }> | null {
+  if (copilots === undefined && !failed) return null;
+  const known = copilots ?? [];
+  if (grantableBots === null) return known.map((c) => ({ id: c.id, name: c.name }));
+  const byId = new Map(known.map((c) => [c.id, c.name]));
+  return grantableBots.map((id) => ({ id, name: byId.get(id) ?? id }));
+}

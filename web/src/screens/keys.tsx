@@ -4,7 +4,7 @@ import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorNotice, Loading, SuccessNotice } from '../components/feedback';
 import { useLoad } from '../hooks';
 import { formatTimestamp, plural } from '../lib/format';
-import { SCOPE_HELP, type Scope } from '../lib/permissions';
+import { botChoices, SCOPE_HELP, type Scope } from '../lib/permissions';
 import { usePermissions } from '../use-permissions';
 
 /**
@@ -318,13 +318,11 @@ function CreateKey({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
-  // The bots this key may hand on: every copilot, or only its own (named when the list knows them).
-  const choices = useMemo(() => {
-    const known = copilots ?? [];
-    if (permissions.grantableBots === null) return known.map((c) => ({ id: c.id, name: c.name }));
-    const byId = new Map(known.map((c) => [c.id, c.name]));
-    return permissions.grantableBots.map((id) => ({ id, name: byId.get(id) ?? id }));
-  }, [copilots, permissions.grantableBots]);
+  // The bots this key may hand on: every copilot, or only its own, by name (none while the list loads).
+  const choices = useMemo(
+    () => botChoices(copilots, Boolean(copilotsError), permissions.grantableBots) ?? [],
+    [copilots, copilotsError, permissions.grantableBots],
+  );
   const filter = botFilter.trim().toLowerCase();
   const shown = filter ? choices.filter((c) => c.name.toLowerCase().includes(filter) || c.id.includes(filter)) : choices;
 
