@@ -12,6 +12,8 @@
  * - section 6's 60 queries (one word, two words, "request" and a word), twice, each read with
  *   one lookup per (segment, term) and scored with the repository's bm25 (k-way merge by id, the
  *   best 10 kept): the search side, warm, nothing else running;
+ * - the same for 5 s at least while another connection (on SQLite, on a thread of its own, as the
+ *   service's writer is) writes page segments without pause;
  * - the same with every tenth link deleted, its passages' ids in a table of dead ids that each
  *   search reads and leaves out;
  * - merging the segments of 512 links, then the two of 4,096, the dead dropped: read, merge in
@@ -26,6 +28,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -215,6 +218,8 @@ interface Store {
   segmentRows(segments: number[]): Promise<Row[]>;
   /** In one transaction: these segments' rows deleted, `rows` written. */
   replace(segments: number[], rows: Row[]): Promise<void>;
+  /** Writes `pages` as new segments, one transaction each, over and over until stopped; `stop` answers how many. */
+  ingest(pages: Row[][]): { ready: Promise<void>; stop(): Promise<number> };
   /** Passages deleted since their segments were written. */
   addDead(ids: number[]): Promise<void>;
   readDead(): Promise<Int32Array>;
@@ -256,6 +261,41 @@ function sqliteStore(file: string, segments: number): Store {
         }
         return out;
       }),
+    ingest(pages) {
+      // Another thread, another connection, as the service's writer thread is.
+      const worker = new Worker(
+        `const { parentPort, workerData } = require('node:worker_threads');
+        const Database = require('better-sqlite3');
+        const db = new Database(workerData.file);
+        db.pragma('busy_timeout = 5000');
+        const ins = db.prepare('insert into seg values (?, ?, ?, ?)');
+        const write = db.transaction((segment, rows) => { for (const r of rows) ins.run(workerData.bot, segment, r.term, Buffer.from(r.postings)); });
+        let written = 0;
+        let stopped = false;
+        parentPort.on('message', () => { stopped = true; });
+        parentPort.postMessage('ready');
+        const step = () => {
+          if (stopped) { parentPort.postMessage(written); db.close(); return; }
+          write(2000 + written, workerData.pages[written % workerData.pages.length]);
+          written++;
+          setImmediate(step);
+        };
+        step();`,
+        { eval: true, workerData: { file, bot: BOT, pages } },
+      );
+      const ready = new Promise<void>((resolve) => worker.once('message', () => resolve()));
+      return {
+        ready,
+        stop: () =>
+          new Promise<number>((resolve) => {
+            worker.once('message', (n: number) => {
+              void worker.terminate();
+              resolve(n);
+            });
+            worker.postMessage('stop');
+          }),
+      };
+    },
     segmentRows: async (segments) => segments.flatMap((g) => rowsOf.all(BOT, g) as Row[]),
     replace: async (segments, rows) => replaceAll(segments, rows),
     addDead: async (ids) => addDead(ids),
@@ -298,6 +338,34 @@ async function postgresStore(url: string): Promise<Store> {
         [BOT, terms],
       );
       return terms.map((t) => r.rows.filter((x) => x.term === t).map((x) => x.postings));
+    },
+    ingest(pages) {
+      const writer = new pg.Client({ connectionString: url });
+      let written = 0;
+      let stopped = false;
+      const ready = writer.connect().then(() => undefined);
+      const done = (async () => {
+        await ready;
+        while (!stopped) {
+          const rows = pages[written % pages.length]!.map((r) => ({ ...r, segment: 2000 + written }));
+          const params: unknown[] = [];
+          const values = rows.map((r, k) => {
+            params.push(BOT, r.segment, r.term, r.postings);
+            return `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`;
+          });
+          await writer.query(`insert into seg values ${values.join(',')}`, params);
+          written++;
+        }
+        await writer.end();
+        return written;
+      })();
+      return {
+        ready,
+        stop: () => {
+          stopped = true;
+          return done;
+        },
+      };
     },
     async segmentRows(segments) {
       const r = await c.query<Row>('select segment, term, postings from seg where bot_id = $1 and segment = any($2::int[])', [BOT, segments]);
@@ -348,6 +416,26 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
   const all = latencySummary(times.flat());
   log(`  ${store.name}: all: p50 ${all.p50_ms} ms, p99 ${all.p99_ms} ms (n=${all.n})`);
 
+  // The same searches while another connection (on SQLite, on another thread) writes page segments without pause.
+  const ingestion = store.ingest(pages);
+  await ingestion.ready;
+  const busy: number[] = [];
+  const started = performance.now();
+  // Two passes of the queries at least, and 5 s at least.
+  for (let pass = 0; pass < 2 || performance.now() - started < 5000; pass++) {
+    for (const q of list) {
+      t = performance.now();
+      score(await store.read(queryTerms(q)), n, avgdl, 10);
+      busy.push(performance.now() - t);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const written = await ingestion.stop();
+  const b = latencySummary(busy);
+  log(
+    `  ${store.name}: while ${written} pages were written as segments (${(written / seconds).toFixed(0)}/s): all: p50 ${b.p50_ms} ms, p99 ${b.p99_ms} ms (n=${b.n})`,
+  );
+
   // Every tenth link deleted (its passages dead until a merge drops them), read by every search.
   const deadIds: number[] = [];
   for (let first = 1; first <= n; first += PER_LINK * 10) for (let k = 0; k < PER_LINK; k++) deadIds.push(first + k);
@@ -381,7 +469,7 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
     const dead = await store.readDead();
     const read = performance.now() - t;
     t = performance.now();
-    const merged = merge(rows, dead, 900 + size);
+    const merged = merge(rows, dead, size === 512 ? 500 : 501); // below the pages (1000 on)
     const built = performance.now() - t;
     t = performance.now();
     await store.replace(segments, merged);
