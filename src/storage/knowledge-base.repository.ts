@@ -261,9 +261,14 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
 
 /**
  * Claims the next due job (a pending link whose run_after has come and whose lease is free or
- * ran out), fairly across bots: of the bots with a due job, the one whose jobs were claimed
+ * ran out), fairly across bots: of the bots with a due job, the one with the fewest jobs running
+ * (claimed, lease not run out; migration 018 indexes them), then the one whose jobs were claimed
  * least recently (never claimed: first), then that bot's oldest due job. One bot's long queue
  * of slow pages therefore delays another bot's new link by at most the jobs already running.
+ * Running jobs come first because a claim is seen at once, while the turn (`noteClaimed`) moves
+ * on in a statement of its own, after a chained claim's transaction even: workers claiming at
+ * the same moment (their fetches timed out together) would otherwise all read the same turns and
+ * all take the same bot.
  *
  * On PostgreSQL the statement takes the bot's row FOR SHARE and the job's FOR UPDATE, both
  * SKIP LOCKED: several workers and instances claim at once without waiting for each other or
@@ -288,7 +293,9 @@ export async function claimJob(db: Db, dialect: DialectName, owner: string, now:
     with candidate as (
       select k.bot_id from knowledge_bases k
       where k.bot_id in (select l.bot_id from kb_links l where ${due})
-      order by coalesce(k.last_claimed_at, ''), k.bot_id
+      order by
+        (select count(*) from kb_links r where r.bot_id = k.bot_id and r.status = 'pending' and r.lease_owner is not null and r.lease_expires_at >= ${now}),
+        coalesce(k.last_claimed_at, ''), k.bot_id
       limit 1
       ${pg ? sql`for share of k skip locked` : sql``}
     )

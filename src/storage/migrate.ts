@@ -17,6 +17,7 @@ import { knowledgeBaseTotals } from './migrations/014-knowledge-base-totals.js';
 import { crawlCounts } from './migrations/015-crawl-counts.js';
 import { searchLookupIndex } from './migrations/016-search-lookup-index.js';
 import { searchTermsPerBot } from './migrations/017-search-terms-per-bot.js';
+import { runningJobs } from './migrations/018-running-jobs.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -40,6 +41,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '015-crawl-counts': crawlCounts(storage.dialect),
     '016-search-lookup-index': searchLookupIndex(storage.dialect),
     '017-search-terms-per-bot': searchTermsPerBot(storage.dialect),
+    '018-running-jobs': runningJobs(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -1,12 +1,15 @@
 /**
  * Issue 13 §3: one tenant cannot stall every other tenant's knowledge base. Jobs are claimed
- * fairly across bots — the bot whose jobs were claimed least recently goes first, then its
- * oldest due job — on one instance and on several instances of one PostgreSQL database.
+ * fairly across bots — the bot with the fewest jobs running, then the one whose jobs were
+ * claimed least recently, then its oldest due job — on one instance and on several instances
+ * of one PostgreSQL database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCopilot as createCopilotRow } from '../../src/domain/copilots/copilot.service.js';
 import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.js';
+import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
+import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot } from '../support/http.js';
@@ -81,6 +84,32 @@ for (const dialect of DIALECTS) {
         const served = arrivals.slice(round * 3, round * 3 + 3);
         expect(new Set(served.map(botOf)).size, served.join(', ')).toBe(3);
       }
+    });
+
+    it('claims made before the turn moves on take different bots: the bot with the fewest jobs running goes first', async () => {
+      // Two workers whose fetches timed out together claim at once, and a chained claim's turn moves
+      // on only after its transaction: claims can come before the turn of the previous one moves.
+      // Both bots never claimed, so the turns alone tie; the first claim's running job must count.
+      const bots = [(await createCopilot(t, { name: 'Tie one' })).id, (await createCopilot(t, { name: 'Tie two' })).id];
+      for (const [n, bot] of bots.entries()) {
+        expect(
+          (
+            await postLinks(
+              t,
+              bot,
+              [0, 1].map((i) => page(`/tie/${n}/${i}`)),
+            )
+          ).statusCode,
+        ).toBe(202);
+      }
+      const { db, dialect } = t.storage;
+      const claim = () => kb.claimJob(db, dialect, 'tie-test', nowTimestamp(), timestampIn(60_000));
+      const first = await claim();
+      const second = await claim();
+      expect([first?.bot_id, second?.bot_id].sort()).toEqual([...bots].sort());
+      // Given back, and the queue run to its end for the tests after.
+      for (const job of [first!, second!]) await kb.releaseJob(db, { id: job.id, owner: 'tie-test', generation: Number(job.generation) });
+      while (await worker.runOne());
     });
 
     it('a job waiting for its retry (run_after in the future) does not hold its bot: the next due job of the bot goes', async () => {

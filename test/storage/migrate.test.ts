@@ -23,6 +23,7 @@ const ALL_MIGRATIONS = [
   '015-crawl-counts',
   '016-search-lookup-index',
   '017-search-terms-per-bot',
+  '018-running-jobs',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 
