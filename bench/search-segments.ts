@@ -306,6 +306,18 @@ function sqliteStore(file: string, segments: number): Store {
   };
 }
 
+/** `rows` inserted into the PostgreSQL table, 500 a statement. */
+async function insertRows(client: pg.Client, rows: Row[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    const params: unknown[] = [];
+    const values = rows.slice(i, i + 500).map((r, k) => {
+      params.push(BOT, r.segment, r.term, r.postings);
+      return `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`;
+    });
+    await client.query(`insert into seg values ${values.join(',')}`, params);
+  }
+}
+
 async function postgresStore(url: string): Promise<Store> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -315,21 +327,11 @@ async function postgresStore(url: string): Promise<Store> {
   await c.query('alter table seg alter column postings set storage external');
   await c.query('create index seg_term on seg (bot_id, term, segment)');
   await c.query('create table dead (bot_id text not null, passage_id integer not null, primary key (bot_id, passage_id))');
-  const insertRows = async (rows: Row[]) => {
-    for (let i = 0; i < rows.length; i += 500) {
-      const params: unknown[] = [];
-      const values = rows.slice(i, i + 500).map((r, k) => {
-        params.push(BOT, r.segment, r.term, r.postings);
-        return `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`;
-      });
-      await c.query(`insert into seg values ${values.join(',')}`, params);
-    }
-  };
   return {
     name: 'postgres',
     async insert(rows) {
       await c.query('begin');
-      await insertRows(rows);
+      await insertRows(c, rows);
       await c.query('commit');
     },
     async read(terms) {
@@ -347,13 +349,12 @@ async function postgresStore(url: string): Promise<Store> {
       const done = (async () => {
         await ready;
         while (!stopped) {
-          const rows = pages[written % pages.length]!.map((r) => ({ ...r, segment: 2000 + written }));
-          const params: unknown[] = [];
-          const values = rows.map((r, k) => {
-            params.push(BOT, r.segment, r.term, r.postings);
-            return `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`;
-          });
-          await writer.query(`insert into seg values ${values.join(',')}`, params);
+          await writer.query('begin'); // a page a transaction, as the service stores one
+          await insertRows(
+            writer,
+            pages[written % pages.length]!.map((r) => ({ ...r, segment: 2000 + written })),
+          );
+          await writer.query('commit');
           written++;
         }
         await writer.end();
@@ -374,7 +375,7 @@ async function postgresStore(url: string): Promise<Store> {
     async replace(segments, rows) {
       await c.query('begin');
       await c.query('delete from seg where bot_id = $1 and segment = any($2::int[])', [BOT, segments]);
-      await insertRows(rows);
+      await insertRows(c, rows);
       await c.query('commit');
     },
     async addDead(ids) {
@@ -392,6 +393,7 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
   let t = performance.now();
   await store.insert(base);
   log(`  ${store.name}: ${base.length} rows written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  const search = async (q: string, dead: ArrayLike<number> = NO_DEAD) => score(await store.read(queryTerms(q)), n - dead.length, avgdl, 10, dead);
   const writes: number[] = [];
   for (const page of pages) {
     t = performance.now();
@@ -405,7 +407,7 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
   for (let pass = 0; pass < 3; pass++) {
     for (const [i, q] of list.entries()) {
       t = performance.now();
-      score(await store.read(queryTerms(q)), n, avgdl, 10);
+      await search(q);
       if (pass > 0) times[i % 3]!.push(performance.now() - t);
     }
   }
@@ -425,7 +427,7 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
   for (let pass = 0; pass < 2 || performance.now() - started < 5000; pass++) {
     for (const q of list) {
       t = performance.now();
-      score(await store.read(queryTerms(q)), n, avgdl, 10);
+      await search(q);
       busy.push(performance.now() - t);
     }
   }
@@ -447,7 +449,7 @@ async function measure(store: Store, base: Row[], pages: Row[][], sizes: number[
       t = performance.now();
       const dead = await store.readDead();
       const read = performance.now() - t;
-      score(await store.read(queryTerms(q)), n - dead.length, avgdl, 10, dead);
+      await search(q, dead);
       if (pass > 0) {
         reads.push(read);
         withDead.push(performance.now() - t);
