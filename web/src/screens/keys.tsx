@@ -318,11 +318,9 @@ function CreateKey({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
-  // The bots this key may hand on: every copilot, or only its own, by name (none while the list loads).
-  const choices = useMemo(
-    () => botChoices(copilots, Boolean(copilotsError), permissions.grantableBots) ?? [],
-    [copilots, copilotsError, permissions.grantableBots],
-  );
+  // The bots this key may hand on: every copilot, or only its own, by name (null while the list loads).
+  const offered = useMemo(() => botChoices(copilots, Boolean(copilotsError), permissions.grantableBots), [copilots, copilotsError, permissions.grantableBots]);
+  const choices = offered ?? [];
   const filter = botFilter.trim().toLowerCase();
   const shown = filter ? choices.filter((c) => c.name.toLowerCase().includes(filter) || c.id.includes(filter)) : choices;
 
@@ -413,7 +411,7 @@ function CreateKey({
               </div>
             )}
             <ErrorNotice error={copilotsError} />
-            {copilots === undefined && !copilotsError && <Loading label="Loading the copilots…" />}
+            {offered === null && <Loading label="Loading the copilots…" />}
             {copilots !== undefined && choices.length === 0 && <p class="muted">There are no copilots yet.</p>}
             <div class="bot-choices">
               {shown.map((c) => (
