@@ -289,12 +289,15 @@ export async function claimNextJob(db: Db, dialect: DialectName, owner: string, 
 export async function claimJob(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<KbLinkRow | undefined> {
   const due = sql`l.status = 'pending' and l.run_after <= ${now} and (l.lease_expires_at is null or l.lease_expires_at < ${now})`;
   const pg = dialect === 'postgres';
+  // The running jobs' own index (migration 018): SQLite's planner, without statistics, would
+  // count through the bot's whole queue (kb_links_bot_queue); PostgreSQL's chooses it itself.
+  const running = pg ? sql`` : sql`indexed by kb_links_running`;
   const { rows } = await sql<KbLinkRow>`
     with candidate as (
       select k.bot_id from knowledge_bases k
       where k.bot_id in (select l.bot_id from kb_links l where ${due})
       order by
-        (select count(*) from kb_links r where r.bot_id = k.bot_id and r.status = 'pending' and r.lease_owner is not null and r.lease_expires_at >= ${now}),
+        (select count(*) from kb_links r ${running} where r.bot_id = k.bot_id and r.status = 'pending' and r.lease_owner is not null and r.lease_expires_at >= ${now}),
         coalesce(k.last_claimed_at, ''), k.bot_id
       limit 1
       ${pg ? sql`for share of k skip locked` : sql``}
