@@ -519,6 +519,22 @@ for (const dialect of DIALECTS) {
         expect(t.validationCache.stats()).toMatchObject({ hits: afterFirst.hits + 2, misses: afterFirst.misses, entries: 1 });
       });
 
+      it('a stored document validated again (not cached) skips the nesting scan its upload ran; a fetched one is scanned', async () => {
+        const stored = await createCopilot(t);
+        await uploadSpec(t, stored.id, 'petstore3.json');
+        const fetched = await createCopilot(t);
+        await setSwaggerUrl(t, fetched.id, pages.url('/specs/trello.json'));
+        t.validationCache.clear();
+        const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes');
+        try {
+          expectValidation(await call(t, 'GET', validatorPath(stored.id)), stored.id);
+          expectValidation(await call(t, 'GET', validatorPath(fetched.id)), fetched.id);
+          expect(render.mock.calls.map(([, opts]) => opts.scanNestingFirst ?? true)).toEqual([false, true]);
+        } finally {
+          render.mockRestore();
+        }
+      });
+
       it('two copilots with identical bytes share the entry; each answer carries its own chatbot_id', async () => {
         const a = await createCopilot(t, { name: 'A' });
         const b = await createCopilot(t, { name: 'B' });

@@ -222,23 +222,28 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     const cached = validation.cache.cached(meta.sha256);
     if (cached !== undefined) return answer(cached);
   }
-  const { source, sha256 } = await readDocument(db, copilot, policy);
-  return answer(await validation.cache.answer(source, sha256 === undefined ? {} : { sha256 }, movingBytes(validation)));
+  const { source, options } = await readDocument(db, copilot, policy);
+  return answer(await validation.cache.answer(source, options, movingBytes(validation)));
 }
 
 /**
  * The copilot's API description as bytes: its stored document (its own only), or its
- * swagger_url fetched under the guarded-fetch rules (a failure is 400 or 502). `sha256` is
- * known for a stored one.
+ * swagger_url fetched under the guarded-fetch rules (a failure is 400 or 502), with the
+ * options its validation takes. A stored one's SHA-256 is known, and its bytes passed the
+ * nesting scan when they were uploaded (checkDocument): parsing them again skips that pass
+ * (the walk after parsing still holds the depth limit). Fetched bytes are scanned.
  */
-async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Promise<{ source: DocumentSource; sha256?: string }> {
+async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Promise<{ source: DocumentSource; options: { sha256?: string } & ParseOptions }> {
   if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
     const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-    return { source: { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name }, sha256: row.sha256 };
+    return {
+      source: { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name },
+      options: { sha256: row.sha256, scanNestingFirst: false },
+    };
   }
   try {
-    return { source: fetchedSource(await fetchGuarded(copilot.swagger_url, policy, { accept: API_DESCRIPTION_ACCEPT })) };
+    return { source: fetchedSource(await fetchGuarded(copilot.swagger_url, policy, { accept: API_DESCRIPTION_ACCEPT })), options: {} };
   } catch (err) {
     if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
     throw err;
@@ -266,8 +271,8 @@ export async function copilotDocumentSource(
 ): Promise<{ copilotId: string; source: DocumentSource }> {
   const copilot = await getCopilot(db, copilotId);
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
-  const { source, sha256 } = await readDocument(db, copilot, policy);
+  const { source, options } = await readDocument(db, copilot, policy);
   // Copied to the thread, not moved: the caller reads these bytes next.
-  await validation.cache.answer(source, sha256 === undefined ? {} : { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
+  await validation.cache.answer(source, options, (src, opts) => validation.renderer.answerOnThread(src, opts));
   return { copilotId: copilot.id, source };
 }
