@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
@@ -270,11 +270,15 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
  * the same moment (their fetches timed out together) would otherwise all read the same turns and
  * all take the same bot.
  *
- * On PostgreSQL the statement takes the bot's row FOR SHARE and the job's FOR UPDATE, both
- * SKIP LOCKED: several workers and instances claim at once without waiting for each other or
- * taking the same job, and a bot whose knowledge base is being changed (an add or a delete
- * holds its row FOR UPDATE) is passed over until that commits. On SQLite each statement is
- * atomic and the single writer serialises them.
+ * On PostgreSQL every lock is taken SKIP LOCKED, so several workers and instances claim at once
+ * without waiting for each other. The job's row FOR UPDATE: no job is taken twice. The bot's row
+ * FOR NO KEY UPDATE: a claim running at the same moment (whose running job the count cannot see
+ * before it commits) passes over the bot this one takes and takes the next. Only when every due
+ * bot is held that way, the bot's row FOR KEY SHARE, which such claims do not block: one bot's
+ * crawl keeps every worker. Either way a bot whose knowledge base is being changed (an add, a
+ * delete or a page's store holds its row FOR UPDATE) is passed over until that commits, except
+ * by the transaction changing it. On SQLite each statement is atomic and the single writer
+ * serialises them.
  */
 export async function claimNextJob(db: Db, dialect: DialectName, owner: string, now: string, leaseUntil: string): Promise<KbLinkRow | undefined> {
   const job = await claimJob(db, dialect, owner, now, leaseUntil);
@@ -292,16 +296,22 @@ export async function claimJob(db: Db, dialect: DialectName, owner: string, now:
   // The running jobs' own index (migration 018): SQLite's planner, without statistics, would
   // count through the bot's whole queue (kb_links_bot_queue); PostgreSQL's chooses it itself.
   const running = pg ? sql`` : sql`indexed by kb_links_running`;
+  const pick = (lock: RawBuilder<unknown>) => sql`
+    select k.bot_id from knowledge_bases k
+    where k.bot_id in (select l.bot_id from kb_links l where ${due})
+    order by
+      (select count(*) from kb_links r ${running} where r.bot_id = k.bot_id and r.status = 'pending' and r.lease_owner is not null and r.lease_expires_at >= ${now}),
+      coalesce(k.last_claimed_at, ''), k.bot_id
+    limit 1
+    ${lock}`;
+  // PostgreSQL: a bot no other claim holds (a claim not yet committed is not seen by the count),
+  // else, only when every due bot is held, one whose knowledge base is not being changed (the
+  // second is read only when the first finds none: COALESCE evaluates what it needs).
+  const candidate = pg
+    ? sql`select coalesce((${pick(sql`for no key update of k skip locked`)}), (${pick(sql`for key share of k skip locked`)})) as bot_id`
+    : pick(sql``);
   const { rows } = await sql<KbLinkRow>`
-    with candidate as (
-      select k.bot_id from knowledge_bases k
-      where k.bot_id in (select l.bot_id from kb_links l where ${due})
-      order by
-        (select count(*) from kb_links r ${running} where r.bot_id = k.bot_id and r.status = 'pending' and r.lease_owner is not null and r.lease_expires_at >= ${now}),
-        coalesce(k.last_claimed_at, ''), k.bot_id
-      limit 1
-      ${pg ? sql`for share of k skip locked` : sql``}
-    )
+    with candidate as (${candidate})
     update kb_links set lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, attempts = attempts + 1
     where id = (
       select l.id from kb_links l

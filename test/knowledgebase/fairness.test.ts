@@ -112,6 +112,57 @@ for (const dialect of DIALECTS) {
       while (await worker.runOne());
     });
 
+    // Claims at the very same moment: the first one's transaction has not committed when the
+    // second runs, so the second cannot see its running job. Only PostgreSQL runs claims at once
+    // (SQLite's single writer runs one statement after the other: the test above covers it).
+    it.runIf(dialect === 'postgres')(
+      'claims at the same moment take different bots: a claim not yet committed holds its bot; with one bot, both take its jobs',
+      async () => {
+        const bots = [(await createCopilot(t, { name: 'Same moment one' })).id, (await createCopilot(t, { name: 'Same moment two' })).id];
+        for (const [n, bot] of bots.entries()) {
+          expect(
+            (
+              await postLinks(
+                t,
+                bot,
+                [0, 1].map((i) => page(`/moment/${n}/${i}`)),
+              )
+            ).statusCode,
+          ).toBe(202);
+        }
+        const { db, dialect } = t.storage;
+        const claim = (on: typeof db) => kb.claimJob(on, dialect, 'moment-test', nowTimestamp(), timestampIn(60_000));
+        const taken: NonNullable<Awaited<ReturnType<typeof claim>>>[] = [];
+        const both = async () => {
+          await db.transaction().execute(async (trx) => {
+            const first = await claim(trx);
+            const second = await claim(db); // another connection, while the first is not committed
+            taken.push(first!, second!);
+          });
+        };
+        await both();
+        expect(taken.map((job) => job.bot_id).sort()).toEqual([...bots].sort());
+        // One bot with due jobs: the second claim still takes its other job (no worker idles).
+        for (const job of taken.splice(0)) await kb.releaseJob(db, { id: job.id, owner: 'moment-test', generation: Number(job.generation) });
+        while (await worker.runOne());
+        const sole = (await createCopilot(t, { name: 'Same moment alone' })).id;
+        expect(
+          (
+            await postLinks(
+              t,
+              sole,
+              [0, 1].map((i) => page(`/moment/sole/${i}`)),
+            )
+          ).statusCode,
+        ).toBe(202);
+        await both();
+        expect(taken.map((job) => job.bot_id)).toEqual([sole, sole]);
+        expect(taken[0]!.id).not.toBe(taken[1]!.id);
+        for (const job of taken) await kb.releaseJob(db, { id: job.id, owner: 'moment-test', generation: Number(job.generation) });
+        while (await worker.runOne());
+      },
+    );
+
     it('a job waiting for its retry (run_after in the future) does not hold its bot: the next due job of the bot goes', async () => {
       const bot = (await createCopilot(t, { name: 'Retrying' })).id;
       const [later, now] = [page('/retry/later'), page('/retry/now')];
