@@ -8,6 +8,7 @@
  *   node dist-bench/bench/profile.js delete [postgres]   DELETE of 1,000 links / 100,000 passages
  *   node dist-bench/bench/profile.js validate FILE       GET …/validator, cache cleared each time
  *   node dist-bench/bench/profile.js crawl [postgres]    a crawl of a local 2,000-page site (KB_WORKERS=2 unless set)
+ *   node dist-bench/bench/profile.js large [postgres]    a 25 MiB Markdown page stored whole, lists at 50/s meanwhile (section 4)
  * Profiles go to bench/.work/profiles/.
  */
 import { spawnSync } from 'node:child_process';
@@ -18,7 +19,7 @@ import { withHost } from './lib/host.js';
 import { json, send, timedGet } from './lib/http.js';
 import { REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { summarise } from './profile-summary.js';
-import { benchCrawl } from './sections/knowledge-base.js';
+import { benchCrawl, benchLargePage } from './sections/knowledge-base.js';
 
 const DIR = path.join(WORK_DIR, 'profiles');
 
@@ -54,8 +55,13 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const file = path.join(DIR, `${stamp}-${dialect}.cpuprofile`);
+  const workers = { KB_WORKERS: process.env.KB_WORKERS ?? '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
   const env: Record<string, string> =
-    scenario === 'crawl' ? { KB_WORKERS: process.env.KB_WORKERS ?? '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' } : { KB_WORKERS: '0' };
+    scenario === 'crawl'
+      ? workers
+      : scenario === 'large'
+        ? { ...workers, KB_MAX_PASSAGES_PER_LINK: '1000000', KB_MAX_PASSAGES_PER_BOT: '1000000' } // as section 4 runs it
+        : { KB_WORKERS: '0' };
   await withHost(dialect, env, async (host, service) => {
     const headers = { authorization: `Bearer ${service.key}` };
     if (scenario === 'list') {
@@ -110,8 +116,16 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(
         `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread); this process (the site, the polling) ${((own.user + own.system) / 1e6).toFixed(1)} s\n`,
       );
+    } else if (scenario === 'large') {
+      await host.call('profileStart', {});
+      const result = await benchLargePage(service, { bytes: 25 * 1024 * 1024, rounds: 1, listRate: 50, log: (l) => process.stdout.write(`${l}\n`) });
+      await host.call('profileStop', { file });
+      const { p99_ms, max_ms } = result.lists_during;
+      process.stdout.write(
+        `large page under profiler: ${result.passages} passages in ${result.ingest_ms[0]} ms; lists meanwhile p99 ${p99_ms} ms, max ${max_ms} ms\n`,
+      );
     } else {
-      throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres]');
+      throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres] | large [postgres]');
     }
   });
   report(file);
