@@ -238,7 +238,8 @@ async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Prom
     const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
     if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
     return {
-      source: { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name },
+      // The row's own bytes, read for this call: moved to the task thread for a validation, not copied here first.
+      source: { bytes: row.content, mediaType: row.media_type, fileName: row.file_name },
       options: { sha256: row.sha256, scanNestingFirst: false },
     };
   }
