@@ -10,6 +10,7 @@ import { addLinks } from '../../src/domain/knowledgebase/knowledge-base.service.
 import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
 import { IngestionWorker, type WorkerOptions } from '../../src/jobs/ingestion-worker.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
+import type { KbLinkRow } from '../../src/storage/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot } from '../support/http.js';
@@ -86,30 +87,42 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('claims made before the turn moves on take different bots: the bot with the fewest jobs running goes first', async () => {
-      // Two workers whose fetches timed out together claim at once, and a chained claim's turn moves
-      // on only after its transaction: claims can come before the turn of the previous one moves.
-      // Both bots never claimed, so the turns alone tie; the first claim's running job must count.
-      const bots = [(await createCopilot(t, { name: 'Tie one' })).id, (await createCopilot(t, { name: 'Tie two' })).id];
-      for (const [n, bot] of bots.entries()) {
+    /** Copilots named `names`, each with two links queued (paths under `prefix`); their ids. */
+    async function botsWithTwoLinks(prefix: string, names: string[]): Promise<string[]> {
+      const bots: string[] = [];
+      for (const [n, name] of names.entries()) {
+        const bot = (await createCopilot(t, { name })).id;
         expect(
           (
             await postLinks(
               t,
               bot,
-              [0, 1].map((i) => page(`/tie/${n}/${i}`)),
+              [0, 1].map((i) => page(`${prefix}/${n}/${i}`)),
             )
           ).statusCode,
         ).toBe(202);
+        bots.push(bot);
       }
-      const { db, dialect } = t.storage;
-      const claim = () => kb.claimJob(db, dialect, 'tie-test', nowTimestamp(), timestampIn(60_000));
-      const first = await claim();
-      const second = await claim();
-      expect([first?.bot_id, second?.bot_id].sort()).toEqual([...bots].sort());
-      // Given back, and the queue run to its end for the tests after.
-      for (const job of [first!, second!]) await kb.releaseJob(db, { id: job.id, owner: 'tie-test', generation: Number(job.generation) });
+      return bots;
+    }
+
+    const claimAs = (owner: string, on = t.storage.db) => kb.claimJob(on, t.storage.dialect, owner, nowTimestamp(), timestampIn(60_000));
+
+    /** The jobs given back, and the queue run to its end for the tests after. */
+    async function giveBack(owner: string, jobs: readonly KbLinkRow[]): Promise<void> {
+      for (const job of jobs) await kb.releaseJob(t.storage.db, { id: job.id, owner, generation: Number(job.generation) });
       while (await worker.runOne());
+    }
+
+    it('claims made before the turn moves on take different bots: the bot with the fewest jobs running goes first', async () => {
+      // Two workers whose fetches timed out together claim at once, and a chained claim's turn moves
+      // on only after its transaction: claims can come before the turn of the previous one moves.
+      // Both bots never claimed, so the turns alone tie; the first claim's running job must count.
+      const bots = await botsWithTwoLinks('/tie', ['Tie one', 'Tie two']);
+      const first = await claimAs('tie-test');
+      const second = await claimAs('tie-test');
+      expect([first?.bot_id, second?.bot_id].sort()).toEqual([...bots].sort());
+      await giveBack('tie-test', [first!, second!]);
     });
 
     // Claims at the very same moment: the first one's transaction has not committed when the
@@ -118,48 +131,22 @@ for (const dialect of DIALECTS) {
     it.runIf(dialect === 'postgres')(
       'claims at the same moment take different bots: a claim not yet committed holds its bot; with one bot, both take its jobs',
       async () => {
-        const bots = [(await createCopilot(t, { name: 'Same moment one' })).id, (await createCopilot(t, { name: 'Same moment two' })).id];
-        for (const [n, bot] of bots.entries()) {
-          expect(
-            (
-              await postLinks(
-                t,
-                bot,
-                [0, 1].map((i) => page(`/moment/${n}/${i}`)),
-              )
-            ).statusCode,
-          ).toBe(202);
-        }
-        const { db, dialect } = t.storage;
-        const claim = (on: typeof db) => kb.claimJob(on, dialect, 'moment-test', nowTimestamp(), timestampIn(60_000));
-        const taken: NonNullable<Awaited<ReturnType<typeof claim>>>[] = [];
-        const both = async () => {
-          await db.transaction().execute(async (trx) => {
-            const first = await claim(trx);
-            const second = await claim(db); // another connection, while the first is not committed
-            taken.push(first!, second!);
+        const both = async (): Promise<KbLinkRow[]> =>
+          t.storage.db.transaction().execute(async (trx) => {
+            const first = await claimAs('moment-test', trx);
+            const second = await claimAs('moment-test'); // another connection, while the first is not committed
+            return [first!, second!];
           });
-        };
-        await both();
+        const bots = await botsWithTwoLinks('/moment', ['Same moment one', 'Same moment two']);
+        const taken = await both();
         expect(taken.map((job) => job.bot_id).sort()).toEqual([...bots].sort());
+        await giveBack('moment-test', taken);
         // One bot with due jobs: the second claim still takes its other job (no worker idles).
-        for (const job of taken.splice(0)) await kb.releaseJob(db, { id: job.id, owner: 'moment-test', generation: Number(job.generation) });
-        while (await worker.runOne());
-        const sole = (await createCopilot(t, { name: 'Same moment alone' })).id;
-        expect(
-          (
-            await postLinks(
-              t,
-              sole,
-              [0, 1].map((i) => page(`/moment/sole/${i}`)),
-            )
-          ).statusCode,
-        ).toBe(202);
-        await both();
-        expect(taken.map((job) => job.bot_id)).toEqual([sole, sole]);
-        expect(taken[0]!.id).not.toBe(taken[1]!.id);
-        for (const job of taken) await kb.releaseJob(db, { id: job.id, owner: 'moment-test', generation: Number(job.generation) });
-        while (await worker.runOne());
+        const [sole] = await botsWithTwoLinks('/moment-sole', ['Same moment alone']);
+        const alone = await both();
+        expect(alone.map((job) => job.bot_id)).toEqual([sole, sole]);
+        expect(alone[0]!.id).not.toBe(alone[1]!.id);
+        await giveBack('moment-test', alone);
       },
     );
 
