@@ -32,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { encodePostings, mergePostings, type Posting, scorePassages } from '../src/domain/knowledgebase/search-index.js';
+import { mergePostings, scorePassages, segmentOf } from '../src/domain/knowledgebase/search-index.js';
 import { passageTerms, queryTerms } from '../src/text/search-terms.js';
 import { createBenchDatabase, postgresReachable } from './lib/postgres.js';
 import { latencySummary } from './lib/stats.js';
@@ -49,36 +49,12 @@ const PAGE_PASSAGES = 10;
 const PAGES = 200;
 const BOT = 'bot';
 
-interface Postings {
-  ids: number[];
-  tf: number[];
-}
+/** Passage `id` as section 6 makes it, with its terms. */
+const passage = (id: number) => ({ id, ...passageTerms(passageText(id - 1)) });
 
-const lengths = new Uint16Array(PASSAGES + PAGES * PAGE_PASSAGES + 1);
-
-/** Adds passage `id`'s terms to `into` (term → postings, ids ascending); returns its length. */
-function addPassage(into: Map<string, Postings>, id: number, content = passageText(id - 1)): number {
-  const { terms, term_count } = passageTerms(content);
-  lengths[id] = term_count;
-  const tf = new Map<string, number>();
-  for (const t of terms.split(' ')) tf.set(t, (tf.get(t) ?? 0) + 1);
-  for (const [t, n] of tf) {
-    let p = into.get(t);
-    if (!p) {
-      p = { ids: [], tf: [] };
-      into.set(t, p);
-    }
-    p.ids.push(id);
-    p.tf.push(n);
-  }
-  return term_count;
-}
-
-/** A segment's blob of one term: the postings from..to of `p` (src/domain/knowledgebase/search-index.ts). */
-function encode(p: Postings, from: number, to: number): Buffer {
-  const postings: Posting[] = [];
-  for (let i = from; i < to; i++) postings.push({ id: p.ids[i]!, tf: p.tf[i]!, length: lengths[p.ids[i]!]! });
-  return encodePostings(postings);
+/** The rows of one segment of `passages` (src/domain/knowledgebase/search-index.ts). */
+function segmentRows(segment: number, passages: ReturnType<typeof passage>[]): Row[] {
+  return [...segmentOf(passages)].map(([term, postings]) => ({ segment, term, postings }));
 }
 
 const NO_DEAD = new Int32Array(0);
@@ -391,11 +367,6 @@ const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
   const t0 = performance.now();
-  const postings = new Map<string, Postings>();
-  let terms = 0;
-  for (let id = 1; id <= PASSAGES; id++) terms += addPassage(postings, id);
-  log(`${PASSAGES.toLocaleString('en-US')} passages, ${postings.size} terms, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-
   // Segments: links cut as a merge by eights leaves them, the oldest (lowest ids) first.
   const sizes: number[] = [];
   let left = PASSAGES / PER_LINK;
@@ -406,23 +377,23 @@ async function main(): Promise<void> {
   }
   if (left > 0) sizes[0]! += left;
   const base: Row[] = [];
-  for (const [term, p] of postings) {
-    let i = 0;
-    let hi = 0;
-    for (const [segment, size] of sizes.entries()) {
-      hi += size * PER_LINK;
-      let j = i;
-      while (j < p.ids.length && p.ids[j]! <= hi) j++;
-      if (j > i) base.push({ segment, term, postings: encode(p, i, j) });
-      i = j;
-    }
+  let terms = 0;
+  for (let segment = 0, id = 1; segment < sizes.length; segment++) {
+    const passages = Array.from({ length: sizes[segment]! * PER_LINK }, () => passage(id++));
+    for (const p of passages) terms += p.term_count;
+    base.push(...segmentRows(segment, passages));
   }
   const pages: Row[][] = [];
   for (let page = 0, id = PASSAGES + 1; page < PAGES; page++) {
-    const own = new Map<string, Postings>();
-    for (let k = 0; k < PAGE_PASSAGES; k++) addPassage(own, id++);
-    pages.push([...own].map(([term, p]) => ({ segment: 1000 + page, term, postings: encode(p, 0, p.ids.length) })));
+    pages.push(
+      segmentRows(
+        1000 + page,
+        Array.from({ length: PAGE_PASSAGES }, () => passage(id++)),
+      ),
+    );
   }
+  const distinct = new Set(base.map((r) => r.term)).size;
+  log(`${PASSAGES.toLocaleString('en-US')} passages, ${distinct} terms, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   log(`${sizes.length} segments (links: ${sizes.join(', ')}), ${base.length} rows`);
   const avgdl = terms / PASSAGES;
 

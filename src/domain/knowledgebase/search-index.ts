@@ -209,19 +209,17 @@ export function scorePassages(
   }
 
   // The limit-th best rounded score (a min-heap of the best `limit`), then every passage reaching it.
-  const round9 = (s: number) => Math.floor(s * 1_000_000_000 + 0.5);
+  const rounded = new Float64Array(found);
   const heap: number[] = [];
   for (let i = 0; i < found; i++) {
-    const r = round9(scores[i]!);
+    const r = Math.floor(scores[i]! * 1_000_000_000 + 0.5);
+    rounded[i] = r;
     if (heap.length < limit) heapPush(heap, r);
     else if (r > heap[0]!) heapReplaceTop(heap, r);
   }
   const cutoff = heap.length < limit ? Number.NEGATIVE_INFINITY : heap[0]!;
   const out: ScoredPassage[] = [];
-  for (let i = 0; i < found; i++) {
-    const rounded = round9(scores[i]!);
-    if (rounded >= cutoff) out.push({ id: ids[i]!, score: scores[i]!, rounded });
-  }
+  for (let i = 0; i < found; i++) if (rounded[i]! >= cutoff) out.push({ id: ids[i]!, score: scores[i]!, rounded: rounded[i]! });
   return out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
 }
 
