@@ -67,6 +67,9 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       scanTimeLimitMs: config.searchTimeoutMs,
     });
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });
+  // Background work of the search index (its merges, seconds of work on a large knowledge base)
+  // on a thread of its own: never queued before a request's task (a search's scoring, a page).
+  const indexThread = taskThreads.alike(1);
   const validationCache = createValidationCache({ maxBytes: config.validationCacheBytes });
   const fetchPolicy = fetchPolicyOf(config);
   const metrics = serviceMetrics(taskThreads, validationCache, storage);
@@ -155,7 +158,13 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       });
       worker.start();
       jobs.push(worker);
-      jobs.push(startSearchIndexHousekeeping(storage, { intervalMs: config.kbPollIntervalMs, logger: jobLogger }));
+      jobs.push(
+        startSearchIndexHousekeeping(storage, {
+          intervalMs: config.kbPollIntervalMs,
+          merge: (rows, inputPassages, excluded) => indexThread.mergeSegmentsOnThread(rows, inputPassages, excluded),
+          logger: jobLogger,
+        }),
+      );
       crawlJob = startCrawls(crawls, { intervalMs: config.kbPollIntervalMs, logger: jobLogger });
       jobs.push(crawlJob);
       jobs.push(startApiDescriptionSync(storage, sync, { logger: jobLogger }));
@@ -180,6 +189,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
           await stopJobs();
         } finally {
           // What was handed in (ServiceParts) is closed by whoever made it.
+          await indexThread.close();
           if (!parts.taskThreads) await taskThreads.close();
           if (!parts.storage) await storage.close();
         }

@@ -379,7 +379,7 @@ export class IngestionWorker {
         retired = stored?.retired ?? false;
         return stored?.published ? { status: 'indexed' } : null;
       });
-      if (retired) await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
+      if (retired) await kb.deleteRetiredPassages(db, dialect, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
       return outcome;
     }
     // Checked before storing too, so a page over the limit is not written for nothing.
@@ -390,7 +390,7 @@ export class IngestionWorker {
     let termCount = 0;
     for (let i = 0; i < passages.length; i += STAGE_BATCH) {
       if (lease.lost) break;
-      termCount += await kb.stagePassages(db, dialect, rowsOf(i, i + STAGE_BATCH), version);
+      termCount += await kb.stagePassages(db, rowsOf(i, i + STAGE_BATCH), version);
     }
     const outcome = lease.lost
       ? null
@@ -402,7 +402,7 @@ export class IngestionWorker {
             : null;
         });
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
-    await kb.deleteRetiredPassages(db, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
+    await kb.deleteRetiredPassages(db, dialect, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
     return outcome;
   }
 

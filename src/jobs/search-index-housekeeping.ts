@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { mergeSegments } from '../domain/knowledgebase/search-index.js';
 import type { Storage } from '../storage/database.js';
-import { deleteRetiredPassages, mergeSearchIndexStep, sweepSearchIndex } from '../storage/knowledge-base.repository.js';
+import { deleteRetiredPassages } from '../storage/knowledge-base.repository.js';
+import { mergeSegmentsStep, type SegmentMerger } from '../storage/search-index.repository.js';
 
-/** Stale index entries removed per step: a short hold of the write lock. */
-const SWEEP_BATCH = 50;
 /** Passages of retired sets deleted per step (in bounded statements). */
 const RETIRED_BUDGET = 2000;
 
@@ -12,18 +12,20 @@ export interface Housekeeping {
 }
 
 /**
- * Background clean-up of the knowledge base's search data, in every instance whatever
+ * Background upkeep of the knowledge base's search data, in every instance whatever
  * KB_WORKERS says:
  * - passages of retired sets (replaced by a newer version of their page, or left half stored
  *   by a process that stopped; never searched) are deleted, a bounded batch per step;
- * - SQLite: its full-text index keeps the entries of deleted passages until they are swept
- *   (removing them with their passages would make a large deletion several times slower, so a
- *   trigger notes them in kb_fts_garbage, and searches never return them): they are swept a
- *   small batch per step, and while nothing is left, the index's segments are merged one
- *   bounded step per interval.
- * Steps run with a turn of the event loop between them.
+ * - the search index's segments are merged, one merge per step (eight of a tier into one of the
+ *   next, or a segment rewritten without the deleted passages it holds: search-index.repository.ts),
+ *   the merge itself computed by `merge` (the service's task threads; in this thread unless given).
+ * Steps run with a turn of the event loop between them while there is work; then one per interval.
  */
-export function startSearchIndexHousekeeping(storage: Storage, options: { intervalMs: number; logger?: Pick<FastifyBaseLogger, 'error'> }): Housekeeping {
+export function startSearchIndexHousekeeping(
+  storage: Storage,
+  options: { intervalMs: number; merge?: SegmentMerger; logger?: Pick<FastifyBaseLogger, 'error'> },
+): Housekeeping {
+  const merge: SegmentMerger = options.merge ?? (async (rows, inputPassages, excluded) => mergeSegments(rows, inputPassages, excluded));
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let wake: (() => void) | null = null;
@@ -36,13 +38,12 @@ export function startSearchIndexHousekeeping(storage: Storage, options: { interv
   const loop = async () => {
     while (!stopped) {
       try {
-        const retired = await deleteRetiredPassages(storage.db, { budget: RETIRED_BUDGET });
-        const swept = await sweepSearchIndex(storage.db, storage.dialect, SWEEP_BATCH);
-        if (retired + swept > 0) {
+        const retired = await deleteRetiredPassages(storage.db, storage.dialect, { budget: RETIRED_BUDGET });
+        const merged = !stopped && (await mergeSegmentsStep(storage.db, storage.dialect, merge));
+        if (retired > 0 || merged) {
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
-        await mergeSearchIndexStep(storage.db, storage.dialect);
       } catch (err) {
         options.logger?.error({ err }, 'search index housekeeping failed');
       }

@@ -5,6 +5,9 @@ import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
 import { pastKey } from './keyset.js';
+import { deleteBotIndex, excludePassages, writeSegment } from './search-index.repository.js';
+
+export { searchPassages, type PassageHit } from './search-index.repository.js';
 
 // Rows per multi-row INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
 const INSERT_BATCH = 500;
@@ -12,11 +15,11 @@ const INSERT_BATCH = 500;
 const DELETE_BATCH = 200;
 // Passages per DELETE statement: each statement is a few milliseconds of SQLite work.
 const PASSAGE_DELETE_BATCH = 2000;
-// Passages per INSERT while storing a page: the FTS5 trigger indexes every passage on SQLite,
-// and the statement (with the terms, unless given) is built on the event loop, a batch at a time.
+// Passages per INSERT while storing a page (a segment of the search index each): the statement
+// (with the terms, unless given) is built on the event loop, a batch at a time.
 const PASSAGE_INSERT_BATCH = 200;
-// Pages written per merge step of the SQLite full-text index (see mergeSearchIndexStep).
-const MERGE_PAGES = 128;
+// Passages per INSERT when written at once (insertPassages).
+const INSERT_ROWS = 2000;
 
 export async function findKnowledgeBase(db: Db, botId: string) {
   return db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', botId).executeTakeFirst();
@@ -48,6 +51,7 @@ export async function ensureKnowledgeBase(db: Db, botId: string, now: string): P
 
 export async function deleteKnowledgeBase(db: Db, botId: string): Promise<void> {
   await db.deleteFrom('knowledge_bases').where('bot_id', '=', botId).execute();
+  await deleteBotIndex(db, botId);
 }
 
 /**
@@ -156,17 +160,19 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
       .deleteFrom('kb_links')
       .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
       .execute();
-    await db
+    const deleted = await db
       .deleteFrom('kb_passages')
       .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
+      .returning(['id', 'bot_id', 'term_count'])
       .execute();
+    await excludePassages(db, dialect, deleted);
     await retireHiddenSets(db, ids);
     return;
   }
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
     await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await deletePassagesInBatches(db, (eb) => eb('link_id', 'in', ids));
+    await deletePassagesInBatches(db, dialect, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
 }
@@ -187,17 +193,23 @@ async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<voi
  * Deletes the passages `which` selects, PASSAGE_DELETE_BATCH per statement (on SQLite a large
  * change goes in bounded statements, so that other writes interleave; PostgreSQL works in its
  * own processes, where one statement is fastest); stops once about `budget` are deleted. `done` is false when
- * the budget stopped it before the last of them.
+ * the budget stopped it before the last of them. Each batch leaves the search index (its ids
+ * excluded) in the transaction that deletes it.
  */
 async function deletePassagesInBatches(
   db: Db,
+  dialect: DialectName,
   which: (eb: ExpressionBuilder<Database, 'kb_passages'>) => Expression<SqlBool>,
   budget = Number.POSITIVE_INFINITY,
 ): Promise<{ deleted: number; done: boolean }> {
   let deleted = 0;
   for (;;) {
-    const batch = db.selectFrom('kb_passages').select('id').where(which).limit(PASSAGE_DELETE_BATCH);
-    const n = Number((await db.deleteFrom('kb_passages').where('id', 'in', batch).executeTakeFirst()).numDeletedRows);
+    const n = await inTransaction(db, async (trx) => {
+      const batch = trx.selectFrom('kb_passages').select('id').where(which).limit(PASSAGE_DELETE_BATCH);
+      const rows = await trx.deleteFrom('kb_passages').where('id', 'in', batch).returning(['id', 'bot_id', 'term_count']).execute();
+      await excludePassages(trx, dialect, rows);
+      return rows.length;
+    });
     deleted += n;
     if (n < PASSAGE_DELETE_BATCH) return { deleted, done: true };
     if (deleted >= budget) return { deleted, done: false };
@@ -215,21 +227,31 @@ export interface NewPassage {
 }
 
 /**
- * The one way to write passages: each row goes in with its search terms (`passageTerms`, which
- * a trigger indexes: kb_passages_fts on SQLite, the tsv column on PostgreSQL) and its term
- * count. A row inserted without terms is refused by the database. Returns each link's sum of
- * term counts. Callers batch (the rows go in one INSERT).
+ * The one way to write passages: each row goes in with its term count, and the rows (with their
+ * search terms: `passageTerms`, computed here unless given) make a segment of the search index
+ * (search-index.repository.ts), in the caller's transaction. Returns each link's sum of term
+ * counts. Callers batch (the rows go in one INSERT).
  */
-async function writePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<Map<string, number>> {
+async function writePassages(db: Db, rows: ReadonlyArray<NewPassage & { version: number }>): Promise<Map<string, number>> {
   const perLink = new Map<string, number>();
   if (rows.length === 0) return perLink;
+  const terms: string[] = [];
   const values = rows.map((row) => {
-    const { terms, term_count } =
-      row.terms !== undefined && row.term_count !== undefined ? { terms: row.terms, term_count: row.term_count } : passageTerms(row.content);
-    perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + term_count);
-    return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, terms, term_count, version };
+    const counted = row.terms !== undefined && row.term_count !== undefined ? { terms: row.terms, term_count: row.term_count } : passageTerms(row.content);
+    perLink.set(row.link_id, (perLink.get(row.link_id) ?? 0) + counted.term_count);
+    terms.push(counted.terms);
+    return { link_id: row.link_id, bot_id: row.bot_id, seq: row.seq, content: row.content, term_count: counted.term_count, version: row.version };
   });
-  await db.insertInto('kb_passages').values(values).execute();
+  const ids = await db.insertInto('kb_passages').values(values).returning(['id', 'link_id', 'seq', 'version']).execute();
+  // Each row's id, matched by (link, version, passage): nothing promises RETURNING's order.
+  const at = new Map(values.map((v, i) => [`${v.link_id} ${v.version} ${v.seq}`, i]));
+  await writeSegment(
+    db,
+    ids.map((r) => {
+      const i = at.get(`${r.link_id} ${r.version} ${r.seq}`)!;
+      return { id: Number(r.id), bot_id: values[i]!.bot_id, terms: terms[i]!, term_count: values[i]!.term_count };
+    }),
+  );
   return perLink;
 }
 
@@ -241,12 +263,15 @@ export async function insertPassages(db: Db, rows: readonly NewPassage[]): Promi
       ? []
       : (await db.selectFrom('kb_links').select(['id', 'version']).where('id', 'in', linkIds).execute()).map((l) => [l.id, Number(l.version)]),
   );
-  for (const linkId of linkIds) {
-    const perLink = await writePassages(
+  const perLink = new Map<string, number>();
+  // A segment of the index per INSERT_ROWS rows (7 values each: under both parameter limits).
+  for (let i = 0; i < rows.length; i += INSERT_ROWS)
+    for (const [linkId, n] of await writePassages(
       db,
-      rows.filter((r) => r.link_id === linkId),
-      versions.get(linkId) ?? 0,
-    );
+      rows.slice(i, i + INSERT_ROWS).map((r) => ({ ...r, version: versions.get(r.link_id) ?? 0 })),
+    ))
+      perLink.set(linkId, (perLink.get(linkId) ?? 0) + n);
+  for (const linkId of linkIds) {
     const count = perLink.get(linkId) ?? 0;
     if (count > 0)
       await db
@@ -471,31 +496,17 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
 }
 
 /**
- * Passages this process wrote since its last merge step of the SQLite full-text index: a step
- * follows every PASSAGE_INSERT_BATCH passages written, whether one page or many small ones
- * wrote them (a step after every small page cost a crawl's writer a fifth of its time, most of
- * it the step's own overhead: bench/README.md).
- */
-let passagesSinceMergeStep = 0;
-
-/**
  * Writes a part of a staged set (hidden until published), or a page stored at once, in one
- * transaction (the caller's, when given one); returns its search terms. The rows go in batches;
- * on SQLite a bounded merge step of the full-text index follows every PASSAGE_INSERT_BATCH
- * passages written (so its segments never pile up into a crisis merge inside one INSERT); a
- * part of a few thousand passages keeps the write lock's hold short.
+ * transaction (the caller's, when given one); returns its search terms. The rows go in batches
+ * of PASSAGE_INSERT_BATCH, each a segment of the search index; a part of a few thousand
+ * passages keeps the write lock's hold short.
  */
-export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number> {
+export async function stagePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<number> {
   return inTransaction(db, async (trx) => {
     let terms = 0;
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
-      const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH);
-      for (const n of (await writePassages(trx, batch, version)).values()) terms += n;
-      passagesSinceMergeStep += batch.length;
-      if (passagesSinceMergeStep >= PASSAGE_INSERT_BATCH) {
-        passagesSinceMergeStep = 0;
-        await mergeSearchIndexStep(trx, dialect);
-      }
+      const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH).map((r) => ({ ...r, version }));
+      for (const n of (await writePassages(trx, batch)).values()) terms += n;
       // Building a batch's statement is event-loop work (and its search terms too, when the
       // caller has not computed them): one batch per turn, as the writer thread's answers may
       // otherwise arrive within one turn.
@@ -547,7 +558,7 @@ export async function storePageAtOnce(
   if (!next) return null;
   if (next.others + rows.length > maxBotPassages) return { over: next.others + rows.length };
   const { link, version } = next;
-  const termCount = await stagePassages(trx, dialect, rows, version);
+  const termCount = await stagePassages(trx, rows, version);
   const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
@@ -605,7 +616,7 @@ export async function retireSet(db: Db, linkId: string, version: number, botId: 
  * statement, and then the sets' rows.
  * Returns how many passages it deleted; stops after about `budget` of them.
  */
-export async function deleteRetiredPassages(db: Db, options: { linkId?: string; budget: number }): Promise<number> {
+export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
   const sets = await db
     .selectFrom('kb_hidden_passages')
     .select(['link_id', 'version'])
@@ -618,6 +629,7 @@ export async function deleteRetiredPassages(db: Db, options: { linkId?: string; 
   for (const set of sets) {
     const result = await deletePassagesInBatches(
       db,
+      dialect,
       (eb) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)]),
       options.budget - deleted,
     );
@@ -639,128 +651,15 @@ export async function releaseJob(db: Db, job: { id: string; owner: string; gener
     .execute();
 }
 
-/**
- * Removes up to `limit` stale entries from the SQLite full-text index (entries of deleted
- * passages, noted in kb_fts_garbage by a trigger); returns how many it removed. Searches
- * never return stale entries, so this is housekeeping. PostgreSQL's index (a column of
- * kb_passages) needs none.
- */
-export async function sweepSearchIndex(db: Db, dialect: DialectName, limit: number): Promise<number> {
-  if (dialect !== 'sqlite') return 0;
-  return db.transaction().execute(async (trx) => {
-    const ids = (await sql<{ passage_id: number }>`select passage_id from kb_fts_garbage order by passage_id limit ${limit}`.execute(trx)).rows.map(
-      (r) => r.passage_id,
-    );
-    if (ids.length === 0) return 0;
-    const list = sql.join(ids);
-    await sql`delete from kb_passages_fts where rowid in (${list})`.execute(trx);
-    await sql`delete from kb_fts_garbage where passage_id in (${list})`.execute(trx);
-    return ids.length;
-  });
-}
-
-/**
- * One step (about MERGE_PAGES pages written) of merging the SQLite full-text index's segments.
- * A smaller budget does not make steps shorter: steps of 8 or 64 pages fell behind while a
- * large page was stored, until one step had to merge a very long list of passages at once.
- * No budget bounds every step on a large index (bench/README.md, issue 13 §10); the steps run on
- * the writer's thread (sqlite-writer.ts), so they delay other writes, not the event loop.
- */
-export async function mergeSearchIndexStep(db: Db, dialect: DialectName): Promise<void> {
-  if (dialect !== 'sqlite') return;
-  await sql`insert into kb_passages_fts(kb_passages_fts, rank) values ('merge', ${MERGE_PAGES})`.execute(db);
-}
-
 const PREFIX_LENGTH = 8;
 
 /**
- * SQLite indexes each term under its bot (migration 017): prefixed with the first 8 hex digits of
- * the bot's id, so that a search reads its own bot's index entries, never another's.
+ * SQLite's full-text index (migrations 002 to 018; replaced by the service's own in 019) kept
+ * each term under its bot: prefixed with the first 8 hex digits of the bot's id. Migration 017
+ * reads it.
  */
 export function searchTermPrefix(botId: string): string {
   return botId.replaceAll('-', '').slice(0, PREFIX_LENGTH).toLowerCase();
-}
-
-export interface PassageHit {
-  link_id: string;
-  url: string;
-  seq: number;
-  content: string;
-  score: number;
-}
-
-/**
- * The bot's passages holding any of the search terms (`queryTerms`), best first, scored alike
- * on both databases: bm25 (k1 = 1.2, b = 0.75) over the bot's own statistics, divided by the
- * best score the query could reach, so 0 < score < 1:
- *
- *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
- *   bm25(p)  = Σ over the terms t in p: idf(t) · tf(t,p) · 2.2 / (tf(t,p) + 1.2 · (0.25 + 0.75 · len(p) / avglen))
- *   score(p) = bm25(p) / Σ over the terms t in any of the bot's passages: 2.2 · idf(t)
- *
- * N: the bot's passages; df(t): those holding t; tf(t,p): t's occurrences in p; len(p): p's
- * terms; avglen: the bot's terms / N (the database keeps the bot's totals in its knowledge_bases row,
- * migration 014: one row read). Ties (scores equal to 9 decimals) go by URL
- * (code point order), then passage; the score is answered rounded to 6 decimals. Both
- * databases evaluate the same expression in IEEE doubles (C's log() for ln).
- *
- * Cost: the bot's index entries of the query's terms (on SQLite each term is indexed under its
- * bot: `searchTermPrefix`), and a few microseconds of work for each of them; a
- * passage holding none is never read, and only the best `limit` (and their ties) are joined
- * to their content and URL.
- */
-export async function searchPassages(db: Db, dialect: DialectName, botId: string, terms: readonly string[], limit: number): Promise<PassageHit[]> {
-  if (terms.length === 0) return [];
-  const pg = dialect === 'postgres';
-  const prefix = searchTermPrefix(botId);
-  // The bot's totals, one row read (sum over at most one row: a row even when there is none).
-  const totals = sql`(select coalesce(sum(passages), 0) as passages, coalesce(sum(term_count), 0) as terms from knowledge_bases where bot_id = ${botId}) k`;
-  const stats = pg
-    ? sql`select greatest(k.passages, 1)::float8 as n, greatest(k.terms, 1)::float8 / greatest(k.passages, 1)::float8 as avgdl from ${totals}`
-    : sql`select max(k.passages, 1) as n, max(k.terms, 1) * 1.0 / max(k.passages, 1) as avgdl from ${totals}`;
-  // Passages of a set being stored or retired (kb_hidden_passages) are never seen; the check
-  // is part of the statement, so it holds for whatever the statement's snapshot holds.
-  const visible = sql`not exists (select 1 from kb_hidden_passages x where x.link_id = p.link_id and x.version = p.version)`;
-  // matches(id, term, tf, dl): one row per (passage of the bot, query term it holds).
-  const matches = pg
-    ? // The tsvector holds each term's positions: keep the query's terms (weight A), count them.
-      sql`select p.id, u.lexeme as term, cardinality(u.positions)::float8 as tf, p.term_count::float8 as dl
-        from kb_passages p cross join lateral unnest(ts_filter(setweight(p.tsv, 'A', ${[...terms]}::text[]), '{a}')) u
-        where p.bot_id = ${botId} and p.tsv @@ ${terms.map((t) => `'${t}'`).join(' | ')}::tsquery and ${visible}`
-    : // Each passage's bot and length from the index on (bot_id, id, term_count) (migration 016): a
-      // small index row, not the passage's own row with its content. The hidden sets' passages
-      // (a few pages being stored or deleted) are listed once.
-      sql`select h.id, h.term, h.tf, p.term_count as dl
-        from (select doc as id, substr(term, ${prefix.length + 1}) as term, count(*) as tf from kb_passages_fts_instance
-          where term in (${sql.join(terms.map((t) => prefix + t))}) group by doc, term) h
-        cross join kb_passages p indexed by kb_passages_bot_terms
-        where p.bot_id = ${botId} and p.id = h.id
-          and h.id not in (select q.id from kb_hidden_passages x join kb_passages q on q.link_id = x.link_id and q.version = x.version where x.bot_id = ${botId})`;
-  const df = pg ? sql`count(*)::float8` : sql`count(*)`;
-  const atLeast = pg ? sql`greatest` : sql`max`;
-  const byCodePoint = pg ? sql`collate "C"` : sql``;
-  const result = await sql<PassageHit>`
-    with stats as (${stats}),
-    matches as materialized (${matches}),
-    df as (select term, ${df} as df from matches group by term),
-    weights as (select d.term, ln(1 + (${atLeast}(s.n, d.df) - d.df + 0.5) / (d.df + 0.5)) as idf from df d cross join stats s),
-    best as (select sum(idf) * 2.2 as best from weights),
-    scores as (
-      select m.id, sum(w.idf * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * m.dl / s.avgdl))) / b.best as score
-      from matches m join weights w on w.term = m.term cross join stats s cross join best b
-      group by m.id, b.best
-    ),
-    ranked as materialized (select sc.id, sc.score, floor(sc.score * 1000000000.0 + 0.5) as rounded from scores sc),
-    -- The limit-th best score: only passages scoring at least that (ties included) are read.
-    cutoff as (select rounded from ranked order by rounded desc limit 1 offset ${limit - 1}),
-    top as (select * from ranked where rounded >= coalesce((select rounded from cutoff), -1))
-    select p.link_id, l.url, p.seq, p.content, top.score
-    from top
-    join kb_passages p on p.id = top.id
-    join kb_links l on l.id = p.link_id
-    order by top.rounded desc, l.url ${byCodePoint}, p.seq
-    limit ${limit}`.execute(db);
-  return result.rows.map((r) => ({ ...r, score: Math.round(Number(r.score) * 1e6) / 1e6 }));
 }
 
 // ---- a copilot's deletion and purge ----

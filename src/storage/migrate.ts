@@ -18,11 +18,13 @@ import { crawlCounts } from './migrations/015-crawl-counts.js';
 import { searchLookupIndex } from './migrations/016-search-lookup-index.js';
 import { searchTermsPerBot } from './migrations/017-search-terms-per-bot.js';
 import { runningJobs } from './migrations/018-running-jobs.js';
+import { searchIndex } from './migrations/019-search-index.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
 
-function migrator(db: Kysely<any>, storage: Storage): Migrator {
+/** The migrations in order (migrateToLatest runs them; tests migrate to one of them). */
+export function migrator(db: Kysely<any>, storage: Storage): Migrator {
   const migrations = {
     '001-initial': initial(storage.dialect),
     '002-knowledge-base': knowledgeBase(storage.dialect),
@@ -42,6 +44,7 @@ function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '016-search-lookup-index': searchLookupIndex(storage.dialect),
     '017-search-terms-per-bot': searchTermsPerBot(storage.dialect),
     '018-running-jobs': runningJobs(),
+    '019-search-index': searchIndex(storage.dialect),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /** Row types as stored; they never leave src/storage (services map rows to API objects). */
 export interface CopilotRow {
@@ -185,15 +185,40 @@ export interface KbPassageRow {
   bot_id: string;
   seq: number;
   content: string;
-  /**
-   * Written only: the passage's search terms (`passageTerms`), which a trigger indexes and then
-   * clears (NULL once stored). An insert without it fails: use `insertPassages`.
-   */
-  terms: ColumnType<string | null, string, never>;
   /** How many search terms the passage has (its length for bm25). */
   term_count: number;
   /** Which stored set of its link's passages it belongs to (see kb_links.version). */
   version: Generated<number>;
+}
+
+/**
+ * A segment of a bot's search index (migration 019, docs/search-index.md): the postings one
+ * write added, or what a merge of segments left.
+ */
+export interface KbSegmentRow {
+  id: Generated<number>;
+  bot_id: string;
+  /** Its passages that hold a term. */
+  passages: number;
+  min_id: number;
+  max_id: number;
+  created_at: string;
+}
+
+/** A term's postings in one segment of a bot's index (search-index.ts encodes them). */
+export interface KbPostingsRow {
+  bot_id: string;
+  term: string;
+  segment: number;
+  postings: Uint8Array;
+}
+
+/** A bot's deleted passages that some segment still holds: searches leave them out; merges drop them. */
+export interface KbExcludedRow {
+  bot_id: string;
+  /** Their ids, ascending (search-index.ts `encodeIds`). */
+  ids: Uint8Array;
+  count: number;
 }
 
 /** A crawl (issue 16 §2): its request, robots.txt, state and schedule (migration 012). */
@@ -279,6 +304,9 @@ export interface Database {
   kb_links: KbLinkTable;
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;
+  kb_segments: KbSegmentRow;
+  kb_postings: KbPostingsRow;
+  kb_excluded: KbExcludedRow;
   audit_log: AuditLogRow;
   crawls: CrawlRow;
   crawl_pages: CrawlPageRow;

@@ -28,6 +28,7 @@ import type { UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
+import type { IndexTotals, MergedSegment, ScoredPassage } from '../domain/knowledgebase/search-index.js';
 import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
@@ -68,6 +69,11 @@ export class TaskThreads {
   private pendingBytes = 0;
 
   constructor(private readonly options: TaskThreadsOptions) {}
+
+  /** A pool of its own running the same program (its threads start at its first task). */
+  alike(threads: number): TaskThreads {
+    return new TaskThreads({ ...this.options, threads });
+  }
 
   /** Resolves once a thread has run a task: the service checks its threads at start. */
   async ready(): Promise<void> {
@@ -200,6 +206,22 @@ export class TaskThreads {
   ): Promise<Omit<CrawledPage, 'passages'> & { passages: PassageList | null }> {
     const page = await this.run('crawlPage', [body, contentType, finalUrl, scope, options], { bytes: body.length, transfer: movable(body) });
     return { ...page, passages: page.passages === null ? null : unpackPassages(page.passages) };
+  }
+
+  /**
+   * A knowledge-base search's scoring (search-index.ts `scorePassages`) on a task thread: a word
+   * most of a million passages hold is a loop over a million postings, which on the event loop
+   * would hold every other request. The postings are copied there.
+   */
+  scoreOnThread(blobsByTerm: Uint8Array[][], totals: IndexTotals, limit: number, excluded: Int32Array): Promise<ScoredPassage[]> {
+    let bytes = excluded.byteLength;
+    for (const blobs of blobsByTerm) for (const b of blobs) bytes += b.length;
+    return this.runForRequest('scorePassages', [blobsByTerm, totals, limit, excluded], { bytes }, 'with other searches');
+  }
+
+  /** A merge of a bot's index segments (search-index.ts `mergeSegments`) on a task thread; the postings are copied there. */
+  mergeSegmentsOnThread(rows: Array<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: Int32Array): Promise<MergedSegment> {
+    return this.run('mergeSegments', [rows, inputPassages, excluded], { bytes: rows.reduce((n, r) => n + r.postings.length, 0) });
   }
 
   /** A fetched sitemap read on a task thread (the body moves there). */

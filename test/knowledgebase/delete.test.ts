@@ -3,7 +3,7 @@ import { revokeApiKey } from '../../src/domain/auth/api-keys.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, copilotPath, createCopilot, expectError, kbPath, nextLink, TIMESTAMP } from '../support/http.js';
-import { deleteLinks, ftsHits, linkRows, links, orphanPassages, passageRows, postLinks, search, waitForLinks } from '../support/knowledge-base.js';
+import { deleteLinks, indexHits, linkRows, links, orphanPassages, passageRows, postLinks, search, waitForLinks } from '../support/knowledge-base.js';
 import { seedIndexedLinks } from '../support/seed.js';
 import { PageServer } from '../support/pages.js';
 
@@ -184,7 +184,7 @@ for (const dialect of DIALECTS) {
       const rows = await linkRows(t.storage, bot, [b]);
       const bId = rows[0]!.id;
       expect((await passageRows(t.storage, [bId])).length).toBeGreaterThan(0);
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markerbword')).toBeGreaterThan(0);
+      expect(await indexHits(t.storage, 'markerbword')).toBeGreaterThan(0);
 
       const missing = pages.url('/kb/never-added');
       const res = await deleteLinks(t, bot, [b, missing, b], deleter);
@@ -195,7 +195,7 @@ for (const dialect of DIALECTS) {
       expect(await linkRows(t.storage, bot, [b])).toEqual([]);
       expect(await passageRows(t.storage, [bId])).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markerbword')).toBe(0);
+      expect(await indexHits(t.storage, 'markerbword')).toBe(0);
       expect((await search(t, bot, 'markerbword')).results).toEqual([]);
       expect((await search(t, bot, 'markercword')).results.map((r) => r.url)).toEqual([c]);
       expect([...(await links(t, bot))!.keys()].sort()).toEqual([c, d].sort());
@@ -225,7 +225,7 @@ for (const dialect of DIALECTS) {
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: [spelling], not_found_links: [] });
       expect(await linkRows(t.storage, bot)).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markerspeltword')).toBe(0);
+      expect(await indexHits(t.storage, 'markerspeltword')).toBe(0);
       expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markerspeltword`), 404, 'knowledge_base_not_found');
     });
 
@@ -240,7 +240,7 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
       expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markereword`), 404, 'knowledge_base_not_found');
       expectError(await deleteLinks(t, bot, urls, deleter), 404, 'knowledge_base_not_found');
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markereword')).toBe(0);
+      expect(await indexHits(t.storage, 'markereword')).toBe(0);
 
       expect((await postLinks(t, bot, [urls[0]])).statusCode).toBe(202);
       const back = await waitForLinks(t, bot, [urls[0]!]);
@@ -272,7 +272,7 @@ for (const dialect of DIALECTS) {
       ).toEqual(passagesBefore);
       expect(await t.storage.db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', bot).execute()).toHaveLength(1);
       expect((await search(t, bot, 'markergword')).results).toHaveLength(1);
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'markergword')).toBeGreaterThan(0);
+      expect(await indexHits(t.storage, 'markergword')).toBeGreaterThan(0);
       const audit = (await call(t, 'GET', `/backend/api/audit?bot_id=${bot}&action=knowledgebase.delete_links`)).json() as AuditEntry[];
       expect(audit).toEqual([]);
 
@@ -304,7 +304,7 @@ for (const dialect of DIALECTS) {
       expect(await linkRows(t.storage, bot)).toEqual([]);
       expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
-      if (dialect === 'sqlite') expect(await ftsHits(t.storage, 'bulkword')).toBe(0);
+      expect(await indexHits(t.storage, 'bulkword')).toBe(0);
       expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
     });
 

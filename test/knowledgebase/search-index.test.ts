@@ -1,26 +1,26 @@
 /**
- * Issue 16 §2: the search index of our own (src/domain/knowledgebase/search-index.ts), not
- * wired into the service yet. Its postings survive encoding, merging and exclusion, and its
- * scoring answers what `searchPassages` answers on both databases: the same passages, in the
- * same order, with the same scores, also once links are deleted.
+ * Issue 16 §2: the search index's pure part (src/domain/knowledgebase/search-index.ts): its
+ * postings and excluded ids survive encoding, segments decode in id order however they overlap,
+ * merges drop the excluded ids they hold, and merges are chosen by tier. Its scoring is held to
+ * a reference on both databases by search-reference.test.ts and search-index-merges.test.ts.
  */
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
+  decodeIds,
   decodePostings,
+  encodeIds,
   encodePostings,
+  MERGE_FACTOR,
+  MIN_EXCLUDED_TO_REWRITE,
   mergePostings,
+  mergeSegments,
   type Posting,
-  type ScoredPassage,
-  scorePassages,
   segmentOf,
+  segmentsToMerge,
+  tierOf,
+  unionIds,
+  withoutIds,
 } from '../../src/domain/knowledgebase/search-index.js';
-import type { Storage } from '../../src/storage/database.js';
-import * as kb from '../../src/storage/knowledge-base.repository.js';
-import { passageTerms, queryTerms } from '../../src/text/search-terms.js';
-import { createTestStorage, DIALECTS } from '../support/databases.js';
-import { searchCorpus } from '../support/search-corpus.js';
-import { seedIndexedLinks } from '../support/seed.js';
 
 const listOf = (blobs: Buffer[], excluded?: number[]): Posting[] => {
   const l = decodePostings(blobs, excluded);
@@ -70,69 +70,56 @@ describe('postings', () => {
   });
 });
 
-for (const dialect of DIALECTS) {
-  describe(`the index's scoring answers what searchPassages answers (${dialect})`, () => {
-    let storage: Storage;
-    let cleanup: () => Promise<void>;
-    beforeAll(async () => {
-      ({ storage, cleanup } = await createTestStorage(dialect));
-    });
-    afterAll(async () => cleanup?.());
-
-    /** The index's answer: its passages ordered as searchPassages orders them (ties by URL in code point order, then passage). */
-    async function indexSearch(bot: string, q: string, limit: number, segments: Array<Map<string, Buffer>>, excluded: number[]) {
-      const row = await storage.db.selectFrom('knowledge_bases').select(['passages', 'term_count']).where('bot_id', '=', bot).executeTakeFirstOrThrow();
-      const scored: ScoredPassage[] = scorePassages(
-        queryTerms(q).map((term) => segments.flatMap((s) => s.get(term) ?? [])),
-        { passages: Number(row.passages), terms: Number(row.term_count) },
-        limit,
-        excluded,
-      );
-      if (scored.length === 0) return [];
-      const where = new Map(
-        (
-          await storage.db
-            .selectFrom('kb_passages as p')
-            .innerJoin('kb_links as l', 'l.id', 'p.link_id')
-            .select(['p.id', 'l.url', 'p.seq'])
-            .where(
-              'p.id',
-              'in',
-              scored.map((s) => s.id),
-            )
-            .execute()
-        ).map((r) => [Number(r.id), { url: r.url, seq: Number(r.seq) }]),
-      );
-      const codePoints = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-      return scored
-        .map((s) => ({ ...where.get(s.id)!, rounded: s.rounded, score: Math.round(s.score * 1e6) / 1e6 }))
-        .sort((x, y) => y.rounded - x.rounded || codePoints(x.url, y.url) || x.seq - y.seq)
-        .slice(0, limit)
-        .map(({ url, seq, score }) => ({ url, seq, score }));
-    }
-
-    it('for rare and common words alone and together, at several limits, before and after links are deleted', async () => {
-      const bot = randomUUID();
-      const links = searchCorpus(40, 10);
-      const linkIds = await seedIndexedLinks(storage.db, bot, links);
-      const rows = await storage.db.selectFrom('kb_passages').select(['id', 'content']).where('bot_id', '=', bot).execute();
-      // Segments of four links' passages each, written out of id order; terms as the writer makes them.
-      const passages = rows.map((r) => ({ id: Number(r.id), ...passageTerms(r.content) })).sort((x, y) => y.id - x.id);
-      const segments = Array.from({ length: 10 }, (_, i) => segmentOf(passages.slice(i * 40, i * 40 + 40)));
-      const queries = ['common', 'often', 'rare3', 'rare3 common', 'common rare7 often', 'rare1 rare2 common', 'fillera0', 'nothing here'];
-      const compare = async (excluded: number[]) => {
-        for (const q of queries)
-          for (const limit of [1, 5, 10, 50]) {
-            const theirs = (await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms(q), limit)).map(({ url, seq, score }) => ({ url, seq, score }));
-            expect(await indexSearch(bot, q, limit, segments, excluded), `${q} (limit ${limit})`).toEqual(theirs);
-          }
-      };
-      await compare([]);
-      // Every fourth link deleted: its passages are gone from the database and excluded from the index.
-      const gone = linkIds.filter((_, i) => i % 4 === 1);
-      const deleted = (await storage.db.selectFrom('kb_passages').select('id').where('link_id', 'in', gone).execute()).map((r) => Number(r.id));
-      await kb.deleteLinksAndPassages(storage.db, dialect, gone);
-      await compare(deleted.sort((x, y) => x - y));
-    });
+describe('excluded ids', () => {
+  it('come back as written, and combine as sets', () => {
+    const a = Int32Array.from([3, 9, 200, 2 ** 31 - 1]);
+    expect([...decodeIds(encodeIds(a))]).toEqual([...a]);
+    expect([...decodeIds(null)]).toEqual([]);
+    expect([...unionIds(a, [1, 9, 10])]).toEqual([1, 3, 9, 10, 200, 2 ** 31 - 1]);
+    expect([...withoutIds(a, [9, 10, 2 ** 31 - 1])]).toEqual([3, 200]);
+    expect(() => encodeIds([5, 5])).toThrow(RangeError);
   });
-}
+});
+
+describe('segments', () => {
+  const postings = (ids: number[]) => encodePostings(ids.map((id) => ({ id, tf: 1, length: id })));
+
+  it('that overlap (a merge beside later writes) decode in id order, however many', () => {
+    // A merged segment's range holds a later segment's, and a third overlaps both.
+    const blobs = [postings([1, 2, 40, 41, 90]), postings([10, 11, 12]), postings([5, 42, 100]), postings([101, 102])];
+    expect(listOf(blobs).map((p) => p.id)).toEqual([1, 2, 5, 10, 11, 12, 40, 41, 42, 90, 100, 101, 102]);
+    expect(listOf(blobs, [2, 12, 101]).map((p) => p.id)).toEqual([1, 5, 10, 11, 40, 41, 42, 90, 100, 102]);
+  });
+
+  it('merge into one, dropping the excluded ids they hold and telling which', () => {
+    const merged = mergeSegments(
+      [
+        { term: 'a', postings: postings([1, 4, 7]) },
+        { term: 'b', postings: postings([4]) },
+        { term: 'a', postings: postings([9, 12]) },
+        { term: 'c', postings: postings([12]) },
+      ],
+      5,
+      Int32Array.from([4, 12, 50]),
+    );
+    expect(merged.terms.sort()).toEqual(['a']);
+    expect(listOf([merged.blobs[0]! as Buffer]).map((p) => p.id)).toEqual([1, 7, 9]);
+    expect([...merged.dropped]).toEqual([4, 12]);
+    expect(merged).toMatchObject({ passages: 3, minId: 1, maxId: 9 });
+  });
+
+  it('are merged eight of the lowest tier at a time, the oldest first; else one rewritten when many of its passages were deleted', () => {
+    const seg = (id: number, passages: number, minId = id * 1000, maxId = id * 1000 + 999) => ({ id, passages, minId, maxId });
+    expect(tierOf(7)).toBe(0);
+    expect(tierOf(8)).toBe(1);
+    expect(tierOf(64)).toBe(2);
+    const small = Array.from({ length: MERGE_FACTOR }, (_, i) => seg(20 - i, 10));
+    expect(segmentsToMerge([seg(1, 5000), ...small, seg(30, 3)], [])).toEqual(small.map((s) => s.id).sort((x, y) => x - y));
+    expect(segmentsToMerge(small.slice(1), [])).toBeNull();
+    // 1,000 excluded ids, all in segment 2's range: an eighth of the 7,010 passages or more.
+    const many = Int32Array.from({ length: MIN_EXCLUDED_TO_REWRITE }, (_, i) => 2000 + i);
+    expect(segmentsToMerge([seg(1, 3000), seg(2, 4000, 2000, 2999), seg(3, 10)], many)).toEqual([2]);
+    expect(segmentsToMerge([seg(1, 40_000), seg(2, 40_000, 2000, 2999)], many)).toBeNull();
+    expect(segmentsToMerge([seg(2, 1100, 2000, 2999)], many.subarray(1))).toBeNull();
+  });
+});

@@ -24,6 +24,7 @@ const ALL_MIGRATIONS = [
   '016-search-lookup-index',
   '017-search-terms-per-bot',
   '018-running-jobs',
+  '019-search-index',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Crawl } from '../../src/domain/crawl-wire.js';
+import { decodeIds, decodePostings } from '../../src/domain/knowledgebase/search-index.js';
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
@@ -127,21 +128,66 @@ export async function passageRows(storage: Storage, linkIds: string[]) {
 }
 
 /**
- * SQLite only: passages of any bot whose FTS5 index entries hold a word (each bot's terms are
- * indexed under its prefix, searchTermPrefix) and that a search can return (their passage
- * exists). Entries of deleted passages linger until the worker sweeps them
- * (test/knowledgebase/search-index-sweep.test.ts) but are never returned.
+ * Passages of any bot that the search index holds for a word and a search can see: in some
+ * segment's postings of the word, not excluded (deleted), and stored. Deleted passages stay in
+ * their segments, excluded, until a merge drops them (test/knowledgebase/search-index-sweep.test.ts).
  */
-export async function ftsHits(storage: Storage, word: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(distinct i.doc) as n from kb_passages_fts_instance i join kb_passages p on p.id = i.doc
-    where substr(i.term, 9) = ${word}`.execute(storage.db);
-  return Number(rows[0]!.n);
+export async function indexHits(storage: Storage, word: string): Promise<number> {
+  let n = 0;
+  for (const [botId, ids] of await postingsOf(storage, word)) {
+    const excluded = decodeIds((await storage.db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst())?.ids);
+    const seen = decodePostings(ids, excluded);
+    const list = [...seen.ids.subarray(0, seen.count)];
+    for (let i = 0; i < list.length; i += 500)
+      n += (
+        await storage.db
+          .selectFrom('kb_passages')
+          .select('id')
+          .where('id', 'in', list.slice(i, i + 500))
+          .execute()
+      ).length;
+  }
+  return n;
 }
 
-/** SQLite only: passages of any bot with FTS5 index entries holding a word, stale ones included. */
-export async function rawFtsHits(storage: Storage, word: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(distinct doc) as n from kb_passages_fts_instance where substr(term, 9) = ${word}`.execute(storage.db);
-  return Number(rows[0]!.n);
+/** Postings of a word in the search index, of any bot, excluded ones included (what merges have not dropped yet). */
+export async function rawIndexHits(storage: Storage, word: string): Promise<number> {
+  let n = 0;
+  for (const blobs of (await postingsOf(storage, word)).values()) n += decodePostings(blobs).count;
+  return n;
+}
+
+/**
+ * Ids in the search index's postings (any bot, any term) that a search would see but that are no
+ * longer stored: neither stored nor excluded. Must always be 0, whatever ran concurrently.
+ */
+export async function phantomPostings(storage: Storage): Promise<number> {
+  const rows = await storage.db.selectFrom('kb_postings').select(['bot_id', 'postings']).execute();
+  const byBot = new Map<string, Set<number>>();
+  for (const r of rows) {
+    const list = decodePostings([r.postings]);
+    const ids = byBot.get(r.bot_id) ?? new Set<number>();
+    for (let i = 0; i < list.count; i++) ids.add(list.ids[i]!);
+    byBot.set(r.bot_id, ids);
+  }
+  let n = 0;
+  for (const [botId, ids] of byBot) {
+    const excluded = new Set(decodeIds((await storage.db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst())?.ids));
+    const candidates = [...ids].filter((id) => !excluded.has(id));
+    for (let i = 0; i < candidates.length; i += 500) {
+      const batch = candidates.slice(i, i + 500);
+      const stored = (await storage.db.selectFrom('kb_passages').select('id').where('id', 'in', batch).execute()).length;
+      n += batch.length - stored;
+    }
+  }
+  return n;
+}
+
+async function postingsOf(storage: Storage, word: string): Promise<Map<string, Uint8Array[]>> {
+  const rows = await storage.db.selectFrom('kb_postings').select(['bot_id', 'postings']).where('term', '=', word).execute();
+  const byBot = new Map<string, Uint8Array[]>();
+  for (const r of rows) byBot.set(r.bot_id, [...(byBot.get(r.bot_id) ?? []), r.postings]);
+  return byBot;
 }
 
 /** PostgreSQL only: sessions on this database waiting for a lock held by another transaction. */

@@ -12,6 +12,7 @@ import { nowTimestamp } from '../ids.js';
 import { canonicalLink, checkLinks, uniqueCanonicalLinks, withoutQuery } from './links.js';
 import { queryTerms } from '../../text/search-terms.js';
 import { isPrivacyBot, requestChecks } from '../../storage/link-refresh.repository.js';
+import type { TaskThreads } from '../../threads/task-threads.js';
 import { LINK_STATUSES, type KnowledgeBaseLink, type KnowledgeBaseLinks, type LinksDeleted, type LinksRefreshed, type SearchResults } from '../wire.js';
 
 export const DELETE_MESSAGE = 'Knowledge base and associated links have been successfully deleted.';
@@ -127,12 +128,14 @@ export async function refreshLinks(db: Db, botId: string, actor?: Principal): Pr
 }
 
 /**
- * Searches the bot's passages on a scan connection, in the bot's turn (storage.scan): the
- * checks before it are short reads on the read connection. A bot with too many searches
- * waiting already is answered 429 at once, and so is a search stopped at its time limit.
+ * Searches the bot's passages on a scan connection, in the bot's turn (storage.scan), scored on
+ * a task thread (`scorer`): the checks before it are short reads on the read connection. A bot
+ * with too many searches waiting already is answered 429 at once, and so is a search stopped
+ * at its time limit.
  */
 export async function searchKnowledgeBase(
   storage: Pick<Storage, 'readDb' | 'dialect' | 'scan'>,
+  scorer: Pick<TaskThreads, 'scoreOnThread'>,
   botId: string,
   q: string,
   limit: number,
@@ -141,7 +144,9 @@ export async function searchKnowledgeBase(
   if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
   const terms = queryTerms(q);
   const hits = await storage
-    .scan(id, (db) => kb.searchPassages(db, storage.dialect, id, terms, limit))
+    .scan(id, (db) =>
+      kb.searchPassages(db, storage.dialect, id, terms, limit, (blobs, totals, n, excluded) => scorer.scoreOnThread(blobs, totals, n, excluded)),
+    )
     .catch((err: unknown) => {
       if (err instanceof TooManyScans) {
         throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {

@@ -7,8 +7,8 @@
  * with the same bm25 as `searchPassages` (src/storage/knowledge-base.repository.ts), so that the
  * answers stay the same when the index changes under them.
  *
- * Not wired into the service yet: bench/search-segments.ts measures it (see bench/README.md,
- * "Session of 2026-11-28"), and the plan for the rest is in docs/search-index.md.
+ * The storage (tables, writes, merges, search) is src/storage/knowledge-base.repository.ts;
+ * docs/search-index.md tells the whole.
  */
 
 /** A passage's entry in one term's postings. */
@@ -31,77 +31,185 @@ export interface PostingList {
 /** The blob of `postings`, whose ids must ascend strictly. */
 export function encodePostings(postings: readonly Posting[]): Buffer {
   // A varint of a 32-bit value takes at most 5 bytes: three per posting.
-  const out = Buffer.allocUnsafe(postings.length * 15);
-  let at = 0;
-  const varint = (value: number) => {
-    let v = value;
-    while (v >= 0x80) {
-      out[at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    out[at++] = v;
-  };
+  const out = new VarintWriter(postings.length * 15);
   let previous = 0;
   for (const p of postings) {
-    if (!(Number.isInteger(p.id) && p.id > previous && p.id <= 0x7fffffff)) throw new RangeError(`posting ids must ascend: ${p.id} after ${previous}`);
-    varint(p.id - previous);
-    varint(p.tf);
-    varint(p.length);
+    out.id(p.id, previous);
+    out.varint(p.tf);
+    out.varint(p.length);
     previous = p.id;
   }
-  return Buffer.from(out.subarray(0, at));
+  return out.done();
+}
+
+/** Varints into a buffer of a known bound. */
+class VarintWriter {
+  private readonly out: Buffer;
+  private at = 0;
+  constructor(bound: number) {
+    this.out = Buffer.allocUnsafe(bound);
+  }
+  varint(value: number): void {
+    let v = value;
+    while (v >= 0x80) {
+      this.out[this.at++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.out[this.at++] = v;
+  }
+  /** An id as its distance from the one before (ids ascend strictly, 1 … 2³¹ − 1). */
+  id(id: number, previous: number): void {
+    if (!(Number.isInteger(id) && id > previous && id <= 0x7fffffff)) throw new RangeError(`ids must ascend: ${id} after ${previous}`);
+    this.varint(id - previous);
+  }
+  done(): Buffer {
+    return Buffer.from(this.out.subarray(0, this.at));
+  }
+}
+
+/** Ascending passage ids as one blob (varint distances): a bot's excluded ids (kb_excluded). */
+export function encodeIds(ids: ArrayLike<number>): Buffer {
+  const out = new VarintWriter(ids.length * 5);
+  let previous = 0;
+  for (let i = 0; i < ids.length; i++) {
+    out.id(ids[i]!, previous);
+    previous = ids[i]!;
+  }
+  return out.done();
+}
+
+/** The ids of `encodeIds`' blob (none for null). */
+export function decodeIds(blob: Uint8Array | null | undefined): Int32Array {
+  if (!blob || blob.length === 0) return NO_IDS;
+  const ids = new Int32Array(blob.length);
+  const read = new VarintReader(blob);
+  let count = 0;
+  let id = 0;
+  while (read.at < blob.length) {
+    id += read.next();
+    ids[count++] = id;
+  }
+  return ids.slice(0, count);
+}
+
+/** Varints from a blob, from `at` on. */
+class VarintReader {
+  at = 0;
+  constructor(private readonly blob: Uint8Array) {}
+  next(): number {
+    let value = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = this.blob[this.at++] ?? 0;
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return value;
+  }
+}
+
+/** The ids in `a` or `b` (each ascending), ascending, each once. */
+export function unionIds(a: ArrayLike<number>, b: ArrayLike<number>): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length || j < b.length) {
+    const x = i < a.length ? a[i]! : Number.POSITIVE_INFINITY;
+    const y = j < b.length ? b[j]! : Number.POSITIVE_INFINITY;
+    const next = Math.min(x, y);
+    if (x === next) i++;
+    if (y === next) j++;
+    out[n++] = next;
+  }
+  return out.slice(0, n);
+}
+
+/** The ids of `a` not in `b` (each ascending). */
+export function withoutIds(a: ArrayLike<number>, b: ArrayLike<number>): Int32Array {
+  const out = new Int32Array(a.length);
+  let n = 0;
+  let j = 0;
+  for (let i = 0; i < a.length; i++) {
+    while (j < b.length && b[j]! < a[i]!) j++;
+    if (j < b.length && b[j] === a[i]) continue;
+    out[n++] = a[i]!;
+  }
+  return out.slice(0, n);
 }
 
 /**
  * The postings of one term from its blobs (one per segment, in any order: segments written by
- * writers at the same moment may interleave their ids), ids ascending, those in `excluded`
- * (ascending: passages deleted, or of a set being stored or retired) left out.
+ * writers at the same moment, or a merge's segment beside later ones, may interleave their ids),
+ * ids ascending, those in `excluded` (ascending: passages deleted, or of a set being stored or
+ * retired) left out. Blobs whose ids follow one another are read straight into place; one that
+ * overlaps those before it is merged into them.
  */
 export function decodePostings(blobs: readonly Uint8Array[], excluded: ArrayLike<number> = NO_IDS): PostingList {
   let bytes = 0;
   for (const b of blobs) bytes += b.length;
   // Each posting takes at least three bytes.
   const capacity = Math.floor(bytes / 3);
-  let list: PostingList = { ids: new Int32Array(capacity), tfs: new Uint16Array(capacity), lengths: new Uint32Array(capacity), count: 0 };
-  let ordered = true;
+  const list: PostingList = { ids: new Int32Array(capacity), tfs: new Uint16Array(capacity), lengths: new Uint32Array(capacity), count: 0 };
+  let run: PostingList | null = null;
   for (const blob of blobs) {
-    let at = 0;
-    let id = 0;
-    const read = () => {
-      let value = 0;
-      let shift = 0;
-      let byte: number;
-      do {
-        byte = blob[at++]!;
-        value += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-      } while (byte & 0x80);
-      return value;
-    };
-    while (at < blob.length) {
-      id += read();
-      const n = list.count++;
-      if (n > 0 && id <= list.ids[n - 1]!) ordered = false;
-      list.ids[n] = id;
-      list.tfs[n] = read();
-      list.lengths[n] = read();
+    const start = list.count;
+    // A blob that overlaps what was read is read on its own, then merged in.
+    let into = list;
+    if (start > 0 && blob.length > 0 && firstId(blob) <= list.ids[start - 1]!) {
+      run ??= emptyList(capacity);
+      run.count = 0;
+      into = run;
     }
+    const read = new VarintReader(blob);
+    let id = 0;
+    while (read.at < blob.length) {
+      id += read.next();
+      const n = into.count++;
+      into.ids[n] = id;
+      into.tfs[n] = read.next();
+      into.lengths[n] = read.next();
+    }
+    if (into === run) mergeInto(list, run);
   }
-  if (!ordered) list = sortById(list);
   return excluded.length === 0 ? list : without(list, excluded);
 }
 
 const NO_IDS = new Int32Array(0);
 
-function sortById(list: PostingList): PostingList {
-  const order = Array.from({ length: list.count }, (_, i) => i).sort((a, b) => list.ids[a]! - list.ids[b]!);
-  const sorted: PostingList = { ids: new Int32Array(list.count), tfs: new Uint16Array(list.count), lengths: new Uint32Array(list.count), count: list.count };
-  order.forEach((from, to) => {
-    sorted.ids[to] = list.ids[from]!;
-    sorted.tfs[to] = list.tfs[from]!;
-    sorted.lengths[to] = list.lengths[from]!;
-  });
-  return sorted;
+const emptyList = (capacity: number): PostingList => ({
+  ids: new Int32Array(capacity),
+  tfs: new Uint16Array(capacity),
+  lengths: new Uint32Array(capacity),
+  count: 0,
+});
+
+/** The first id of a postings blob (its first varint). */
+const firstId = (blob: Uint8Array): number => new VarintReader(blob).next();
+
+/** Merges `run` (ascending) into `list` (ascending, room for both): only the part of `list` from `run`'s first id on moves. */
+function mergeInto(list: PostingList, run: PostingList): void {
+  if (run.count === 0) return;
+  const from = lowerBound(list.ids.subarray(0, list.count), run.ids[0]!);
+  const tail = { ids: list.ids.slice(from, list.count), tfs: list.tfs.slice(from, list.count), lengths: list.lengths.slice(from, list.count) };
+  const tailCount = list.count - from;
+  let i = 0;
+  let j = 0;
+  let out = from;
+  while (i < tailCount || j < run.count) {
+    const takeTail = j >= run.count || (i < tailCount && tail.ids[i]! < run.ids[j]!);
+    if (takeTail) {
+      list.ids[out] = tail.ids[i]!;
+      list.tfs[out] = tail.tfs[i]!;
+      list.lengths[out++] = tail.lengths[i++]!;
+    } else {
+      list.ids[out] = run.ids[j]!;
+      list.tfs[out] = run.tfs[j]!;
+      list.lengths[out++] = run.lengths[j++]!;
+    }
+  }
+  list.count = out;
 }
 
 /** `list` without the ids of `excluded` (both ascending), in place. */
@@ -143,6 +251,141 @@ export function segmentOf(passages: ReadonlyArray<{ id: number; terms: string; t
     }
   }
   return new Map([...byTerm].map(([term, postings]) => [term, encodePostings(postings)]));
+}
+
+/** A segment's size and id range (its kb_segments row): what merges are chosen by. */
+export interface SegmentInfo {
+  id: number;
+  /** Its passages that hold a term (a passage with none is in no segment). */
+  passages: number;
+  minId: number;
+  maxId: number;
+}
+
+/** What `segmentOf` writes, with its kb_segments row's numbers. */
+export function summaryOf(passages: ReadonlyArray<{ id: number; term_count: number }>): Omit<SegmentInfo, 'id'> {
+  let n = 0;
+  let minId = Number.POSITIVE_INFINITY;
+  let maxId = 0;
+  for (const p of passages) {
+    if (p.term_count === 0) continue;
+    n++;
+    minId = Math.min(minId, p.id);
+    maxId = Math.max(maxId, p.id);
+  }
+  return { passages: n, minId: n === 0 ? 0 : minId, maxId };
+}
+
+/** Segments of a tier are merged once there are this many. */
+export const MERGE_FACTOR = 8;
+
+/** A segment's tier: 8ⁿ ≤ passages < 8ⁿ⁺¹ (a merge of eight of a tier is of the next). */
+export const tierOf = (passages: number): number => Math.floor(Math.log(Math.max(1, passages)) / Math.log(MERGE_FACTOR) + 1e-9);
+
+/**
+ * The segments of a bot to merge next, or null when none need it: the oldest eight of the
+ * lowest tier that has eight; else, when its excluded ids (`excluded`, ascending) are at least
+ * an eighth of its indexed passages and at least MIN_EXCLUDED_TO_REWRITE, the segment whose id
+ * range holds the most of them, rewritten alone (which drops them). Searches read every excluded
+ * id, so they must not pile up where no tier merge reaches.
+ */
+export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: ArrayLike<number>): number[] | null {
+  const byTier = new Map<number, SegmentInfo[]>();
+  for (const s of segments) {
+    const tier = tierOf(s.passages);
+    const list = byTier.get(tier);
+    if (list) list.push(s);
+    else byTier.set(tier, [s]);
+  }
+  for (const tier of [...byTier.keys()].sort((a, b) => a - b)) {
+    const list = byTier.get(tier)!;
+    if (list.length >= MERGE_FACTOR)
+      return list
+        .sort((a, b) => a.id - b.id)
+        .slice(0, MERGE_FACTOR)
+        .map((s) => s.id);
+  }
+  const indexed = segments.reduce((n, s) => n + s.passages, 0);
+  if (excluded.length < MIN_EXCLUDED_TO_REWRITE || excluded.length * MERGE_FACTOR < indexed) return null;
+  let best: SegmentInfo | null = null;
+  let bestCount = 0;
+  for (const s of segments) {
+    const count = countInRange(excluded, s.minId, s.maxId);
+    if (count > bestCount) [best, bestCount] = [s, count];
+  }
+  return best ? [best.id] : null;
+}
+
+/** Excluded ids below this many are left for the tier merges to drop. */
+export const MIN_EXCLUDED_TO_REWRITE = 1000;
+
+function countInRange(ids: ArrayLike<number>, min: number, max: number): number {
+  const first = lowerBound(ids, min);
+  return lowerBound(ids, max + 1) - first;
+}
+
+function lowerBound(ids: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A merge's result: the merged segment's blobs and numbers, and the excluded ids it dropped. */
+export interface MergedSegment {
+  terms: string[];
+  blobs: Uint8Array[];
+  passages: number;
+  minId: number;
+  maxId: number;
+  /** The excluded ids found in the inputs, which the merged segment no longer holds. */
+  dropped: Int32Array;
+}
+
+/**
+ * Merges segments: `rows` are every (term, blob) of them, `inputPassages` the sum of their
+ * passages; `excluded` (ascending) are left out. Each excluded id found is one passage of one
+ * input fewer.
+ */
+export function mergeSegments(rows: ReadonlyArray<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: ArrayLike<number>): MergedSegment {
+  const byTerm = new Map<string, Uint8Array[]>();
+  for (const row of rows) {
+    const list = byTerm.get(row.term);
+    if (list) list.push(row.postings);
+    else byTerm.set(row.term, [row.postings]);
+  }
+  const found = new Uint8Array(excluded.length);
+  const terms: string[] = [];
+  const blobs: Uint8Array[] = [];
+  let minId = Number.POSITIVE_INFINITY;
+  let maxId = 0;
+  for (const [term, list] of byTerm) {
+    const all = decodePostings(list);
+    // Mark the excluded ids this term's postings hold, then leave them out.
+    let x = 0;
+    for (let i = 0; i < all.count; i++) {
+      const id = all.ids[i]!;
+      while (x < excluded.length && excluded[x]! < id) x++;
+      if (x < excluded.length && excluded[x] === id) found[x] = 1;
+    }
+    const kept = excluded.length === 0 ? all : without(all, excluded);
+    if (kept.count === 0) continue;
+    minId = Math.min(minId, kept.ids[0]!);
+    maxId = Math.max(maxId, kept.ids[kept.count - 1]!);
+    const postings: Posting[] = new Array(kept.count);
+    for (let i = 0; i < kept.count; i++) postings[i] = { id: kept.ids[i]!, tf: kept.tfs[i]!, length: kept.lengths[i]! };
+    terms.push(term);
+    blobs.push(encodePostings(postings));
+  }
+  const dropped = new Int32Array(found.reduce((n, f) => n + f, 0));
+  let d = 0;
+  for (let i = 0; i < found.length; i++) if (found[i]) dropped[d++] = excluded[i]!;
+  const passages = Math.max(0, inputPassages - dropped.length);
+  return { terms, blobs, passages, minId: terms.length === 0 ? 0 : minId, maxId, dropped };
 }
 
 /** The bot's totals (its knowledge_bases row): passages, and their terms. */

@@ -7,6 +7,7 @@ import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.servic
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRefreshed, LinksRequest, SearchResults } from '../../domain/wire.js';
 import { SCAN_WAITING_PER_TENANT, type Storage } from '../../storage/database.js';
+import type { TaskThreads } from '../../threads/task-threads.js';
 import type { AccessHook } from '../auth.js';
 import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, PageQuery, ref, SearchQuery } from '../schemas.js';
 
@@ -17,7 +18,14 @@ const LINKS_BODY_BYTES = MAX_LINKS_PER_REQUEST * (MAX_LINK_LENGTH * 3 + 16) + 10
 
 export function knowledgeBaseRoutes(
   instance: FastifyInstance,
-  deps: { storage: Storage; access: AccessHook; config: Pick<Config, 'bodyLimitBytes' | 'kbMaxPendingLinksPerBot'>; onLinksQueued?: () => void },
+  deps: {
+    storage: Storage;
+    access: AccessHook;
+    config: Pick<Config, 'bodyLimitBytes' | 'kbMaxPendingLinksPerBot'>;
+    onLinksQueued?: () => void;
+    /** Where searches are scored (the task threads). */
+    scorer: Pick<TaskThreads, 'scoreOnThread'>;
+  },
 ): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { storage, access } = deps;
@@ -125,7 +133,7 @@ export function knowledgeBaseRoutes(
       schema: {
         operationId: 'searchKnowledgeBase',
         summary: "Full-text search of the knowledge base's passages",
-        description: `Lexical search (SQLite FTS5 / PostgreSQL full-text), best passages first. Searches take turns shared fairly among knowledge bases: 429 when a knowledge base has ${SCAN_WAITING_PER_TENANT} waiting already, or when one runs past its time limit (SEARCH_TIMEOUT_MS).`,
+        description: `Lexical search (bm25 over the knowledge base's own index, the same on SQLite and PostgreSQL), best passages first. Searches take turns shared fairly among knowledge bases: 429 when a knowledge base has ${SCAN_WAITING_PER_TENANT} waiting already, or when one runs past its time limit (SEARCH_TIMEOUT_MS).`,
         tags: ['knowledge base'],
         params: BotParams,
         querystring: SearchQuery,
@@ -135,7 +143,7 @@ export function knowledgeBaseRoutes(
         },
       },
     },
-    async (request) => knowledgeBase.searchKnowledgeBase(storage, request.params.bot_id, request.query.q, request.query.limit),
+    async (request) => knowledgeBase.searchKnowledgeBase(storage, deps.scorer, request.params.bot_id, request.query.q, request.query.limit),
   );
 
   app.delete(

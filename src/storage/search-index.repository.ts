@@ -1,0 +1,307 @@
+import {
+  decodeIds,
+  encodeIds,
+  type IndexTotals,
+  type MergedSegment,
+  type ScoredPassage,
+  scorePassages,
+  segmentOf,
+  segmentsToMerge,
+  summaryOf,
+  unionIds,
+  withoutIds,
+} from '../domain/knowledgebase/search-index.js';
+import { nowTimestamp } from '../domain/ids.js';
+import type { DialectName } from './database.js';
+import type { Db } from './schema.js';
+import { inTransaction } from './transaction.js';
+
+/**
+ * The knowledge base's search index (issue 16 §2; docs/search-index.md): each bot's postings
+ * as one blob per (segment, term) in kb_postings, its segments in kb_segments, its deleted
+ * passages that some segment still holds in kb_excluded. The blobs' format and the scoring are
+ * src/domain/knowledgebase/search-index.ts; this is where they are stored and read.
+ *
+ * - A write of passages adds a segment of them, in the write's transaction (`writeSegment`).
+ * - A deletion of passages adds their ids to the bot's excluded ids, in the deletion's
+ *   transaction (`excludePassages`). Passages of a set being stored or retired
+ *   (kb_hidden_passages) are left out at search time.
+ * - Housekeeping merges a bot's segments, eight of a tier into one of the next, dropping the
+ *   excluded ids they hold (`mergeSegmentsStep`).
+ * - A search reads the bot's totals, excluded and hidden ids and the query terms' blobs in one
+ *   snapshot, scores them (on a task thread in the service), and reads the best passages.
+ */
+
+/** Rows per INSERT into kb_postings (4 values each: well under both databases' parameter limits). */
+const POSTINGS_INSERT_BATCH = 2000;
+
+/** Ids per `IN (…)` list when reading passages by id. */
+const IDS_PER_READ = 5000;
+
+export interface IndexedPassage {
+  id: number;
+  bot_id: string;
+  /** `passageTerms(content).terms`: space-separated. */
+  terms: string;
+  term_count: number;
+}
+
+/** Adds a segment of the passages just written (each bot's its own) to the index, in the caller's transaction. */
+export async function writeSegment(db: Db, passages: readonly IndexedPassage[]): Promise<void> {
+  const byBot = byBotOf(passages);
+  for (const [botId, own] of byBot) {
+    const summary = summaryOf(own);
+    if (summary.passages === 0) continue;
+    const segment = await db
+      .insertInto('kb_segments')
+      .values({ bot_id: botId, passages: summary.passages, min_id: summary.minId, max_id: summary.maxId, created_at: nowTimestamp() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await insertPostings(db, botId, Number(segment.id), [...segmentOf(own)]);
+  }
+}
+
+function byBotOf<T extends { bot_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  const byBot = new Map<string, T[]>();
+  for (const row of rows) {
+    const own = byBot.get(row.bot_id);
+    if (own) own.push(row);
+    else byBot.set(row.bot_id, [row]);
+  }
+  return byBot;
+}
+
+async function insertPostings(db: Db, botId: string, segment: number, entries: ReadonlyArray<readonly [string, Uint8Array]>): Promise<void> {
+  for (let i = 0; i < entries.length; i += POSTINGS_INSERT_BATCH)
+    await db
+      .insertInto('kb_postings')
+      .values(entries.slice(i, i + POSTINGS_INSERT_BATCH).map(([term, postings]) => ({ bot_id: botId, term, segment, postings })))
+      .execute();
+}
+
+/**
+ * Notes deleted passages as excluded from their bots' index until a merge drops them, in the
+ * deletion's transaction. A passage without terms is in no segment: nothing to note.
+ */
+export async function excludePassages(db: Db, dialect: DialectName, deleted: ReadonlyArray<{ id: number; bot_id: string; term_count: number }>): Promise<void> {
+  const byBot = byBotOf(deleted.filter((p) => Number(p.term_count) > 0));
+  for (const [botId, rows] of byBot) {
+    const ids = Int32Array.from(rows, (r) => Number(r.id)).sort();
+    await updateExcluded(db, dialect, botId, (current) => unionIds(current, ids));
+  }
+}
+
+/** Rewrites a bot's excluded ids as `change` makes them, its row held until the transaction ends (PostgreSQL). */
+async function updateExcluded(db: Db, dialect: DialectName, botId: string, change: (current: Int32Array) => Int32Array): Promise<void> {
+  if (dialect === 'postgres') {
+    // The row first, so that two deletions at once wait for each other instead of both inserting it.
+    await db
+      .insertInto('kb_excluded')
+      .values({ bot_id: botId, ids: new Uint8Array(0), count: 0 })
+      .onConflict((oc) => oc.column('bot_id').doNothing())
+      .execute();
+  }
+  const row = await db
+    .selectFrom('kb_excluded')
+    .select('ids')
+    .where('bot_id', '=', botId)
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .executeTakeFirst();
+  const ids = change(decodeIds(row?.ids));
+  if (ids.length === 0) {
+    await db.deleteFrom('kb_excluded').where('bot_id', '=', botId).execute();
+    return;
+  }
+  const value = { ids: encodeIds(ids), count: ids.length };
+  await db
+    .insertInto('kb_excluded')
+    .values({ bot_id: botId, ...value })
+    .onConflict((oc) => oc.column('bot_id').doUpdateSet(value))
+    .execute();
+}
+
+/** Removes a bot's whole index (its knowledge base is deleted). */
+export async function deleteBotIndex(db: Db, botId: string): Promise<void> {
+  await db.deleteFrom('kb_postings').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('kb_segments').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('kb_excluded').where('bot_id', '=', botId).execute();
+}
+
+// ---- merges ----
+
+/** Merges segments (search-index.ts `mergeSegments`): on a task thread in the service. */
+export type SegmentMerger = (rows: Array<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: Int32Array) => Promise<MergedSegment>;
+
+/**
+ * One merge of some bot's segments (`segmentsToMerge` chooses), if any needs one; true when one
+ * was made. The inputs are read outside any transaction (segments never change, they only go),
+ * merged by `merge`, and swapped in by one short transaction that first deletes the inputs'
+ * rows: when another instance merged any of them meanwhile, it finds fewer and writes nothing.
+ * The excluded ids the merge dropped leave kb_excluded in the same transaction; ids excluded
+ * since it read them stay.
+ */
+export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: SegmentMerger): Promise<boolean> {
+  const candidates = await db
+    .selectFrom('kb_segments')
+    .select('bot_id')
+    .groupBy('bot_id')
+    .having((eb) => eb.fn.countAll(), '>=', 8)
+    .union(db.selectFrom('kb_excluded').select('bot_id').where('count', '>', 0))
+    .execute();
+  for (const { bot_id: botId } of candidates) {
+    const segments = (await db.selectFrom('kb_segments').select(['id', 'passages', 'min_id', 'max_id']).where('bot_id', '=', botId).execute()).map((s) => ({
+      id: Number(s.id),
+      passages: Number(s.passages),
+      minId: Number(s.min_id),
+      maxId: Number(s.max_id),
+    }));
+    const excludedRow = await db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
+    const excluded = decodeIds(excludedRow?.ids);
+    const inputs = segmentsToMerge(segments, excluded);
+    if (!inputs) continue;
+    const rows = await db.selectFrom('kb_postings').select(['term', 'postings']).where('segment', 'in', inputs).execute();
+    const inputPassages = segments.filter((s) => inputs.includes(s.id)).reduce((n, s) => n + s.passages, 0);
+    const merged = await merge(rows, inputPassages, excluded);
+    await inTransaction(db, async (trx) => {
+      const gone = await trx.deleteFrom('kb_segments').where('id', 'in', inputs).executeTakeFirst();
+      if (Number(gone.numDeletedRows) !== inputs.length) throw new MergeOvertaken();
+      await trx.deleteFrom('kb_postings').where('segment', 'in', inputs).execute();
+      if (merged.terms.length > 0) {
+        const segment = await trx
+          .insertInto('kb_segments')
+          .values({ bot_id: botId, passages: merged.passages, min_id: merged.minId, max_id: merged.maxId, created_at: nowTimestamp() })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await insertPostings(
+          trx,
+          botId,
+          Number(segment.id),
+          merged.terms.map((term, i) => [term, merged.blobs[i]!] as const),
+        );
+      }
+      if (merged.dropped.length > 0) await updateExcluded(trx, dialect, botId, (current) => withoutIds(current, merged.dropped));
+    }).catch((err: unknown) => {
+      if (!(err instanceof MergeOvertaken)) throw err;
+    });
+    return true;
+  }
+  return false;
+}
+
+/** Another merge took some of the inputs first: this one writes nothing. */
+class MergeOvertaken extends Error {}
+
+// ---- search ----
+
+/** Scores a query's postings (search-index.ts `scorePassages`): on a task thread in the service. */
+export type PassageScorer = (
+  blobsByTerm: Uint8Array[][],
+  totals: IndexTotals,
+  limit: number,
+  excluded: Int32Array,
+) => ScoredPassage[] | Promise<ScoredPassage[]>;
+
+export interface PassageHit {
+  link_id: string;
+  url: string;
+  seq: number;
+  content: string;
+  score: number;
+}
+
+/**
+ * The bot's passages holding any of the search terms (`queryTerms`), best first: bm25 (k1 = 1.2,
+ * b = 0.75) over the bot's own statistics, divided by the best score the query could reach, so
+ * 0 < score ≤ 1:
+ *
+ *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+ *   bm25(p)  = Σ over the terms t in p: idf(t) · tf(t,p) · 2.2 / (tf(t,p) + 1.2 · (0.25 + 0.75 · len(p) / avglen))
+ *   score(p) = bm25(p) / Σ over the terms t in any of the bot's passages: 2.2 · idf(t)
+ *
+ * N: the bot's passages; df(t): those holding t; tf(t,p): t's occurrences in p; len(p): p's
+ * terms; avglen: the bot's terms / N (its knowledge_bases row keeps the totals, migration 014).
+ * Ties (scores equal to 9 decimals) go by URL (code point order), then passage; the score is
+ * answered rounded to 6 decimals. Passages of a set being stored or retired are never seen.
+ *
+ * Cost: one row read per (segment, query term) of the bot, a tight loop over the terms'
+ * postings (`score`), then the best `limit` passages (and their ties) read by id. Everything is
+ * read in one snapshot (a read transaction), so a page's passages are seen whole or not at all.
+ */
+export async function searchPassages(
+  db: Db,
+  dialect: DialectName,
+  botId: string,
+  terms: readonly string[],
+  limit: number,
+  score: PassageScorer = scorePassages,
+): Promise<PassageHit[]> {
+  if (terms.length === 0 || limit <= 0) return [];
+  const search = async (trx: Db): Promise<PassageHit[]> => {
+    const totals = await trx.selectFrom('knowledge_bases').select(['passages', 'term_count']).where('bot_id', '=', botId).executeTakeFirst();
+    if (!totals) return [];
+    const excludedRow = await trx.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
+    const hidden = await trx
+      .selectFrom('kb_hidden_passages as x')
+      .innerJoin('kb_passages as q', (join) => join.onRef('q.link_id', '=', 'x.link_id').onRef('q.version', '=', 'x.version'))
+      .select('q.id')
+      .where('x.bot_id', '=', botId)
+      .execute();
+    const excluded = unionIds(decodeIds(excludedRow?.ids), Int32Array.from(hidden, (h) => Number(h.id)).sort());
+    // Each term's blobs in the order of their segments' first ids: most follow one another.
+    const rows = await trx
+      .selectFrom('kb_postings as p')
+      .innerJoin('kb_segments as s', 's.id', 'p.segment')
+      .select(['p.term', 'p.postings'])
+      .where('p.bot_id', '=', botId)
+      .where('p.term', 'in', [...terms])
+      .orderBy('s.min_id')
+      .execute();
+    const byTerm = new Map<string, Uint8Array[]>(terms.map((t) => [t, []]));
+    for (const row of rows) byTerm.get(row.term)?.push(row.postings);
+    const scored = await score([...byTerm.values()], { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded);
+    if (scored.length === 0) return [];
+    // Ties at the cutoff go by URL, then passage: more than `limit` are ordered by those first.
+    const place = new Map<number, { link_id: string; url: string; seq: number }>();
+    for (let i = 0; i < scored.length; i += IDS_PER_READ) {
+      const found = await trx
+        .selectFrom('kb_passages as p')
+        .innerJoin('kb_links as l', 'l.id', 'p.link_id')
+        .select(['p.id', 'p.link_id', 'l.url', 'p.seq'])
+        .where(
+          'p.id',
+          'in',
+          scored.slice(i, i + IDS_PER_READ).map((s) => s.id),
+        )
+        .execute();
+      for (const r of found) place.set(Number(r.id), { link_id: r.link_id, url: r.url, seq: Number(r.seq) });
+    }
+    const best = scored
+      .filter((s) => place.has(s.id))
+      .map((s) => ({ ...s, ...place.get(s.id)! }))
+      .sort((a, b) => b.rounded - a.rounded || byCodePoint(a.url, b.url) || a.seq - b.seq)
+      .slice(0, limit);
+    const content = new Map(
+      (
+        await trx
+          .selectFrom('kb_passages')
+          .select(['id', 'content'])
+          .where(
+            'id',
+            'in',
+            best.map((b) => b.id),
+          )
+          .execute()
+      ).map((r) => [Number(r.id), r.content]),
+    );
+    return best.map((b) => ({ link_id: b.link_id, url: b.url, seq: b.seq, content: content.get(b.id) ?? '', score: Math.round(b.score * 1e6) / 1e6 }));
+  };
+  if (db.isTransaction) return search(db);
+  return dialect === 'postgres'
+    ? db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(search)
+    : db.transaction().execute(search);
+}
+
+/** Strings in code point order (UTF-16 order differs past U+FFFF): as UTF-8 bytes compare. */
+function byCodePoint(a: string, b: string): number {
+  return a === b ? 0 : Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

@@ -1,0 +1,158 @@
+/**
+ * Issue 16 §2: the search index's upkeep, on both databases. Deleted passages stay in their
+ * segments, excluded, and no search sees them; housekeeping merges eight segments of a tier
+ * into one and drops the excluded passages they hold, rewrites a segment alone when many of its
+ * passages were deleted, and a merge that another instance (or a deletion) overtakes while it
+ * was being computed leaves the index whole. Searches answer the same throughout.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
+import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
+import type { Storage } from '../../src/storage/database.js';
+import * as kb from '../../src/storage/knowledge-base.repository.js';
+import { mergeSegmentsStep, type SegmentMerger } from '../../src/storage/search-index.repository.js';
+import { queryTerms } from '../../src/text/search-terms.js';
+import { createTestStorage, DIALECTS } from '../support/databases.js';
+import { indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/knowledge-base.js';
+import { searchCorpus, searchReference } from '../support/search-corpus.js';
+import { seedIndexedLinks } from '../support/seed.js';
+
+const inProcess: SegmentMerger = async (rows, n, excluded) => mergeSegments(rows, n, excluded);
+const QUERIES = ['common', 'often', 'rare3 common', 'common rare7 often', 'fillera0'];
+
+for (const dialect of DIALECTS) {
+  describe(`the search index's merges (${dialect})`, () => {
+    let storage: Storage;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      ({ storage, cleanup } = await createTestStorage(dialect));
+    });
+    afterAll(async () => cleanup?.());
+
+    const segments = async (bot: string) =>
+      Number(
+        (
+          await storage.db
+            .selectFrom('kb_segments')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('bot_id', '=', bot)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const excludedCount = async (bot: string) =>
+      Number((await storage.db.selectFrom('kb_excluded').select('count').where('bot_id', '=', bot).executeTakeFirst())?.count ?? 0);
+
+    /** Every query answers what scoring every remaining passage answers (the reference). */
+    async function expectExact(bot: string, links: ReadonlyArray<{ url: string; passages: string[] }>) {
+      for (const q of QUERIES) {
+        const hits = await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms(q), 10);
+        const expected = searchReference(links, q);
+        expect(hits.length, q).toBe(Math.min(10, expected.length));
+        for (const [i, hit] of hits.entries()) expect(hit.score, `${q} #${i}`).toBeCloseTo(expected[i]!.score, 6);
+        for (const hit of hits) expect(hit.score).toBeCloseTo(expected.find((e) => e.url === hit.url && e.seq === hit.seq)!.score, 6);
+      }
+      expect(await phantomPostings(storage)).toBe(0);
+    }
+
+    /** A bot whose links were written in `writes` writes (a segment each). */
+    async function botOf(links: Array<{ url: string; passages: string[] }>, writes: number) {
+      const bot = randomUUID();
+      const per = Math.ceil(links.length / writes);
+      const ids: string[] = [];
+      for (let i = 0; i < links.length; i += per) ids.push(...(await seedIndexedLinks(storage.db, bot, links.slice(i, i + per))));
+      return { bot, ids };
+    }
+
+    it('eight segments of a tier become one, dropping the deleted passages they hold; searches answer the same', async () => {
+      const links = searchCorpus(16, 8).map((l, i) => ({ ...l, url: `${l.url}-merge-${i}` }));
+      const { bot, ids } = await botOf(links, MERGE_FACTOR * 2);
+      expect(await segments(bot)).toBe(16);
+      // Every fourth link deleted: excluded, never seen, still in the postings.
+      const gone = new Set(ids.filter((_, i) => i % 4 === 1));
+      await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [...gone]));
+      const left = links.filter((_, i) => !gone.has(ids[i]!));
+      expect(await excludedCount(bot)).toBe(links.filter((_, i) => gone.has(ids[i]!)).reduce((n, l) => n + l.passages.length, 0));
+      expect(await rawIndexHits(storage, 'common')).toBeGreaterThan(await indexHits(storage, 'common'));
+      await expectExact(bot, left);
+
+      // 16 segments of 64 passages (tier 2): two merges of eight; the two merged (tier 3) wait for six more.
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
+      expect(await segments(bot)).toBe(9);
+      await expectExact(bot, left);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
+      expect(await segments(bot)).toBe(2);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(false);
+      // Every deleted passage was in a merged segment: none is left, excluded or in the postings.
+      expect(await excludedCount(bot)).toBe(0);
+      expect(await rawIndexHits(storage, 'common')).toBe(await indexHits(storage, 'common'));
+      await expectExact(bot, left);
+    });
+
+    it('a segment most of whose passages were deleted is rewritten alone', async () => {
+      const links = searchCorpus(40, 40).map((l, i) => ({ ...l, url: `${l.url}-rewrite-${i}` }));
+      const { bot, ids } = await botOf(links, 1);
+      expect(await segments(bot)).toBe(1);
+      // 1,200 of its 1,600 passages: at least MIN_EXCLUDED_TO_REWRITE, and more than an eighth.
+      const gone = ids.slice(0, 30);
+      await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, gone));
+      expect(await excludedCount(bot)).toBe(1200);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
+      expect(await segments(bot)).toBe(1);
+      expect(await excludedCount(bot)).toBe(0);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(false);
+      await expectExact(bot, links.slice(30));
+    });
+
+    it('a merge overtaken by another merge of the same segments writes nothing', async () => {
+      const links = searchCorpus(8, 4).map((l, i) => ({ ...l, url: `${l.url}-overtaken-${i}` }));
+      const { bot } = await botOf(links, MERGE_FACTOR);
+      const before = await rawIndexHits(storage, 'common');
+      let inner = false;
+      const overtaken: SegmentMerger = async (rows, n, excluded) => {
+        // Another instance merges the same segments first, while this one computes.
+        if (!inner) {
+          inner = true;
+          expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
+        }
+        return mergeSegments(rows, n, excluded);
+      };
+      await mergeSegmentsStep(storage.db, dialect, overtaken);
+      expect(inner).toBe(true);
+      expect(await segments(bot)).toBe(1);
+      expect(await rawIndexHits(storage, 'common')).toBe(before);
+      await expectExact(bot, links);
+    });
+
+    it('passages deleted while a merge is computed stay excluded after it', async () => {
+      const links = searchCorpus(8, 4).map((l, i) => ({ ...l, url: `${l.url}-meanwhile-${i}` }));
+      const { bot, ids } = await botOf(links, MERGE_FACTOR);
+      const deleting: SegmentMerger = async (rows, n, excluded) => {
+        const merged = mergeSegments(rows, n, excluded);
+        await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [ids[3]!]));
+        return merged;
+      };
+      expect(await mergeSegmentsStep(storage.db, dialect, deleting)).toBe(true);
+      expect(await segments(bot)).toBe(1);
+      // The merged segment still holds them: they stay excluded until the next merge drops them.
+      expect(await excludedCount(bot)).toBe(links[3]!.passages.length);
+      await expectExact(
+        bot,
+        links.filter((_, i) => i !== 3),
+      );
+    });
+
+    it('housekeeping merges by itself until nothing is left to merge', async () => {
+      const links = searchCorpus(24, 2).map((l, i) => ({ ...l, url: `${l.url}-housekeeping-${i}` }));
+      const { bot } = await botOf(links, 24);
+      expect(await segments(bot)).toBe(24);
+      const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: 20 });
+      try {
+        await waitUntil(async () => (await segments(bot)) < MERGE_FACTOR, 'housekeeping to merge the segments', { timeoutMs: 10_000 });
+      } finally {
+        await housekeeping.stop();
+      }
+      await expectExact(bot, links);
+    });
+  });
+}
