@@ -16,6 +16,7 @@ import {
   mergeSegments,
   type Posting,
   segmentOf,
+  scorePassages,
   segmentsToMerge,
   tierOf,
   unionIds,
@@ -121,5 +122,72 @@ describe('segments', () => {
     expect(segmentsToMerge([seg(1, 3000), seg(2, 4000, 2000, 2999), seg(3, 10)], many)).toEqual([2]);
     expect(segmentsToMerge([seg(1, 40_000), seg(2, 40_000, 2000, 2999)], many)).toBeNull();
     expect(segmentsToMerge([seg(2, 1100, 2000, 2999)], many.subarray(1))).toBeNull();
+  });
+});
+
+describe('scoring', () => {
+  /** bm25 as documented, passage by passage: every passage reaching the limit-th best rounded score. */
+  function expected(terms: Posting[][], totals: { passages: number; terms: number }, limit: number) {
+    const avgdl = totals.terms / totals.passages;
+    const idfs = terms.map((list) => Math.log(1 + (totals.passages - list.length + 0.5) / (list.length + 0.5)));
+    const best = idfs.filter((_, t) => terms[t]!.length > 0).reduce((n, idf) => n + idf * 2.2, 0);
+    const sums = new Map<number, number>();
+    terms.forEach((list, t) => {
+      for (const p of list) sums.set(p.id, (sums.get(p.id) ?? 0) + (idfs[t]! * p.tf * 2.2) / (p.tf + 1.2 * (0.25 + (0.75 * p.length) / avgdl)));
+    });
+    const all = [...sums].map(([id, sum]) => ({ id, score: sum / best, rounded: Math.floor((sum / best) * 1e9 + 0.5) }));
+    all.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+    const cutoff = all.length < limit ? Number.NEGATIVE_INFINITY : all[limit - 1]!.rounded;
+    return all.filter((p) => p.rounded >= cutoff);
+  }
+
+  it('answers bm25 passage by passage, ties at the cutoff included, whether ids are close together or far apart', () => {
+    let seed = 11;
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    // A common term, a middling one and a rare one over 3,000 passages; few lengths and counts, so many ties.
+    const passages = 3000;
+    const terms = [0.9, 0.2, 0.01].map((share) =>
+      Array.from({ length: passages }, (_, i) => i + 1)
+        .filter(() => next() < share)
+        .map((id) => ({ id, tf: 1 + Math.floor(next() * 3), length: 20 + 10 * Math.floor(next() * 3) })),
+    );
+    const totals = { passages, terms: passages * 30 };
+    // Close together: summed in one array over their range; far apart (ids × 100,000): merged by id.
+    for (const spread of [1, 100_000]) {
+      const spreadTerms = terms.map((list) => list.map((p) => ({ ...p, id: p.id * spread })));
+      const blobs = spreadTerms.map((list) => [encodePostings(list.slice(0, 1000)), encodePostings(list.slice(1000))]);
+      for (const limit of [1, 10, 100, 5000])
+        for (const used of [[0], [0, 1], [0, 1, 2], [2]]) {
+          const got = scorePassages(
+            used.map((t) => blobs[t]!),
+            totals,
+            limit,
+          );
+          expect(got, `spread ${spread}, limit ${limit}, terms ${used}`).toEqual(
+            expected(
+              used.map((t) => spreadTerms[t]!),
+              totals,
+              limit,
+            ),
+          );
+        }
+    }
+  });
+
+  it('keeps a passage whose score rounds to the cutoff though it sums a little less than the limit-th', () => {
+    // Lengths barely count against an enormous average: the two scores differ by far less than 10⁻⁹.
+    const totals = { passages: 1000, terms: 1e15 };
+    const blob = encodePostings([
+      { id: 1, tf: 1, length: 21 },
+      { id: 2, tf: 1, length: 20 },
+    ]);
+    const scored = scorePassages([[blob]], totals, 1);
+    expect(scored.map((p) => p.id)).toEqual([1, 2]);
+    const [longer, shorter] = scored;
+    expect(longer!.score).toBeLessThan(shorter!.score);
+    expect(longer!.rounded).toBe(shorter!.rounded);
   });
 });

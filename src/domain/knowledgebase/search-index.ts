@@ -162,18 +162,62 @@ export function decodePostings(blobs: readonly Uint8Array[], excluded: ArrayLike
       run.count = 0;
       into = run;
     }
-    const read = new VarintReader(blob);
-    let id = 0;
-    while (read.at < blob.length) {
-      id += read.next();
-      const n = into.count++;
-      into.ids[n] = id;
-      into.tfs[n] = read.next();
-      into.lengths[n] = read.next();
-    }
+    into.count = readBlob(blob, into);
     if (into === run) mergeInto(list, run);
   }
   return excluded.length === 0 ? list : without(list, excluded);
+}
+
+/**
+ * Reads a blob's postings into `into` after its `count`; returns the new count. The hot loop of
+ * every search: one-byte varints (most distances, counts and lengths under 128) are read inline.
+ */
+function readBlob(blob: Uint8Array, into: PostingList): number {
+  const { ids, tfs, lengths } = into;
+  const end = blob.length;
+  let n = into.count;
+  let at = 0;
+  let id = 0;
+  while (at < end) {
+    let b = blob[at++]!;
+    if (b >= 0x80) {
+      b = longVarint(blob, at - 1);
+      at = longEnd;
+    }
+    id += b;
+    ids[n] = id;
+    b = blob[at++]!;
+    if (b >= 0x80) {
+      b = longVarint(blob, at - 1);
+      at = longEnd;
+    }
+    tfs[n] = b;
+    b = blob[at++]!;
+    if (b >= 0x80) {
+      b = longVarint(blob, at - 1);
+      at = longEnd;
+    }
+    lengths[n++] = b;
+  }
+  return n;
+}
+
+/** Where the last `longVarint` ended: the read loop's second result, without an allocation. */
+let longEnd = 0;
+
+/** A varint of more than one byte, from `at`; sets `longEnd`. */
+function longVarint(blob: Uint8Array, at: number): number {
+  let value = 0;
+  let shift = 0;
+  let byte: number;
+  let i = at;
+  do {
+    byte = blob[i++] ?? 0;
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  longEnd = i;
+  return value;
 }
 
 const NO_IDS = new Int32Array(0);
@@ -418,7 +462,7 @@ export function scorePassages(
   if (limit <= 0) return [];
   const n = Math.max(totals.passages, 1);
   const avgdl = Math.max(totals.terms, 1) / n;
-  const lists: Array<{ ids: Int32Array; weights: Float64Array; count: number; at: number }> = [];
+  const lists: WeightedList[] = [];
   let best = 0;
   for (const blobs of blobsByTerm) {
     const list = decodePostings(blobs, excluded);
@@ -427,19 +471,70 @@ export function scorePassages(
     const idf = Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
     best += idf * 2.2;
     const weights = new Float64Array(df);
+    const { tfs, lengths } = list;
     for (let i = 0; i < df; i++) {
-      const tf = list.tfs[i]!;
-      weights[i] = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * list.lengths[i]!) / avgdl));
+      const tf = tfs[i]!;
+      weights[i] = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * lengths[i]!) / avgdl));
     }
     lists.push({ ids: list.ids, weights, count: df, at: 0 });
   }
   if (lists.length === 0) return [];
 
-  // Every passage holding a term, its score summed over the terms (the lists merged by id).
-  let candidates = 0;
-  for (const l of lists) candidates += l.count;
-  const ids = new Int32Array(candidates);
-  const scores = new Float64Array(candidates);
+  // Every passage holding a term, its weights summed in the terms' order (its score × best);
+  // ranked on those sums (the score and its rounding grow with them), so that only the passages
+  // near the cutoff are divided and rounded.
+  const sums = lists.length === 1 ? { ids: lists[0]!.ids, sums: lists[0]!.weights, count: lists[0]!.count, lo: 0 } : summed(lists);
+  const kth = kthLargest(sums.sums, sums.count, limit);
+  const rounding = (sum: number) => Math.floor((sum / best) * 1_000_000_000 + 0.5);
+  const cutoff = kth === null ? Number.NEGATIVE_INFINITY : rounding(kth);
+  // Passages whose rounded score ties the cutoff may sum a little less than the limit-th: a
+  // bound below every such sum, then the exact rounding.
+  const floor = kth === null ? 0 : ((cutoff - 1) / 1_000_000_000) * best;
+  const out: ScoredPassage[] = [];
+  const keep = (id: number, sum: number) => {
+    const rounded = rounding(sum);
+    if (rounded >= cutoff) out.push({ id, score: sum / best, rounded });
+  };
+  const { ids } = sums;
+  if (ids === null) {
+    for (let j = 0; j < sums.count; j++) if (sums.sums[j]! > 0 && sums.sums[j]! >= floor) keep(sums.lo + j, sums.sums[j]!);
+  } else {
+    for (let i = 0; i < sums.count; i++) if (sums.sums[i]! >= floor) keep(ids[i]!, sums.sums[i]!);
+  }
+  return out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+}
+
+interface WeightedList {
+  ids: Int32Array;
+  weights: Float64Array;
+  count: number;
+  at: number;
+}
+
+/**
+ * Several terms' passages, each passage's weights summed in the terms' order. Into an array
+ * over the lists' id range (`ids` null: the passage of index j is lo + j, a sum of 0 none) when
+ * that range is at most a few times their postings (a bot's passages are mostly near one
+ * another); else by merging the lists by id.
+ */
+function summed(lists: WeightedList[]): { ids: Int32Array | null; sums: Float64Array; count: number; lo: number } {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = 0;
+  let postings = 0;
+  for (const l of lists) {
+    lo = Math.min(lo, l.ids[0]!);
+    hi = Math.max(hi, l.ids[l.count - 1]!);
+    postings += l.count;
+  }
+  const span = hi - lo + 1;
+  if (span <= DENSE_SPAN_PER_POSTING * postings + 4096) {
+    // Every weight is positive: a passage holds a term exactly where its sum is above 0.
+    const sums = new Float64Array(span);
+    for (const { ids, weights, count } of lists) for (let i = 0; i < count; i++) sums[ids[i]! - lo] += weights[i]!;
+    return { ids: null, sums, count: span, lo };
+  }
+  const ids = new Int32Array(postings);
+  const sums = new Float64Array(postings);
   let found = 0;
   for (;;) {
     let next = 0x7fffffff + 1;
@@ -448,22 +543,24 @@ export function scorePassages(
     let sum = 0;
     for (const l of lists) if (l.at < l.count && l.ids[l.at] === next) sum += l.weights[l.at++]!;
     ids[found] = next;
-    scores[found++] = sum / best;
+    sums[found++] = sum;
   }
+  return { ids, sums, count: found, lo: 0 };
+}
 
-  // The limit-th best rounded score (a min-heap of the best `limit`), then every passage reaching it.
-  const rounded = new Float64Array(found);
+/** The id range over postings below which several terms' sums go into one array (8 bytes an id). */
+export const DENSE_SPAN_PER_POSTING = 4;
+
+/** The `limit`-th largest of the values above 0 (a min-heap of the largest), or null when fewer are above 0. */
+function kthLargest(values: Float64Array, count: number, limit: number): number | null {
   const heap: number[] = [];
-  for (let i = 0; i < found; i++) {
-    const r = Math.floor(scores[i]! * 1_000_000_000 + 0.5);
-    rounded[i] = r;
-    if (heap.length < limit) heapPush(heap, r);
-    else if (r > heap[0]!) heapReplaceTop(heap, r);
+  for (let i = 0; i < count; i++) {
+    const v = values[i]!;
+    if (v <= 0) continue;
+    if (heap.length < limit) heapPush(heap, v);
+    else if (v > heap[0]!) heapReplaceTop(heap, v);
   }
-  const cutoff = heap.length < limit ? Number.NEGATIVE_INFINITY : heap[0]!;
-  const out: ScoredPassage[] = [];
-  for (let i = 0; i < found; i++) if (rounded[i]! >= cutoff) out.push({ id: ids[i]!, score: scores[i]!, rounded: rounded[i]! });
-  return out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+  return heap.length < limit ? null : heap[0]!;
 }
 
 function heapPush(heap: number[], value: number): void {
