@@ -527,7 +527,7 @@ export function renderReport(r: BenchResults): string {
         [
           'database',
           'passages',
-          'seed s',
+          'seed s (index merged s)',
           'HTTP answered p50 / p99 / max ms (n, rate)',
           'bare p50 / p99 ms (n)',
           'p99 ratio',
@@ -537,7 +537,7 @@ export function renderReport(r: BenchResults): string {
         r.kb_search.map((x) => [
           x.dialect,
           x.passages.toLocaleString('en-US'),
-          String(x.seed_seconds),
+          x.merge_seconds === undefined ? String(x.seed_seconds) : `${x.seed_seconds} (${x.merge_seconds})`,
           `${x.http.p50_ms} / ${x.http.p99_ms} / ${x.http.max_ms} (n=${x.http.n}, ${x.rate_per_s}/s${x.http.refused ? `, ${x.http.refused} refused 429` : ''}${x.http.errors ? `, ${x.http.errors} failed` : ''})`,
           `${x.bare.p50_ms} / ${x.bare.p99_ms} (n=${x.bare.n})`,
           fmtX(x.ratio_p99),

@@ -6,6 +6,7 @@
  * Commands: start {env} → {url, key}; clearCache;
  * floor {file, parser} → ms; seedKnowledgeBase {botId, links, passagesPerLink} → {urls};
  * analyze (PostgreSQL: ANALYZE, what autovacuum would have done by now);
+ * settleIndex {botId} → seconds until its search index is merged;
  * searchBare {botId, queries, limit} → ms per query; kbSnapshot {botId} → links, passages, knowledge base;
  * profileStart {intervalUs}; profileStop {file}; stop.
  */
@@ -16,6 +17,7 @@ import { loadConfig } from '../src/config.js';
 import { createApiKey } from '../src/domain/auth/api-keys.js';
 import { startService, type RunningService } from '../src/server.js';
 import { searchPassages } from '../src/storage/knowledge-base.repository.js';
+import { nextMerge } from '../src/storage/search-index.repository.js';
 import { queryTerms } from '../src/text/search-terms.js';
 import { seedIndexedLinks } from '../test/support/seed.js';
 import { passageText } from './lib/text.js';
@@ -99,7 +101,7 @@ const handlers: Record<string, (args: any) => unknown> = {
 
   /**
    * A knowledge base of `links` indexed links with `passagesPerLink` passages each,
-   * written through the service's own database connection (FTS triggers included), in
+   * written through the service's own database connection (search index included), in
    * one transaction: much faster than ingesting pages, same rows.
    */
   async seedKnowledgeBase(args: { botId: string; links: number; passagesPerLink: number; prefix: string }) {
@@ -114,6 +116,21 @@ const handlers: Record<string, (args: any) => unknown> = {
       }
     });
     return { urls };
+  },
+
+  /**
+   * Waits until the service's housekeeping has merged the bot's search index as far as it
+   * merges (docs/search-index.md): a knowledge base seeded at once holds the segments of its
+   * seeding, where one ingested page by page would have been merged as it grew. Seconds waited.
+   */
+  async settleIndex(args: { botId: string }) {
+    if (!service) throw new Error('start first');
+    const started = performance.now();
+    while (await nextMerge(service.services.storage.db, args.botId)) {
+      if (performance.now() - started > 30 * 60_000) throw new Error('the index did not settle in 30 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return (performance.now() - started) / 1000;
   },
 
   /**

@@ -149,16 +149,9 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
     .union(db.selectFrom('kb_excluded').select('bot_id').where('count', '>', 0))
     .execute();
   for (const { bot_id: botId } of candidates) {
-    const segments = (await db.selectFrom('kb_segments').select(['id', 'passages', 'min_id', 'max_id']).where('bot_id', '=', botId).execute()).map((s) => ({
-      id: Number(s.id),
-      passages: Number(s.passages),
-      minId: Number(s.min_id),
-      maxId: Number(s.max_id),
-    }));
-    const excludedRow = await db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
-    const excluded = decodeIds(excludedRow?.ids);
-    const inputs = segmentsToMerge(segments, excluded);
-    if (!inputs) continue;
+    const next = await nextMerge(db, botId);
+    if (!next) continue;
+    const { inputs, segments, excluded } = next;
     const rows = await db.selectFrom('kb_postings').select(['term', 'postings']).where('segment', 'in', inputs).execute();
     const inputPassages = segments.filter((s) => inputs.includes(s.id)).reduce((n, s) => n + s.passages, 0);
     const merged = await merge(rows, inputPassages, excluded);
@@ -186,6 +179,20 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
     return true;
   }
   return false;
+}
+
+/** The bot's segments to merge next (`segmentsToMerge`), with what it read to choose them; null when none needs it. */
+export async function nextMerge(db: Db, botId: string) {
+  const segments = (await db.selectFrom('kb_segments').select(['id', 'passages', 'min_id', 'max_id']).where('bot_id', '=', botId).execute()).map((s) => ({
+    id: Number(s.id),
+    passages: Number(s.passages),
+    minId: Number(s.min_id),
+    maxId: Number(s.max_id),
+  }));
+  const excludedRow = await db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
+  const excluded = decodeIds(excludedRow?.ids);
+  const inputs = segmentsToMerge(segments, excluded);
+  return inputs ? { inputs, segments, excluded } : null;
 }
 
 /** Another merge took some of the inputs first: this one writes nothing. */

@@ -470,38 +470,57 @@ export function scorePassages(
     const df = list.count;
     const idf = Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
     best += idf * 2.2;
-    const weights = new Float64Array(df);
-    const { tfs, lengths } = list;
-    for (let i = 0; i < df; i++) {
-      const tf = tfs[i]!;
-      weights[i] = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * lengths[i]!) / avgdl));
-    }
+    const weights = weightsOf(list, idf, avgdl);
     lists.push({ ids: list.ids, weights, count: df, at: 0 });
   }
   if (lists.length === 0) return [];
 
-  // Every passage holding a term, its weights summed in the terms' order (its score × best);
-  // ranked on those sums (the score and its rounding grow with them), so that only the passages
-  // near the cutoff are divided and rounded.
+  // Every passage holding a term, its weights summed in the terms' order (its score × best).
   const sums = lists.length === 1 ? { ids: lists[0]!.ids, sums: lists[0]!.weights, count: lists[0]!.count, lo: 0 } : summed(lists);
-  const kth = kthLargest(sums.sums, sums.count, limit);
-  const rounding = (sum: number) => Math.floor((sum / best) * 1_000_000_000 + 0.5);
-  const cutoff = kth === null ? Number.NEGATIVE_INFINITY : rounding(kth);
+  return bestOf(sums, best, limit).sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+}
+
+/** bm25's weight of each posting of a term (k1 = 1.2, b = 0.75). */
+function weightsOf(list: PostingList, idf: number, avgdl: number): Float64Array {
+  const { tfs, lengths, count } = list;
+  const weights = new Float64Array(count);
+  // Most postings share a few (tf, length) pairs: each small pair's weight is computed once.
+  const known = new Float64Array(SMALL_TF * SMALL_LENGTH).fill(-1);
+  for (let i = 0; i < count; i++) {
+    const tf = tfs[i]!;
+    const length = lengths[i]!;
+    const k = tf < SMALL_TF && length < SMALL_LENGTH ? tf * SMALL_LENGTH + length : -1;
+    let w = k < 0 ? -1 : known[k]!;
+    if (w < 0) {
+      w = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avgdl));
+      if (k >= 0) known[k] = w;
+    }
+    weights[i] = w;
+  }
+  return weights;
+}
+
+/**
+ * The passages whose rounded score reaches the limit-th best: ranked on their sums (the score
+ * and its rounding grow with them), so that only the passages near the cutoff are divided and
+ * rounded.
+ */
+function bestOf(sums: { ids: Int32Array | null; sums: Float64Array; count: number; lo: number }, best: number, limit: number): ScoredPassage[] {
+  const values = sums.sums;
+  const kth = kthLargest(values, sums.count, limit);
+  const cutoff = kth === null ? Number.NEGATIVE_INFINITY : Math.floor((kth / best) * 1_000_000_000 + 0.5);
   // Passages whose rounded score ties the cutoff may sum a little less than the limit-th: a
   // bound below every such sum, then the exact rounding.
-  const floor = kth === null ? 0 : ((cutoff - 1) / 1_000_000_000) * best;
+  const floor = kth === null ? Number.MIN_VALUE : Math.max(Number.MIN_VALUE, ((cutoff - 1) / 1_000_000_000) * best);
   const out: ScoredPassage[] = [];
-  const keep = (id: number, sum: number) => {
-    const rounded = rounding(sum);
-    if (rounded >= cutoff) out.push({ id, score: sum / best, rounded });
-  };
-  const { ids } = sums;
-  if (ids === null) {
-    for (let j = 0; j < sums.count; j++) if (sums.sums[j]! > 0 && sums.sums[j]! >= floor) keep(sums.lo + j, sums.sums[j]!);
-  } else {
-    for (let i = 0; i < sums.count; i++) if (sums.sums[i]! >= floor) keep(ids[i]!, sums.sums[i]!);
+  const { ids, lo, count } = sums;
+  for (let i = 0; i < count; i++) {
+    const sum = values[i]!;
+    if (sum < floor) continue;
+    const rounded = Math.floor((sum / best) * 1_000_000_000 + 0.5);
+    if (rounded >= cutoff) out.push({ id: ids === null ? lo + i : ids[i]!, score: sum / best, rounded });
   }
-  return out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+  return out;
 }
 
 interface WeightedList {
@@ -547,6 +566,10 @@ function summed(lists: WeightedList[]): { ids: Int32Array | null; sums: Float64A
   }
   return { ids, sums, count: found, lo: 0 };
 }
+
+/** Postings whose count and length are below these have their weights computed once per pair. */
+const SMALL_TF = 8;
+const SMALL_LENGTH = 1024;
 
 /** The id range over postings below which several terms' sums go into one array (8 bytes an id). */
 export const DENSE_SPAN_PER_POSTING = 4;
