@@ -190,4 +190,21 @@ describe('scoring', () => {
     expect(longer!.score).toBeLessThan(shorter!.score);
     expect(longer!.rounded).toBe(shorter!.rounded);
   });
+
+  it("weighs every passage of the commonest word when some of them outrank the other words' passages", () => {
+    // "common" in 900 of 1,000 passages, ten of them short with it five times; "other" in 200
+    // very long ones (its weight small): those ten outrank every passage holding "other".
+    const totals = { passages: 1000, terms: 50_000 };
+    const common = Array.from({ length: 900 }, (_, i) => ({ id: i + 1, tf: i < 10 ? 5 : 1, length: i < 10 ? 5 : 50 }));
+    const other = Array.from({ length: 200 }, (_, i) => ({ id: 701 + i, tf: 1, length: 5000 }));
+    const blobs = [[encodePostings(common)], [encodePostings(other)]];
+    for (const limit of [1, 10, 50]) {
+      const got = scorePassages(blobs, totals, limit);
+      expect(got, `limit ${limit}`).toEqual(expected([common, other], totals, limit));
+      expect(got.some((p) => p.id <= 10)).toBe(true);
+    }
+    // And the other way round: a rare word's passages outrank all, the commonest word's alone never weighed.
+    const rare = Array.from({ length: 100 }, (_, i) => ({ id: 2 + i * 9, tf: 1, length: 50 }));
+    expect(scorePassages([[encodePostings(common)], [encodePostings(rare)]], totals, 10)).toEqual(expected([common, rare], totals, 10));
+  });
 });

@@ -368,9 +368,9 @@ function countInRange(ids: ArrayLike<number>, min: number, max: number): number 
   return lowerBound(ids, max + 1) - first;
 }
 
-function lowerBound(ids: ArrayLike<number>, value: number): number {
-  let lo = 0;
-  let hi = ids.length;
+function lowerBound(ids: ArrayLike<number>, value: number, from = 0, to = ids.length): number {
+  let lo = from;
+  let hi = to;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (ids[mid]! < value) lo = mid + 1;
@@ -462,7 +462,7 @@ export function scorePassages(
   if (limit <= 0) return [];
   const n = Math.max(totals.passages, 1);
   const avgdl = Math.max(totals.terms, 1) / n;
-  const lists: WeightedList[] = [];
+  const terms: TermPostings[] = [];
   let best = 0;
   for (const blobs of blobsByTerm) {
     const list = decodePostings(blobs, excluded);
@@ -470,14 +470,73 @@ export function scorePassages(
     const df = list.count;
     const idf = Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
     best += idf * 2.2;
-    const weights = weightsOf(list, idf, avgdl);
-    lists.push({ ids: list.ids, weights, count: df, at: 0 });
+    terms.push({ list, idf });
   }
-  if (lists.length === 0) return [];
+  if (terms.length === 0) return [];
+  const byRank = (out: ScoredPassage[]) => out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+  const withoutCommonest = terms.length > 1 ? scoreWithoutCommonest(terms, best, limit, avgdl) : null;
+  if (withoutCommonest) return byRank(withoutCommonest);
 
   // Every passage holding a term, its weights summed in the terms' order (its score × best).
+  const lists: WeightedList[] = terms.map(({ list, idf }) => ({ ids: list.ids, weights: weightsOf(list, idf, avgdl), count: list.count, at: 0 }));
   const sums = lists.length === 1 ? { ids: lists[0]!.ids, sums: lists[0]!.weights, count: lists[0]!.count, lo: 0 } : summed(lists);
-  return bestOf(sums, best, limit).sort((a, b) => b.rounded - a.rounded || a.id - b.id);
+  return byRank(bestOf(sums, best, limit));
+}
+
+interface TermPostings {
+  list: PostingList;
+  idf: number;
+}
+
+/**
+ * A query of a word most passages hold and rarer ones ("request timeout"), scored without
+ * weighing every passage of the commonest word: only the passages holding another word are
+ * scored (each summed over all its words in the query's order, as `summed` sums them). A passage
+ * holding the commonest word alone scores less than that word's bound (idf · 2.2); when that
+ * bound rounds below the limit-th best of those scored, no such passage can rank, and the answer
+ * is theirs. Null when it cannot be (fewer scored than `limit`, or the bound reaches the
+ * cutoff), or when the other words' passages are not far fewer: then every passage is weighed.
+ */
+function scoreWithoutCommonest(terms: TermPostings[], best: number, limit: number, avgdl: number): ScoredPassage[] | null {
+  let commonest = terms[0]!;
+  for (const t of terms) if (t.idf < commonest.idf) commonest = t;
+  let others = 0;
+  for (const t of terms) if (t !== commonest) others += t.list.count;
+  if (others * PRUNE_RATIO > commonest.list.count) return null;
+  // The passages holding another word, ascending, once each.
+  const all = new Int32Array(others);
+  let filled = 0;
+  for (const t of terms) {
+    if (t === commonest) continue;
+    all.set(t.list.ids.subarray(0, t.list.count), filled);
+    filled += t.list.count;
+  }
+  all.sort();
+  let count = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[count++] = all[i]!;
+  if (count < limit) return null;
+  const sums = new Float64Array(count);
+  for (const t of terms) {
+    const { ids, tfs, lengths } = t.list;
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      at = lowerBound(ids, all[i]!, at, t.list.count);
+      if (at < t.list.count && ids[at] === all[i]) sums[i] += weightOf(t.idf, tfs[at]!, lengths[at]!, avgdl);
+    }
+  }
+  const scored = bestOf({ ids: all.subarray(0, count), sums, count, lo: 0 }, best, limit);
+  let cutoff = Number.POSITIVE_INFINITY;
+  for (const p of scored) cutoff = Math.min(cutoff, p.rounded);
+  const bound = commonest.idf * 2.2;
+  return Math.floor((bound / best) * 1_000_000_000 + 0.5) < cutoff ? scored : null;
+}
+
+/** The commonest word's passages are not weighed one by one when the others' are at most this many times fewer. */
+const PRUNE_RATIO = 4;
+
+/** bm25's weight of a posting (k1 = 1.2, b = 0.75). */
+function weightOf(idf: number, tf: number, length: number, avgdl: number): number {
+  return (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avgdl));
 }
 
 /** bm25's weight of each posting of a term (k1 = 1.2, b = 0.75). */
@@ -492,7 +551,7 @@ function weightsOf(list: PostingList, idf: number, avgdl: number): Float64Array 
     const k = tf < SMALL_TF && length < SMALL_LENGTH ? tf * SMALL_LENGTH + length : -1;
     let w = k < 0 ? -1 : known[k]!;
     if (w < 0) {
-      w = (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / avgdl));
+      w = weightOf(idf, tf, length, avgdl);
       if (k >= 0) known[k] = w;
     }
     weights[i] = w;
