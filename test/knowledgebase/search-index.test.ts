@@ -40,6 +40,19 @@ describe('postings', () => {
     expect(listOf([encodePostings([])])).toEqual([]);
   });
 
+  it('take two bytes for a close id with a few occurrences in a passage of under 128 terms, and round-trip at every edge', () => {
+    const close = Array.from({ length: 100 }, (_, i) => ({ id: 1 + i * 15, tf: 1 + (i % 6), length: 127 }));
+    expect(encodePostings(close).length).toBe(200);
+    const edges: Posting[] = [
+      { id: 16, tf: 6, length: 0 },
+      { id: 17, tf: 7, length: 128 },
+      { id: 40, tf: 8, length: 1 },
+      { id: 2 ** 30, tf: 255, length: 2 ** 31 },
+      { id: 2 ** 31 - 1, tf: 65_535, length: 3 },
+    ];
+    expect(listOf([encodePostings(edges)])).toEqual(edges);
+  });
+
   it('refuses ids that do not ascend', () => {
     expect(() => encodePostings([a[1]!, a[0]!])).toThrow(RangeError);
     expect(() => encodePostings([a[0]!, a[0]!])).toThrow(RangeError);

@@ -1,8 +1,9 @@
 /**
  * The knowledge base's own search index (issue 16 §2, "search at 1,000,000 passages"): the pure
  * part, with no database. A bot's postings are kept as blobs, one per (segment, term): for each
- * passage holding the term, in ascending passage id, varint(id − previous id), varint(tf),
- * varint(the passage's term count). A segment is what one write added (a page's passages) or
+ * passage holding the term, in ascending passage id, varint((id − previous id) · 8 + min(tf, 7)),
+ * then varint(tf) when tf ≥ 7, then varint(the passage's term count): two bytes for most
+ * postings (a close id, a few occurrences, a passage of under 128 terms). A segment is what one write added (a page's passages) or
  * what a merge of segments left; a search reads each query term's blobs and scores them here,
  * with the same bm25 as `searchPassages` (src/storage/knowledge-base.repository.ts), so that the
  * answers stay the same when the index changes under them.
@@ -30,16 +31,23 @@ export interface PostingList {
 
 /** The blob of `postings`, whose ids must ascend strictly. */
 export function encodePostings(postings: readonly Posting[]): Buffer {
-  // A varint of a 32-bit value takes at most 5 bytes: three per posting.
+  // Each of a posting's three varints takes at most 5 bytes (a distance · 8 is under 2³⁵).
   const out = new VarintWriter(postings.length * 15);
   let previous = 0;
   for (const p of postings) {
-    out.id(p.id, previous);
-    out.varint(p.tf);
+    ascending(p.id, previous);
+    const small = Math.min(p.tf, 7);
+    out.varint((p.id - previous) * 8 + small);
+    if (small === 7) out.varint(p.tf);
     out.varint(p.length);
     previous = p.id;
   }
   return out.done();
+}
+
+/** Ids ascend strictly, 1 … 2³¹ − 1. */
+function ascending(id: number, previous: number): void {
+  if (!(Number.isInteger(id) && id > previous && id <= 0x7fffffff)) throw new RangeError(`ids must ascend: ${id} after ${previous}`);
 }
 
 /** Varints into a buffer of a known bound. */
@@ -49,17 +57,18 @@ class VarintWriter {
   constructor(bound: number) {
     this.out = Buffer.allocUnsafe(bound);
   }
+  /** A non-negative integer up to 2⁵³, seven bits a byte, the lowest first. */
   varint(value: number): void {
     let v = value;
     while (v >= 0x80) {
-      this.out[this.at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
+      this.out[this.at++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
     }
     this.out[this.at++] = v;
   }
-  /** An id as its distance from the one before (ids ascend strictly, 1 … 2³¹ − 1). */
+  /** An id as its distance from the one before. */
   id(id: number, previous: number): void {
-    if (!(Number.isInteger(id) && id > previous && id <= 0x7fffffff)) throw new RangeError(`ids must ascend: ${id} after ${previous}`);
+    ascending(id, previous);
     this.varint(id - previous);
   }
   done(): Buffer {
@@ -149,8 +158,8 @@ export function withoutIds(a: ArrayLike<number>, b: ArrayLike<number>): Int32Arr
 export function decodePostings(blobs: readonly Uint8Array[], excluded: ArrayLike<number> = NO_IDS): PostingList {
   let bytes = 0;
   for (const b of blobs) bytes += b.length;
-  // Each posting takes at least three bytes.
-  const capacity = Math.floor(bytes / 3);
+  // Each posting takes at least two bytes.
+  const capacity = Math.floor(bytes / 2);
   const list: PostingList = { ids: new Int32Array(capacity), tfs: new Uint16Array(capacity), lengths: new Uint32Array(capacity), count: 0 };
   let run: PostingList | null = null;
   for (const blob of blobs) {
@@ -170,7 +179,7 @@ export function decodePostings(blobs: readonly Uint8Array[], excluded: ArrayLike
 
 /**
  * Reads a blob's postings into `into` after its `count`; returns the new count. The hot loop of
- * every search: one-byte varints (most distances, counts and lengths under 128) are read inline.
+ * every search: one-byte varints (most distances with their counts, and lengths) are read inline.
  */
 function readBlob(blob: Uint8Array, into: PostingList): number {
   const { ids, tfs, lengths } = into;
@@ -180,18 +189,25 @@ function readBlob(blob: Uint8Array, into: PostingList): number {
   let id = 0;
   while (at < end) {
     let b = blob[at++]!;
-    if (b >= 0x80) {
-      b = longVarint(blob, at - 1);
+    let tf: number;
+    if (b < 0x80) {
+      id += b >>> 3;
+      tf = b & 7;
+    } else {
+      const head = longVarint(blob, at - 1);
       at = longEnd;
+      tf = head % 8;
+      id += (head - tf) / 8;
     }
-    id += b;
     ids[n] = id;
-    b = blob[at++]!;
-    if (b >= 0x80) {
-      b = longVarint(blob, at - 1);
-      at = longEnd;
+    if (tf === 7) {
+      tf = blob[at++]!;
+      if (tf >= 0x80) {
+        tf = longVarint(blob, at - 1);
+        at = longEnd;
+      }
     }
-    tfs[n] = b;
+    tfs[n] = tf;
     b = blob[at++]!;
     if (b >= 0x80) {
       b = longVarint(blob, at - 1);
@@ -229,8 +245,8 @@ const emptyList = (capacity: number): PostingList => ({
   count: 0,
 });
 
-/** The first id of a postings blob (its first varint). */
-const firstId = (blob: Uint8Array): number => new VarintReader(blob).next();
+/** The first id of a postings blob (its first varint holds it, times 8). */
+const firstId = (blob: Uint8Array): number => Math.floor(new VarintReader(blob).next() / 8);
 
 /** Merges `run` (ascending) into `list` (ascending, room for both): only the part of `list` from `run`'s first id on moves. */
 function mergeInto(list: PostingList, run: PostingList): void {

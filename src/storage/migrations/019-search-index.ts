@@ -44,6 +44,9 @@ export function searchIndex(dialect: DialectName): Migration {
         primary key (bot_id, term, segment)
       ) ${withoutRowid}`.execute(db);
       await sql`create index kb_postings_segment on kb_postings (segment)`.execute(db);
+      // PostgreSQL: postings out of line but never compressed (varint deltas hardly compress;
+      // compressing every large blob written cost the server, and decompressing it every read).
+      if (pg) await sql`alter table kb_postings alter column postings set storage external`.execute(db);
       await sql`create table kb_excluded (
         bot_id text primary key,
         ids ${blob} not null,
