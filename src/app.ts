@@ -109,7 +109,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   apiDescriptionHistoryRoutes(app, { ...routeDeps, sync: services.sync });
   webhookRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
-  knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued, scorer: services.taskThreads });
+  knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued, scorer: services.searchThread });
   crawlRoutes(app, { ...routeDeps, onCrawlQueued: services.crawlQueued });
   apiDocsRoutes(app);
   await dashboardRoutes(app, { root: DASHBOARD_ROOT });

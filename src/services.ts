@@ -28,6 +28,8 @@ export interface Services {
   readonly config: Config;
   readonly storage: Storage;
   readonly taskThreads: TaskThreads;
+  /** Where knowledge-base searches are scored: a thread of their own, never queued behind a page or a document. */
+  readonly searchThread: Pick<TaskThreads, 'scoreOnThread'>;
   readonly validationCache: ValidationCache;
   readonly fetchPolicy: FetchPolicy;
   /** The Prometheus registry `/metrics` answers: process, task threads, validation cache (the app adds HTTP). */
@@ -67,8 +69,10 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       scanTimeLimitMs: config.searchTimeoutMs,
     });
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });
-  // Background work of the search index (its merges, seconds of work on a large knowledge base)
-  // on a thread of its own: never queued before a request's task (a search's scoring, a page).
+  // The search index's work on threads of its own: a search's scoring (milliseconds, for a
+  // request) never waits behind a page's extraction or a document's validation, and its merges
+  // (seconds on a large knowledge base, in the background) never delay either.
+  const searchThread = taskThreads.alike(1);
   const indexThread = taskThreads.alike(1);
   const validationCache = createValidationCache({ maxBytes: config.validationCacheBytes });
   const fetchPolicy = fetchPolicyOf(config);
@@ -136,6 +140,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
     config,
     storage,
     taskThreads,
+    searchThread,
     validationCache,
     fetchPolicy,
     metrics,
@@ -190,6 +195,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
         } finally {
           // What was handed in (ServiceParts) is closed by whoever made it.
           await indexThread.close();
+          await searchThread.close();
           if (!parts.taskThreads) await taskThreads.close();
           if (!parts.storage) await storage.close();
         }

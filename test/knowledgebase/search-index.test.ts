@@ -12,7 +12,6 @@ import {
   encodePostings,
   MERGE_FACTOR,
   MIN_EXCLUDED_TO_REWRITE,
-  mergePostings,
   mergeSegments,
   type Posting,
   segmentOf,
@@ -65,9 +64,6 @@ describe('postings', () => {
     const all = [...first, ...second].sort((x, y) => x.id - y.id);
     expect(listOf(blobs)).toEqual(all);
     expect(listOf(blobs, [1, 7, 9, 40])).toEqual(all.filter((p) => ![1, 7, 9].includes(p.id)));
-    // A merge is one blob of the same postings; nothing left is null.
-    expect(listOf([mergePostings(blobs, [6])!])).toEqual(all.filter((p) => p.id !== 6));
-    expect(mergePostings(blobs, [1, 2, 5, 6, 7, 9, 12])).toBeNull();
   });
 
   it("a segment holds each term's occurrences per passage, and the passage's length", () => {

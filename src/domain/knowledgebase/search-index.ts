@@ -288,15 +288,6 @@ function without(list: PostingList, excluded: ArrayLike<number>): PostingList {
   return list;
 }
 
-/** One blob of the postings of several blobs of a term (a merge of segments), the excluded left out; null when none is left. */
-export function mergePostings(blobs: readonly Uint8Array[], excluded: ArrayLike<number> = NO_IDS): Buffer | null {
-  const list = decodePostings(blobs, excluded);
-  if (list.count === 0) return null;
-  const postings: Posting[] = new Array(list.count);
-  for (let i = 0; i < list.count; i++) postings[i] = { id: list.ids[i]!, tf: list.tfs[i]!, length: list.lengths[i]! };
-  return encodePostings(postings);
-}
-
 /** A segment of passages: each term's blob. `terms` is a passage's `passageTerms(...).terms` (space-separated). */
 export function segmentOf(passages: ReadonlyArray<{ id: number; terms: string; term_count: number }>): Map<string, Buffer> {
   const byTerm = new Map<string, Posting[]>();
