@@ -152,13 +152,13 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
     const next = await nextMerge(db, botId);
     if (!next) continue;
     const { inputs, segments, excluded } = next;
-    const rows = await db.selectFrom('kb_postings').select(['term', 'postings']).where('segment', 'in', inputs).execute();
+    const rows = await db.selectFrom('kb_postings').select(['term', 'postings']).where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
     const inputPassages = segments.filter((s) => inputs.includes(s.id)).reduce((n, s) => n + s.passages, 0);
     const merged = await merge(rows, inputPassages, excluded);
     await inTransaction(db, async (trx) => {
       const gone = await trx.deleteFrom('kb_segments').where('id', 'in', inputs).executeTakeFirst();
       if (Number(gone.numDeletedRows) !== inputs.length) throw new MergeOvertaken();
-      await trx.deleteFrom('kb_postings').where('segment', 'in', inputs).execute();
+      await trx.deleteFrom('kb_postings').where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
       if (merged.terms.length > 0) {
         const segment = await trx
           .insertInto('kb_segments')
@@ -255,11 +255,12 @@ export async function searchPassages(
       .execute();
     const excluded = unionIds(decodeIds(excludedRow?.ids), Int32Array.from(hidden, (h) => Number(h.id)).sort());
     // Each term's blobs in the order of their segments' first ids: most follow one another.
+    // (Each term looked up in each of the bot's segments: the key is (bot, segment, term).)
     const rows = await trx
-      .selectFrom('kb_postings as p')
-      .innerJoin('kb_segments as s', 's.id', 'p.segment')
+      .selectFrom('kb_segments as s')
+      .innerJoin('kb_postings as p', (join) => join.onRef('p.bot_id', '=', 's.bot_id').onRef('p.segment', '=', 's.id'))
       .select(['p.term', 'p.postings'])
-      .where('p.bot_id', '=', botId)
+      .where('s.bot_id', '=', botId)
       .where('p.term', 'in', [...terms])
       .orderBy('s.min_id')
       .execute();

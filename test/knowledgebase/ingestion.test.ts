@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot, expectNoLeaks, TIMESTAMP } from '../support/http.js';
-import { indexHits, linkRows, passageRows, postLinks, search, waitForLinks, type WireLink } from '../support/knowledge-base.js';
+import { indexHits, linkRows, passageRows, postLinks, search, waitForLinks, waitUntil, type WireLink } from '../support/knowledge-base.js';
 import { articlePage, PageServer } from '../support/pages.js';
 
 const LINK_KEYS = ['url', 'status', 'error', 'passages', 'created_at', 'updated_at'];
@@ -196,10 +196,13 @@ for (const dialect of DIALECTS) {
       expect(second).toMatchObject({ status: 'indexed', error: null, passages: 1 });
       const [after] = await linkRows(t.storage, bot, [url]);
       expect(after!.id).toBe(before!.id);
-      const newPassages = await passageRows(t.storage, [after!.id]);
-      expect(newPassages.map((p) => p.content)).toEqual(['Version two mentions the newwordcapybara only.']);
+      // Searches see the new version at once (the old one is retired with the publish) …
       expect((await search(t, bot, 'oldwordtapir')).results).toEqual([]);
       expect((await search(t, bot, 'newwordcapybara')).results.map((r) => r.url)).toEqual([url]);
+      // … and the worker deletes the old version's passages right after it.
+      const contents = async () => (await passageRows(t.storage, [after!.id])).map((p) => p.content);
+      await waitUntil(async () => (await contents()).length === 1, 'the old version to be deleted');
+      expect(await contents()).toEqual(['Version two mentions the newwordcapybara only.']);
       expect(await indexHits(t.storage, 'oldwordtapir')).toBe(0);
     });
   });

@@ -36,14 +36,16 @@ export function searchIndex(dialect: DialectName): Migration {
         created_at text not null
       )`.execute(db);
       await sql`create index kb_segments_bot on kb_segments (bot_id, id)`.execute(db);
+      // Keyed by segment before term: a segment's rows are written together, next to each other
+      // (a term first would scatter a page's few hundred rows over the whole table, each a page
+      // of its own to write); a search looks each term up in each of its bot's segments.
       await sql`create table kb_postings (
         bot_id text not null,
-        term text not null,
         segment bigint not null,
+        term text not null,
         postings ${blob} not null,
-        primary key (bot_id, term, segment)
+        primary key (bot_id, segment, term)
       ) ${withoutRowid}`.execute(db);
-      await sql`create index kb_postings_segment on kb_postings (segment)`.execute(db);
       // PostgreSQL: postings out of line but never compressed (varint deltas hardly compress;
       // compressing every large blob written cost the server, and decompressing it every read).
       if (pg) await sql`alter table kb_postings alter column postings set storage external`.execute(db);
