@@ -2,6 +2,7 @@ import {
   decodeIds,
   encodeIds,
   type IndexTotals,
+  MERGE_FACTOR,
   type MergedSegment,
   type ScoredPassage,
   scorePassages,
@@ -145,7 +146,7 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
     .selectFrom('kb_segments')
     .select('bot_id')
     .groupBy('bot_id')
-    .having((eb) => eb.fn.countAll(), '>=', 8)
+    .having((eb) => eb.fn.countAll(), '>=', MERGE_FACTOR)
     .union(db.selectFrom('kb_excluded').select('bot_id').where('count', '>', 0))
     .execute();
   for (const { bot_id: botId } of candidates) {

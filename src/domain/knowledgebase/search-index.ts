@@ -106,14 +106,8 @@ class VarintReader {
   at = 0;
   constructor(private readonly blob: Uint8Array) {}
   next(): number {
-    let value = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = this.blob[this.at++] ?? 0;
-      value += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
+    const value = longVarint(this.blob, this.at);
+    this.at = longEnd;
     return value;
   }
 }
@@ -221,7 +215,7 @@ function readBlob(blob: Uint8Array, into: PostingList): number {
 /** Where the last `longVarint` ended: the read loop's second result, without an allocation. */
 let longEnd = 0;
 
-/** A varint of more than one byte, from `at`; sets `longEnd`. */
+/** A varint from `at` (the read loop calls it for those of more than one byte); sets `longEnd`. */
 function longVarint(blob: Uint8Array, at: number): number {
   let value = 0;
   let shift = 0;
