@@ -76,7 +76,7 @@ async function measure(label: string) {
 if (!args.includes('--merged-only')) await measure('as seeded');
 const t = performance.now();
 let merges = 0;
-while (await mergeSegmentsStep(storage.db, storage.dialect, async (rows, p, x) => mergeSegments(rows, p, x))) merges++;
+while (await mergeSegmentsStep(storage.db, storage.dialect, async (inputs, x) => mergeSegments(inputs, x))) merges++;
 console.log(`${merges} merges in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 await measure('merged');
 await storage.close();

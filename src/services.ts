@@ -166,7 +166,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       jobs.push(
         startSearchIndexHousekeeping(storage, {
           intervalMs: config.kbPollIntervalMs,
-          merge: (rows, inputPassages, excluded) => indexThread.mergeSegmentsOnThread(rows, inputPassages, excluded),
+          merge: (inputs, excluded) => indexThread.mergeSegmentsOnThread(inputs, excluded),
           logger: jobLogger,
         }),
       );

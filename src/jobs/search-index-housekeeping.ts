@@ -25,7 +25,7 @@ export function startSearchIndexHousekeeping(
   storage: Storage,
   options: { intervalMs: number; merge?: SegmentMerger; logger?: Pick<FastifyBaseLogger, 'error'> },
 ): Housekeeping {
-  const merge: SegmentMerger = options.merge ?? (async (rows, inputPassages, excluded) => mergeSegments(rows, inputPassages, excluded));
+  const merge: SegmentMerger = options.merge ?? (async (inputs, excluded) => mergeSegments(inputs, excluded));
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let wake: (() => void) | null = null;

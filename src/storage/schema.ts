@@ -205,12 +205,14 @@ export interface KbSegmentRow {
   created_at: string;
 }
 
-/** A term's postings in one segment of a bot's index (search-index.ts encodes them). */
-export interface KbPostingsRow {
+/** A block of one segment's postings in a bot's index: several terms' blobs (search-index.ts encodes them). */
+export interface KbBlocksRow {
   bot_id: string;
-  term: string;
   segment: number;
-  postings: Uint8Array;
+  /** The block's first term (compared as UTF-8 bytes). */
+  first_term: string;
+  /** Its terms' blobs (search-index.ts `blocksOf`). */
+  block: Uint8Array;
 }
 
 /** A bot's deleted passages that some segment still holds: searches leave them out; merges drop them. */
@@ -305,7 +307,7 @@ export interface Database {
   kb_passages: KbPassageRow;
   kb_hidden_passages: KbHiddenPassagesRow;
   kb_segments: KbSegmentRow;
-  kb_postings: KbPostingsRow;
+  kb_blocks: KbBlocksRow;
   kb_excluded: KbExcludedRow;
   audit_log: AuditLogRow;
   crawls: CrawlRow;

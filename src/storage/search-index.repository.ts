@@ -4,10 +4,15 @@ import {
   type IndexTotals,
   MERGE_FACTOR,
   type MergedSegment,
+  type MergeInput,
   type ScoredPassage,
   scorePassages,
+  blocksOf,
+  compareCodePoints,
+  postingsIn,
   segmentOf,
   segmentsToMerge,
+  type TermBlock,
   summaryOf,
   unionIds,
   withoutIds,
@@ -19,7 +24,8 @@ import { inTransaction } from './transaction.js';
 
 /**
  * The knowledge base's search index (issue 16 §2; docs/search-index.md): each bot's postings
- * as one blob per (segment, term) in kb_postings, its segments in kb_segments, its deleted
+ * as one blob per (segment, term), a segment's blobs packed into blocks in kb_blocks (a page's
+ * few hundred terms are a row or two), its segments in kb_segments, its deleted
  * passages that some segment still holds in kb_excluded. The blobs' format and the scoring are
  * src/domain/knowledgebase/search-index.ts; this is where they are stored and read.
  *
@@ -33,8 +39,8 @@ import { inTransaction } from './transaction.js';
  *   snapshot, scores them (on a task thread in the service), and reads the best passages.
  */
 
-/** Rows per INSERT into kb_postings (4 values each: well under both databases' parameter limits). */
-const POSTINGS_INSERT_BATCH = 2000;
+/** Rows per INSERT into kb_blocks (4 values each: well under both databases' parameter limits). */
+const BLOCKS_INSERT_BATCH = 2000;
 
 /** Ids per `IN (…)` list when reading passages by id. */
 const IDS_PER_READ = 5000;
@@ -58,7 +64,7 @@ export async function writeSegment(db: Db, passages: readonly IndexedPassage[]):
       .values({ bot_id: botId, passages: summary.passages, min_id: summary.minId, max_id: summary.maxId, created_at: nowTimestamp() })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await insertPostings(db, botId, Number(segment.id), [...segmentOf(own)]);
+    await insertBlocks(db, botId, Number(segment.id), blocksOf(segmentOf(own)));
   }
 }
 
@@ -72,11 +78,11 @@ function byBotOf<T extends { bot_id: string }>(rows: readonly T[]): Map<string, 
   return byBot;
 }
 
-async function insertPostings(db: Db, botId: string, segment: number, entries: ReadonlyArray<readonly [string, Uint8Array]>): Promise<void> {
-  for (let i = 0; i < entries.length; i += POSTINGS_INSERT_BATCH)
+async function insertBlocks(db: Db, botId: string, segment: number, blocks: readonly TermBlock[]): Promise<void> {
+  for (let i = 0; i < blocks.length; i += BLOCKS_INSERT_BATCH)
     await db
-      .insertInto('kb_postings')
-      .values(entries.slice(i, i + POSTINGS_INSERT_BATCH).map(([term, postings]) => ({ bot_id: botId, term, segment, postings })))
+      .insertInto('kb_blocks')
+      .values(blocks.slice(i, i + BLOCKS_INSERT_BATCH).map((b) => ({ bot_id: botId, segment, first_term: b.firstTerm, block: b.block })))
       .execute();
 }
 
@@ -123,7 +129,7 @@ async function updateExcluded(db: Db, dialect: DialectName, botId: string, chang
 
 /** Removes a bot's whole index (its knowledge base is deleted). */
 export async function deleteBotIndex(db: Db, botId: string): Promise<void> {
-  await db.deleteFrom('kb_postings').where('bot_id', '=', botId).execute();
+  await db.deleteFrom('kb_blocks').where('bot_id', '=', botId).execute();
   await db.deleteFrom('kb_segments').where('bot_id', '=', botId).execute();
   await db.deleteFrom('kb_excluded').where('bot_id', '=', botId).execute();
 }
@@ -131,7 +137,7 @@ export async function deleteBotIndex(db: Db, botId: string): Promise<void> {
 // ---- merges ----
 
 /** Merges segments (search-index.ts `mergeSegments`): on a task thread in the service. */
-export type SegmentMerger = (rows: Array<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: Int32Array) => Promise<MergedSegment>;
+export type SegmentMerger = (inputs: MergeInput[], excluded: Int32Array) => Promise<MergedSegment>;
 
 /**
  * One merge of some bot's segments (`segmentsToMerge` chooses), if any needs one; true when one
@@ -153,25 +159,22 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
     const next = await nextMerge(db, botId);
     if (!next) continue;
     const { inputs, segments, excluded } = next;
-    const rows = await db.selectFrom('kb_postings').select(['term', 'postings']).where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
-    const inputPassages = segments.filter((s) => inputs.includes(s.id)).reduce((n, s) => n + s.passages, 0);
-    const merged = await merge(rows, inputPassages, excluded);
+    const rows = await db.selectFrom('kb_blocks').select(['segment', 'block']).where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
+    const merged = await merge(
+      segments.filter((s) => inputs.includes(s.id)).map((s) => ({ ...s, blocks: rows.filter((r) => Number(r.segment) === s.id).map((r) => r.block) })),
+      excluded,
+    );
     await inTransaction(db, async (trx) => {
       const gone = await trx.deleteFrom('kb_segments').where('id', 'in', inputs).executeTakeFirst();
       if (Number(gone.numDeletedRows) !== inputs.length) throw new MergeOvertaken();
-      await trx.deleteFrom('kb_postings').where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
-      if (merged.terms.length > 0) {
+      await trx.deleteFrom('kb_blocks').where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
+      if (merged.blocks.length > 0) {
         const segment = await trx
           .insertInto('kb_segments')
           .values({ bot_id: botId, passages: merged.passages, min_id: merged.minId, max_id: merged.maxId, created_at: nowTimestamp() })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await insertPostings(
-          trx,
-          botId,
-          Number(segment.id),
-          merged.terms.map((term, i) => [term, merged.blobs[i]!] as const),
-        );
+        await insertBlocks(trx, botId, Number(segment.id), merged.blocks);
       }
       if (merged.dropped.length > 0) await updateExcluded(trx, dialect, botId, (current) => withoutIds(current, merged.dropped));
     }).catch((err: unknown) => {
@@ -231,7 +234,7 @@ export interface PassageHit {
  * Ties (scores equal to 9 decimals) go by URL (code point order), then passage; the score is
  * answered rounded to 6 decimals. Passages of a set being stored or retired are never seen.
  *
- * Cost: one row read per (segment, query term) of the bot, a tight loop over the terms'
+ * Cost: one block read per (segment, query term) of the bot, a tight loop over the terms'
  * postings (`score`), then the best `limit` passages (and their ties) read by id. Everything is
  * read in one snapshot (a read transaction), so a page's passages are seen whole or not at all.
  */
@@ -255,19 +258,37 @@ export async function searchPassages(
       .where('x.bot_id', '=', botId)
       .execute();
     const excluded = unionIds(decodeIds(excludedRow?.ids), Int32Array.from(hidden, (h) => Number(h.id)).sort());
-    // Each term's blobs in the order of their segments' first ids: most follow one another.
-    // (Each term looked up in each of the bot's segments: the key is (bot, segment, term).)
+    // Each term's block in each of the bot's segments (the one whose first term is the greatest
+    // not after it), the segments in the order of their first ids: most follow one another.
     const rows = await trx
       .selectFrom('kb_segments as s')
-      .innerJoin('kb_postings as p', (join) => join.onRef('p.bot_id', '=', 's.bot_id').onRef('p.segment', '=', 's.id'))
-      .select(['p.term', 'p.postings'])
+      .select((eb) =>
+        terms.map((term, i) =>
+          eb
+            .selectFrom('kb_blocks as b')
+            .select('b.block')
+            .whereRef('b.bot_id', '=', 's.bot_id')
+            .whereRef('b.segment', '=', 's.id')
+            .where('b.first_term', '<=', term)
+            .orderBy('b.first_term', 'desc')
+            .limit(1)
+            .as(`t${i}`),
+        ),
+      )
       .where('s.bot_id', '=', botId)
-      .where('p.term', 'in', [...terms])
       .orderBy('s.min_id')
       .execute();
-    const byTerm = new Map<string, Uint8Array[]>(terms.map((t) => [t, []]));
-    for (const row of rows) byTerm.get(row.term)?.push(row.postings);
-    const scored = await score([...byTerm.values()], { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded);
+    const blobsByTerm = terms.map((term, i) => {
+      const bytes = Buffer.from(term, 'utf8');
+      const blobs: Uint8Array[] = [];
+      for (const row of rows as Array<Record<string, Uint8Array | null>>) {
+        const block = row[`t${i}`];
+        const blob = block ? postingsIn(block, bytes) : null;
+        if (blob) blobs.push(blob);
+      }
+      return blobs;
+    });
+    const scored = await score(blobsByTerm, { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded);
     if (scored.length === 0) return [];
     // Ties at the cutoff go by URL, then passage: more than `limit` are ordered by those first.
     const place = new Map<number, { link_id: string; url: string; seq: number }>();
@@ -287,7 +308,7 @@ export async function searchPassages(
     const best = scored
       .filter((s) => place.has(s.id))
       .map((s) => ({ ...s, ...place.get(s.id)! }))
-      .sort((a, b) => b.rounded - a.rounded || byCodePoint(a.url, b.url) || a.seq - b.seq)
+      .sort((a, b) => b.rounded - a.rounded || compareCodePoints(a.url, b.url) || a.seq - b.seq)
       .slice(0, limit);
     const content = new Map(
       (
@@ -308,9 +329,4 @@ export async function searchPassages(
   return dialect === 'postgres'
     ? db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(search)
     : db.transaction().execute(search);
-}
-
-/** Strings in code point order (UTF-16 order differs past U+FFFF): as UTF-8 bytes compare. */
-function byCodePoint(a: string, b: string): number {
-  return a === b ? 0 : Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

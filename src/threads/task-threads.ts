@@ -28,7 +28,7 @@ import type { UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
-import type { IndexTotals, MergedSegment, ScoredPassage } from '../domain/knowledgebase/search-index.js';
+import type { IndexTotals, MergedSegment, MergeInput, ScoredPassage } from '../domain/knowledgebase/search-index.js';
 import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
@@ -219,9 +219,11 @@ export class TaskThreads {
     return this.runForRequest('scorePassages', [blobsByTerm, totals, limit, excluded], { bytes }, 'with other searches');
   }
 
-  /** A merge of a bot's index segments (search-index.ts `mergeSegments`) on a task thread; the postings are copied there. */
-  mergeSegmentsOnThread(rows: Array<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: Int32Array): Promise<MergedSegment> {
-    return this.run('mergeSegments', [rows, inputPassages, excluded], { bytes: rows.reduce((n, r) => n + r.postings.length, 0) });
+  /** A merge of a bot's index segments (search-index.ts `mergeSegments`) on a task thread; the blocks are copied there. */
+  mergeSegmentsOnThread(inputs: MergeInput[], excluded: Int32Array): Promise<MergedSegment> {
+    let bytes = excluded.byteLength;
+    for (const input of inputs) for (const b of input.blocks) bytes += b.length;
+    return this.run('mergeSegments', [inputs, excluded], { bytes });
   }
 
   /** A fetched sitemap read on a task thread (the body moves there). */

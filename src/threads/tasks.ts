@@ -11,7 +11,14 @@ import { redactText } from '../domain/knowledgebase/redact.js';
 import { passageTerms } from '../text/search-terms.js';
 import { readPageLinks, readSitemap, type CrawledPage, type SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
-import { type IndexTotals, type MergedSegment, mergeSegments, type ScoredPassage, scorePassages } from '../domain/knowledgebase/search-index.js';
+import {
+  type IndexTotals,
+  type MergedSegment,
+  type MergeInput,
+  mergeSegments,
+  type ScoredPassage,
+  scorePassages,
+} from '../domain/knowledgebase/search-index.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
 import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
@@ -85,8 +92,8 @@ export const tasks = {
     return scorePassages(blobsByTerm, totals, limit, excluded);
   },
   /** A merge of segments of a bot's search index (search-index.ts). */
-  mergeSegments(rows: Array<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: Int32Array): MergedSegment {
-    return mergeSegments(rows, inputPassages, excluded);
+  mergeSegments(inputs: MergeInput[], excluded: Int32Array): MergedSegment {
+    return mergeSegments(inputs, excluded);
   },
   /** A fetched sitemap or sitemap index (gzipped or not): its URLs within the crawl's scope (throws ExtractError). */
   sitemap(body: Uint8Array, scope: CrawlScope, maxBytes: number): SitemapRead {

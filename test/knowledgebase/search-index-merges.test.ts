@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
+import { BLOCK_BYTES, MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
 import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
@@ -18,7 +18,7 @@ import { indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/
 import { searchCorpus, searchReference } from '../support/search-corpus.js';
 import { seedIndexedLinks } from '../support/seed.js';
 
-const inProcess: SegmentMerger = async (rows, n, excluded) => mergeSegments(rows, n, excluded);
+const inProcess: SegmentMerger = async (inputs, excluded) => mergeSegments(inputs, excluded);
 const QUERIES = ['common', 'often', 'rare3 common', 'common rare7 often', 'fillera0'];
 
 for (const dialect of DIALECTS) {
@@ -109,13 +109,13 @@ for (const dialect of DIALECTS) {
       const { bot } = await botOf(links, MERGE_FACTOR);
       const before = await rawIndexHits(storage, 'common');
       let inner = false;
-      const overtaken: SegmentMerger = async (rows, n, excluded) => {
+      const overtaken: SegmentMerger = async (inputs, excluded) => {
         // Another instance merges the same segments first, while this one computes.
         if (!inner) {
           inner = true;
           expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
         }
-        return mergeSegments(rows, n, excluded);
+        return mergeSegments(inputs, excluded);
       };
       await mergeSegmentsStep(storage.db, dialect, overtaken);
       expect(inner).toBe(true);
@@ -127,8 +127,8 @@ for (const dialect of DIALECTS) {
     it('passages deleted while a merge is computed stay excluded after it', async () => {
       const links = searchCorpus(8, 4).map((l, i) => ({ ...l, url: `${l.url}-meanwhile-${i}` }));
       const { bot, ids } = await botOf(links, MERGE_FACTOR);
-      const deleting: SegmentMerger = async (rows, n, excluded) => {
-        const merged = mergeSegments(rows, n, excluded);
+      const deleting: SegmentMerger = async (inputs, excluded) => {
+        const merged = mergeSegments(inputs, excluded);
         await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [ids[3]!]));
         return merged;
       };
@@ -140,6 +140,26 @@ for (const dialect of DIALECTS) {
         bot,
         links.filter((_, i) => i !== 3),
       );
+    });
+
+    it("a page's few thousand words are a few rows of blocks, and every one of them is found (blocks cut between any two words)", async () => {
+      // 3,000 distinct words in 300 passages, Latin and Greek (whose UTF-8 bytes sort after Latin).
+      const words = Array.from({ length: 3000 }, (_, i) => `${['alpha', 'ωmega', 'zulu', 'beta', 'γamma'][i % 5]}${i}`);
+      const passages = Array.from({ length: 300 }, (_, p) => words.slice(p * 10, p * 10 + 10).join(' '));
+      const bot = randomUUID();
+      await seedIndexedLinks(storage.db, bot, [{ url: 'https://blocks.example/page', passages }]);
+      const blocks = await storage.db.selectFrom('kb_blocks').select('block').where('bot_id', '=', bot).execute();
+      const bytes = blocks.reduce((n, b) => n + b.block.length, 0);
+      expect(blocks.length).toBeGreaterThan(1);
+      expect(blocks.length).toBeLessThanOrEqual(Math.ceil(bytes / (BLOCK_BYTES / 2)));
+      for (const [i, word] of words.entries()) {
+        if (i % 3 !== 0 && i % 10 !== 9) continue;
+        const hits = await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms(word), 10);
+        expect(
+          hits.map((h) => h.seq),
+          word,
+        ).toEqual([Math.floor(i / 10)]);
+      }
     });
 
     it('housekeeping merges by itself until nothing is left to merge', async () => {

@@ -6,6 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  BLOCK_BYTES,
+  blocksOf,
+  compareCodePoints,
   decodeIds,
   decodePostings,
   encodeIds,
@@ -14,15 +17,17 @@ import {
   MIN_EXCLUDED_TO_REWRITE,
   mergeSegments,
   type Posting,
+  postingsIn,
   segmentOf,
   scorePassages,
   segmentsToMerge,
   tierOf,
   unionIds,
+  unpackBlock,
   withoutIds,
 } from '../../src/domain/knowledgebase/search-index.js';
 
-const listOf = (blobs: Buffer[], excluded?: number[]): Posting[] => {
+const listOf = (blobs: Uint8Array[], excluded?: number[]): Posting[] => {
   const l = decodePostings(blobs, excluded);
   return Array.from({ length: l.count }, (_, i) => ({ id: l.ids[i]!, tf: l.tfs[i]!, length: l.lengths[i]! }));
 };
@@ -80,6 +85,58 @@ describe('postings', () => {
   });
 });
 
+describe('blocks', () => {
+  // Words whose UTF-16 order, code point order and a locale's order differ: 'é' sorts after 'z'
+  // as UTF-8 bytes (before 'f' in most locales), '\u{1f600}' after '\uffee' (before it in UTF-16).
+  const words = ['a', 'ab', 'b', 'étude', 'f', 'zz', '\uffee', '\u{1f600}x', '日本', '0', '_x'];
+  const many = Array.from({ length: 3000 }, (_, i) => `${words[i % words.length]}${i}`);
+  const blob = (n: number) => encodePostings(Array.from({ length: n }, (_, i) => ({ id: i + 1, tf: 1, length: 5 })));
+  const entries = many.map((term, i) => [term, blob(1 + (i % 5))] as const);
+  const byBytes = (x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y));
+
+  it("hold a segment's terms in UTF-8 byte order, about BLOCK_BYTES each, every blob as written", () => {
+    const blocks = blocksOf(entries);
+    expect(blocks.length).toBeGreaterThan(10);
+    const unpacked = blocks.flatMap((b) => unpackBlock(b.block));
+    expect(unpacked.map((e) => e.term)).toEqual([...many].sort(byBytes));
+    for (const b of blocks) {
+      expect(b.block.length).toBeLessThanOrEqual(BLOCK_BYTES);
+      expect(unpackBlock(b.block)[0]!.term).toBe(b.firstTerm);
+    }
+    const written = new Map(entries);
+    for (const e of unpacked) expect(Buffer.from(e.postings).equals(written.get(e.term)!)).toBe(true);
+  });
+
+  it('find each term in the block whose first term is the greatest not after it, and no other', () => {
+    const blocks = blocksOf(entries);
+    const blockOf = (term: string) => blocks.filter((b) => byBytes(b.firstTerm, term) <= 0).at(-1);
+    for (const [term, written] of entries) {
+      const found = postingsIn(blockOf(term)!.block, Buffer.from(term));
+      expect(found && Buffer.from(found).equals(written), term).toBe(true);
+    }
+    for (const absent of ['a', 'étude', '\u{1f600}', 'zzz', '日本'])
+      expect(postingsIn(blockOf(absent)?.block ?? new Uint8Array(0), Buffer.from(absent))).toBeNull();
+  });
+
+  it('compare terms as their UTF-8 bytes do', () => {
+    const chars = ['a', 'z', '\u00e9', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uffee', '\u{10000}', '\u{1f600}', '\u{10ffff}'];
+    const strings = chars.flatMap((x) => chars.map((y) => x + y)).concat(chars);
+    for (const a of strings)
+      for (const b of strings) expect(Math.sign(compareCodePoints(a, b)), `${a} ${b}`).toBe(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  });
+
+  it('give a blob larger than a block a block of its own', () => {
+    const blocks = blocksOf([
+      ['a', blob(10)],
+      ['common', blob(4000)],
+      ['d', blob(10)],
+    ]);
+    expect(blocks.map((b) => b.firstTerm)).toEqual(['a', 'common', 'd']);
+    expect(blocks[1]!.block.length).toBeGreaterThan(BLOCK_BYTES);
+    expect(blocksOf([])).toEqual([]);
+  });
+});
+
 describe('excluded ids', () => {
   it('come back as written, and combine as sets', () => {
     const a = Int32Array.from([3, 9, 200, 2 ** 31 - 1]);
@@ -101,21 +158,52 @@ describe('segments', () => {
     expect(listOf(blobs, [2, 12, 101]).map((p) => p.id)).toEqual([1, 5, 10, 11, 40, 41, 42, 90, 100, 102]);
   });
 
+  /** A segment of one link's postings per term, as merges read it. */
+  const input = (terms: Record<string, Posting[]>) => {
+    const ids = Object.values(terms).flatMap((list) => list.map((p) => p.id));
+    return {
+      blocks: blocksOf(Object.entries(terms).map(([term, list]) => [term, encodePostings(list)] as const)).map((b) => b.block),
+      passages: new Set(ids).size,
+      minId: Math.min(...ids),
+      maxId: Math.max(...ids),
+    };
+  };
+  const one = (ids: number[]) => ids.map((id) => ({ id, tf: 1, length: id }));
+
   it('merge into one, dropping the excluded ids they hold and telling which', () => {
-    const merged = mergeSegments(
-      [
-        { term: 'a', postings: postings([1, 4, 7]) },
-        { term: 'b', postings: postings([4]) },
-        { term: 'a', postings: postings([9, 12]) },
-        { term: 'c', postings: postings([12]) },
-      ],
-      5,
-      Int32Array.from([4, 12, 50]),
-    );
-    expect(merged.terms.sort()).toEqual(['a']);
-    expect(listOf([merged.blobs[0]! as Buffer]).map((p) => p.id)).toEqual([1, 7, 9]);
+    const merged = mergeSegments([input({ a: one([1, 4, 7]), b: one([4]) }), input({ a: one([9, 12]), c: one([12]) })], Int32Array.from([4, 12, 50]));
+    const entries = merged.blocks.flatMap((b) => unpackBlock(b.block));
+    expect(entries.map((e) => e.term)).toEqual(['a']);
+    expect(listOf([entries[0]!.postings]).map((p) => p.id)).toEqual([1, 7, 9]);
     expect([...merged.dropped]).toEqual([4, 12]);
     expect(merged).toMatchObject({ passages: 3, minId: 1, maxId: 9 });
+  });
+
+  it("join apart segments' blobs as they are, a reset byte between them, unless they hold excluded ids or interleave", () => {
+    // Three segments of a term, the second with tf ≥ 7 and long passages (multi-byte varints).
+    const parts = [one([1, 2, 3]), [200, 300].map((id) => ({ id, tf: 9, length: 5000 })), [{ id: 100_000, tf: 2, length: 1 }]];
+    const all = parts.flat();
+    const merge = (excluded: number[], segments = parts) =>
+      mergeSegments(
+        [segments[2]!, segments[0]!, segments[1]!].map((p) => input({ t: p })),
+        Int32Array.from(excluded),
+      );
+    const blobOf = (merged: ReturnType<typeof merge>) => merged.blocks.flatMap((b) => unpackBlock(b.block))[0]!.postings;
+    for (const excluded of [[], [50], [2], [300, 100_000]]) {
+      const merged = merge(excluded);
+      const kept = all.filter((p) => !excluded.includes(p.id));
+      expect(listOf([blobOf(merged)]), `excluded ${excluded}`).toEqual(kept);
+      expect(listOf([blobOf(merged)], [2, 200])).toEqual(kept.filter((p) => p.id !== 2 && p.id !== 200));
+      expect(merged).toMatchObject({ passages: kept.length, minId: kept[0]!.id, maxId: kept.at(-1)!.id });
+      expect([...merged.dropped]).toEqual(excluded.filter((id) => all.some((p) => p.id === id)));
+      // Joined when no excluded id is in a segment's range; written again otherwise.
+      const joined = Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [encodePostings(p)] : [Buffer.from([0]), encodePostings(p)])));
+      const expected = excluded.some((id) => all.some((p) => p.id === id)) ? encodePostings(kept) : joined;
+      expect(Buffer.from(blobOf(merged)).equals(expected), `excluded ${excluded}`).toBe(true);
+    }
+    // Segments whose ids interleave are decoded and written again.
+    const interleaved = [one([1, 5]), one([3, 8]), one([10])];
+    expect(Buffer.from(blobOf(merge([], interleaved))).equals(encodePostings(one([1, 3, 5, 8, 10])))).toBe(true);
   });
 
   it('are merged eight of the lowest tier at a time, the oldest first; else one rewritten when many of its passages were deleted', () => {

@@ -25,6 +25,7 @@ const ALL_MIGRATIONS = [
   '017-search-terms-per-bot',
   '018-running-jobs',
   '019-search-index',
+  '020-postings-blocks',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

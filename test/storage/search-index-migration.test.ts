@@ -1,24 +1,26 @@
 /**
- * Migration 019-search-index on a database that holds knowledge bases indexed the old way
- * (SQLite FTS5, PostgreSQL tsvector): every stored passage is indexed in segments of the new
- * index, a set being stored stays hidden, searches then answer what scoring every passage
- * answers, and the old indexes are gone.
+ * Migrations 019-search-index and 020-postings-blocks on a database that holds knowledge bases
+ * indexed the old way (SQLite FTS5, PostgreSQL tsvector): every stored passage is indexed in
+ * segments of the new index (019: a row per segment and term), packed into blocks (020), a set
+ * being stored stays hidden, searches then answer what scoring every passage answers, and the
+ * old indexes are gone.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BLOCK_BYTES, segmentOf } from '../../src/domain/knowledgebase/search-index.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { searchPassages } from '../../src/storage/knowledge-base.repository.js';
 import { migrateToLatest, migrator } from '../../src/storage/migrate.js';
 import { passageTerms, queryTerms } from '../../src/text/search-terms.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
-import { phantomPostings } from '../support/knowledge-base.js';
+import { indexEntries, phantomPostings } from '../support/knowledge-base.js';
 import { searchCorpus, searchReference } from '../support/search-corpus.js';
 
 const NOW = '2026-11-01T00:00:00.000000Z';
 
 for (const dialect of DIALECTS) {
-  describe(`migration 019-search-index on existing data (${dialect})`, () => {
+  describe(`migrations 019-search-index and 020-postings-blocks on existing data (${dialect})`, () => {
     let database: TestDatabase;
     let storage: Storage;
     const big = randomUUID();
@@ -92,7 +94,7 @@ for (const dialect of DIALECTS) {
           })),
         )
         .execute();
-      expect(await migrateToLatest(storage)).toEqual(['019-search-index']);
+      expect(await migrateToLatest(storage)).toEqual(['019-search-index', '020-postings-blocks']);
     });
     afterAll(async () => {
       await storage?.close();
@@ -119,10 +121,40 @@ for (const dialect of DIALECTS) {
       expect(await phantomPostings(storage)).toBe(0);
     });
 
+    it("packs each segment's postings into blocks holding every term's blob of its passages", async () => {
+      const segments = await storage.db.selectFrom('kb_segments').select(['id', 'bot_id', 'min_id', 'max_id']).execute();
+      const entries = await indexEntries(storage);
+      for (const s of segments) {
+        const passages = await storage.db
+          .selectFrom('kb_passages')
+          .select(['id', 'content', 'term_count'])
+          .where('bot_id', '=', s.bot_id)
+          .where('id', '>=', s.min_id)
+          .where('id', '<=', s.max_id)
+          .execute();
+        const own = passages.map((p) => ({ id: Number(p.id), terms: passageTerms(p.content).terms, term_count: Number(p.term_count) }));
+        const expected = segmentOf(own);
+        const stored = entries.filter((e) => e.segment === Number(s.id));
+        expect(stored.length).toBe(expected.size);
+        for (const e of stored) expect(Buffer.from(e.postings).equals(expected.get(e.term)!), e.term).toBe(true);
+        // A row per block of about BLOCK_BYTES, not a row per term.
+        const blocks = await storage.db.selectFrom('kb_blocks').select('block').where('segment', '=', s.id).execute();
+        const bytes = blocks.reduce((n, b) => n + b.block.length, 0);
+        expect(blocks.length).toBeLessThanOrEqual(Math.ceil(bytes / (BLOCK_BYTES / 2)) + 1);
+      }
+      // A term's block is found by comparing first terms as UTF-8 bytes, as blocksOf sorts them,
+      // whatever the database's collation (SQLite compares text so by default).
+      if (dialect === 'postgres') {
+        const { rows } = await sql<{ collation_name: string }>`
+          select collation_name from information_schema.columns where table_name = 'kb_blocks' and column_name = 'first_term'`.execute(storage.db);
+        expect(rows[0]?.collation_name).toBe('C');
+      }
+    });
+
     it('drops the old indexes and the terms column they read', async () => {
       const tables = await storage.db.introspection.getTables();
       const names = tables.map((t) => t.name);
-      for (const gone of ['kb_passages_fts', 'kb_passages_fts_instance', 'kb_fts_garbage']) expect(names).not.toContain(gone);
+      for (const gone of ['kb_passages_fts', 'kb_passages_fts_instance', 'kb_fts_garbage', 'kb_postings']) expect(names).not.toContain(gone);
       const columns = tables.find((t) => t.name === 'kb_passages')!.columns.map((c) => c.name);
       expect(columns).not.toContain('terms');
       expect(columns).not.toContain('tsv');

@@ -1,5 +1,5 @@
 /**
- * Each bot's search index is its own (kb_postings is keyed by bot, migration 019): a search reads
+ * Each bot's search index is its own (kb_blocks is keyed by bot, migrations 019 and 020): a search reads
  * its own bot's postings only, and finds its own passages, also for bots whose ids share their
  * first hex digits (the old SQLite index, migrations 017 to 018, shared entries between those).
  */

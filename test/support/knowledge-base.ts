@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Crawl } from '../../src/domain/crawl-wire.js';
-import { decodeIds, decodePostings } from '../../src/domain/knowledgebase/search-index.js';
+import { decodeIds, decodePostings, unpackBlock } from '../../src/domain/knowledgebase/search-index.js';
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
@@ -162,9 +162,8 @@ export async function rawIndexHits(storage: Storage, word: string): Promise<numb
  * longer stored: neither stored nor excluded. Must always be 0, whatever ran concurrently.
  */
 export async function phantomPostings(storage: Storage): Promise<number> {
-  const rows = await storage.db.selectFrom('kb_postings').select(['bot_id', 'postings']).execute();
   const byBot = new Map<string, Set<number>>();
-  for (const r of rows) {
+  for (const r of await indexEntries(storage)) {
     const list = decodePostings([r.postings]);
     const ids = byBot.get(r.bot_id) ?? new Set<number>();
     for (let i = 0; i < list.count; i++) ids.add(list.ids[i]!);
@@ -184,10 +183,15 @@ export async function phantomPostings(storage: Storage): Promise<number> {
 }
 
 async function postingsOf(storage: Storage, word: string): Promise<Map<string, Uint8Array[]>> {
-  const rows = await storage.db.selectFrom('kb_postings').select(['bot_id', 'postings']).where('term', '=', word).execute();
   const byBot = new Map<string, Uint8Array[]>();
-  for (const r of rows) byBot.set(r.bot_id, [...(byBot.get(r.bot_id) ?? []), r.postings]);
+  for (const r of await indexEntries(storage)) if (r.term === word) byBot.set(r.bot_id, [...(byBot.get(r.bot_id) ?? []), r.postings]);
   return byBot;
+}
+
+/** Every (bot, segment, term, blob) of the search index, unpacked from its blocks. */
+export async function indexEntries(storage: Storage): Promise<Array<{ bot_id: string; segment: number; term: string; postings: Uint8Array }>> {
+  const rows = await storage.db.selectFrom('kb_blocks').select(['bot_id', 'segment', 'block']).execute();
+  return rows.flatMap((r) => unpackBlock(r.block).map((e) => ({ bot_id: r.bot_id, segment: Number(r.segment), ...e })));
 }
 
 /** PostgreSQL only: sessions on this database waiting for a lock held by another transaction. */

@@ -3,12 +3,13 @@
  * part, with no database. A bot's postings are kept as blobs, one per (segment, term): for each
  * passage holding the term, in ascending passage id, varint((id − previous id) · 8 + min(tf, 7)),
  * then varint(tf) when tf ≥ 7, then varint(the passage's term count): two bytes for most
- * postings (a close id, a few occurrences, a passage of under 128 terms). A segment is what one write added (a page's passages) or
- * what a merge of segments left; a search reads each query term's blobs and scores them here,
+ * postings (a close id, a few occurrences, a passage of under 128 terms). A segment's blobs are
+ * packed into blocks of about 4 KiB (`blocksOf`). A segment is what one write added (a page's
+ * passages) or what a merge of segments left; a search reads each query term's blobs and scores them here,
  * with the same bm25 as `searchPassages` (src/storage/knowledge-base.repository.ts), so that the
  * answers stay the same when the index changes under them.
  *
- * The storage (tables, writes, merges, search) is src/storage/knowledge-base.repository.ts;
+ * The storage (tables, writes, merges, search) is src/storage/search-index.repository.ts;
  * docs/search-index.md tells the whole.
  */
 
@@ -34,14 +35,7 @@ export function encodePostings(postings: readonly Posting[]): Buffer {
   // Each of a posting's three varints takes at most 5 bytes (a distance · 8 is under 2³⁵).
   const out = new VarintWriter(postings.length * 15);
   let previous = 0;
-  for (const p of postings) {
-    ascending(p.id, previous);
-    const small = Math.min(p.tf, 7);
-    out.varint((p.id - previous) * 8 + small);
-    if (small === 7) out.varint(p.tf);
-    out.varint(p.length);
-    previous = p.id;
-  }
+  for (const p of postings) previous = out.posting(p.id, previous, p.tf, p.length);
   return out.done();
 }
 
@@ -65,6 +59,25 @@ class VarintWriter {
       v = Math.floor(v / 0x80);
     }
     this.out[this.at++] = v;
+  }
+  /** A posting after the one of id `previous`; returns its id. */
+  posting(id: number, previous: number, tf: number, length: number): number {
+    ascending(id, previous);
+    const small = Math.min(tf, 7);
+    this.varint((id - previous) * 8 + small);
+    if (small === 7) this.varint(tf);
+    this.varint(length);
+    return id;
+  }
+  /** A string's UTF-8 bytes (`length` of them). */
+  text(text: string, length: number): void {
+    if (length === text.length) for (let i = 0; i < length; i++) this.out[this.at++] = text.charCodeAt(i);
+    else this.at += this.out.write(text, this.at, 'utf8');
+  }
+  /** Bytes as they are. */
+  bytes(bytes: Uint8Array): void {
+    this.out.set(bytes, this.at);
+    this.at += bytes.length;
   }
   /** An id as its distance from the one before. */
   id(id: number, previous: number): void {
@@ -184,6 +197,10 @@ function readBlob(blob: Uint8Array, into: PostingList): number {
   while (at < end) {
     let b = blob[at++]!;
     let tf: number;
+    if (b === RESET) {
+      id = 0;
+      continue;
+    }
     if (b < 0x80) {
       id += b >>> 3;
       tf = b & 7;
@@ -284,18 +301,128 @@ function without(list: PostingList, excluded: ArrayLike<number>): PostingList {
 
 /** A segment of passages: each term's blob. `terms` is a passage's `passageTerms(...).terms` (space-separated). */
 export function segmentOf(passages: ReadonlyArray<{ id: number; terms: string; term_count: number }>): Map<string, Buffer> {
-  const byTerm = new Map<string, Posting[]>();
+  // Each term's postings as (id, tf, length) triples, passages in id order.
+  const byTerm = new Map<string, number[]>();
   for (const p of [...passages].sort((a, b) => a.id - b.id)) {
     const tf = new Map<string, number>();
     for (const term of p.terms.split(' ')) if (term !== '') tf.set(term, (tf.get(term) ?? 0) + 1);
     for (const [term, n] of tf) {
       const list = byTerm.get(term);
-      const posting = { id: p.id, tf: n, length: p.term_count };
-      if (list) list.push(posting);
-      else byTerm.set(term, [posting]);
+      if (list) list.push(p.id, n, p.term_count);
+      else byTerm.set(term, [p.id, n, p.term_count]);
     }
   }
-  return new Map([...byTerm].map(([term, postings]) => [term, encodePostings(postings)]));
+  const segment = new Map<string, Buffer>();
+  for (const [term, triples] of byTerm) {
+    const out = new VarintWriter(triples.length * 5);
+    let previous = 0;
+    for (let i = 0; i < triples.length; i += 3) previous = out.posting(triples[i]!, previous, triples[i + 1]!, triples[i + 2]!);
+    segment.set(term, out.done());
+  }
+  return segment;
+}
+
+/**
+ * A segment's blobs are stored in blocks (kb_blocks, migration 020): its terms in code point
+ * order (as UTF-8 bytes compare), each with its blob, a block filled to about BLOCK_BYTES and
+ * keyed by its first term. A page's few hundred terms are a few rows instead of one each; a
+ * blob larger than a block (a common word in a large segment) is a block of its own, so a
+ * search for a rare word never reads it. A term is looked up in a segment by the block with the
+ * greatest first term not after it.
+ */
+export const BLOCK_BYTES = 4096;
+
+export interface TermBlock {
+  firstTerm: string;
+  /** For each term: varint(its UTF-8 length), its UTF-8 bytes, varint(its blob's length), its blob. */
+  block: Uint8Array;
+}
+
+/** A segment's (term, blob) entries packed into blocks, in term order. */
+export function blocksOf(entries: Iterable<readonly [string, Uint8Array]>): TermBlock[] {
+  const sorted = Array.from(entries, ([term, blob]) => ({ term, length: Buffer.byteLength(term, 'utf8'), blob })).sort((a, b) =>
+    compareCodePoints(a.term, b.term),
+  );
+  const blocks: TermBlock[] = [];
+  let from = 0;
+  let size = 0;
+  const close = (to: number) => {
+    const out = new VarintWriter(size);
+    for (let i = from; i < to; i++) {
+      const e = sorted[i]!;
+      out.varint(e.length);
+      out.text(e.term, e.length);
+      out.varint(e.blob.length);
+      out.bytes(e.blob);
+    }
+    blocks.push({ firstTerm: sorted[from]!.term, block: out.done() });
+    from = to;
+    size = 0;
+  };
+  for (let i = 0; i < sorted.length; i++) {
+    const e = sorted[i]!;
+    const entry = varintBytes(e.length) + e.length + varintBytes(e.blob.length) + e.blob.length;
+    if (i > from && size + entry > BLOCK_BYTES) close(i);
+    size += entry;
+  }
+  if (sorted.length > from) close(sorted.length);
+  return blocks;
+}
+
+/**
+ * Strings in code point order, which is the order of their UTF-8 bytes (the databases' order of
+ * first terms). UTF-16 order is the same but for surrogates, which sort after U+E000–U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const varintBytes = (value: number): number => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
+
+/** Each (term, blob) of a block (blobs are views into it). */
+export function unpackBlock(block: Uint8Array): Array<{ term: string; postings: Uint8Array }> {
+  const text = Buffer.from(block.buffer, block.byteOffset, block.byteLength);
+  const entries: Array<{ term: string; postings: Uint8Array }> = [];
+  const read = new VarintReader(block);
+  while (read.at < block.length) {
+    const termEnd = read.next() + read.at;
+    const term = text.toString('utf8', read.at, termEnd);
+    read.at = termEnd;
+    const blobEnd = read.next() + read.at;
+    entries.push({ term, postings: block.subarray(read.at, blobEnd) });
+    read.at = blobEnd;
+  }
+  return entries;
+}
+
+/** The blob of `term` (its UTF-8 bytes) in a block, or null when the block does not hold it. */
+export function postingsIn(block: Uint8Array, term: Uint8Array): Uint8Array | null {
+  const read = new VarintReader(block);
+  while (read.at < block.length) {
+    const length = read.next();
+    const at = read.at;
+    read.at += length;
+    const blobLength = read.next();
+    if (length === term.length && sameBytes(block, at, term)) return block.subarray(read.at, read.at + blobLength);
+    read.at += blobLength;
+  }
+  return null;
+}
+
+function sameBytes(block: Uint8Array, at: number, term: Uint8Array): boolean {
+  for (let i = 0; i < term.length; i++) if (block[at + i] !== term[i]) return false;
+  return true;
 }
 
 /** A segment's size and id range (its kb_segments row): what merges are chosen by. */
@@ -380,10 +507,9 @@ function lowerBound(ids: ArrayLike<number>, value: number, from = 0, to = ids.le
   return lo;
 }
 
-/** A merge's result: the merged segment's blobs and numbers, and the excluded ids it dropped. */
+/** A merge's result: the merged segment's blocks and numbers, and the excluded ids it dropped. */
 export interface MergedSegment {
-  terms: string[];
-  blobs: Uint8Array[];
+  blocks: TermBlock[];
   passages: number;
   minId: number;
   maxId: number;
@@ -391,25 +517,52 @@ export interface MergedSegment {
   dropped: Int32Array;
 }
 
+/** A segment to merge: its blocks and its kb_segments numbers. */
+export interface MergeInput {
+  blocks: Uint8Array[];
+  passages: number;
+  minId: number;
+  maxId: number;
+}
+
 /**
- * Merges segments: `rows` are every (term, blob) of them, `inputPassages` the sum of their
- * passages; `excluded` (ascending) are left out. Each excluded id found is one passage of one
- * input fewer.
+ * Merges segments, leaving out the ids of `excluded` (ascending); each excluded id found is one
+ * passage of one input fewer. When the inputs' id ranges do not overlap (on SQLite they never
+ * do: a segment is written with its passages, whose ids ascend), a term's blobs of the inputs
+ * that hold no excluded id are joined as they are, in id order, each after a reset byte
+ * (RESET): no posting is decoded. Other terms are decoded, merged and written again.
  */
-export function mergeSegments(rows: ReadonlyArray<{ term: string; postings: Uint8Array }>, inputPassages: number, excluded: ArrayLike<number>): MergedSegment {
-  const byTerm = new Map<string, Uint8Array[]>();
-  for (const row of rows) {
-    const list = byTerm.get(row.term);
-    if (list) list.push(row.postings);
-    else byTerm.set(row.term, [row.postings]);
-  }
-  const found = new Uint8Array(excluded.length);
-  const terms: string[] = [];
-  const blobs: Uint8Array[] = [];
+export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike<number>): MergedSegment {
+  const ordered = [...inputs].sort((a, b) => a.minId - b.minId);
+  const apart = ordered.every((s, i) => i === 0 || ordered[i - 1]!.maxId < s.minId);
+  const byTerm = new Map<string, { blobs: Uint8Array[]; decode: boolean }>();
   let minId = Number.POSITIVE_INFINITY;
   let maxId = 0;
-  for (const [term, list] of byTerm) {
-    const all = decodePostings(list);
+  for (const input of ordered) {
+    const holdsExcluded = lowerBound(excluded, input.maxId + 1) > lowerBound(excluded, input.minId);
+    const decode = !apart || holdsExcluded;
+    // An input whose blobs are joined keeps every passage: its range is the merged segment's.
+    if (!decode && input.passages > 0) {
+      minId = Math.min(minId, input.minId);
+      maxId = Math.max(maxId, input.maxId);
+    }
+    for (const block of input.blocks)
+      for (const { term, postings } of unpackBlock(block)) {
+        const entry = byTerm.get(term);
+        if (entry) {
+          entry.blobs.push(postings);
+          entry.decode ||= decode;
+        } else byTerm.set(term, { blobs: [postings], decode });
+      }
+  }
+  const found = new Uint8Array(excluded.length);
+  const entries: Array<[string, Uint8Array]> = [];
+  for (const [term, { blobs, decode }] of byTerm) {
+    if (!decode) {
+      entries.push([term, joined(blobs)]);
+      continue;
+    }
+    const all = decodePostings(blobs);
     // Mark the excluded ids this term's postings hold, then leave them out.
     let x = 0;
     for (let i = 0; i < all.count; i++) {
@@ -421,16 +574,40 @@ export function mergeSegments(rows: ReadonlyArray<{ term: string; postings: Uint
     if (kept.count === 0) continue;
     minId = Math.min(minId, kept.ids[0]!);
     maxId = Math.max(maxId, kept.ids[kept.count - 1]!);
-    const postings: Posting[] = new Array(kept.count);
-    for (let i = 0; i < kept.count; i++) postings[i] = { id: kept.ids[i]!, tf: kept.tfs[i]!, length: kept.lengths[i]! };
-    terms.push(term);
-    blobs.push(encodePostings(postings));
+    entries.push([term, encodeList(kept)]);
   }
   const dropped = new Int32Array(found.reduce((n, f) => n + f, 0));
   let d = 0;
   for (let i = 0; i < found.length; i++) if (found[i]) dropped[d++] = excluded[i]!;
+  const inputPassages = inputs.reduce((n, s) => n + s.passages, 0);
   const passages = Math.max(0, inputPassages - dropped.length);
-  return { terms, blobs, passages, minId: terms.length === 0 ? 0 : minId, maxId, dropped };
+  return { blocks: blocksOf(entries), passages, minId: entries.length === 0 ? 0 : minId, maxId, dropped };
+}
+
+/**
+ * In a blob, a byte 0 where a posting starts: the next posting's distance counts from 0 again
+ * (its id is written whole). No posting starts so (distances are at least 1), so blobs whose ids
+ * follow one another are joined by this byte between them, as they are.
+ */
+const RESET = 0;
+
+/** Blobs whose ids follow one another (each after the one before), as one blob. */
+function joined(blobs: readonly Uint8Array[]): Uint8Array {
+  if (blobs.length === 1) return blobs[0]!;
+  const out = new VarintWriter(blobs.reduce((n, b) => n + b.length + 1, 0));
+  for (const [i, blob] of blobs.entries()) {
+    if (i > 0) out.varint(RESET);
+    out.bytes(blob);
+  }
+  return out.done();
+}
+
+/** The blob of a decoded list (as `encodePostings` writes it). */
+function encodeList(list: PostingList): Buffer {
+  const out = new VarintWriter(list.count * 15);
+  let previous = 0;
+  for (let i = 0; i < list.count; i++) previous = out.posting(list.ids[i]!, previous, list.tfs[i]!, list.lengths[i]!);
+  return out.done();
 }
 
 /** The bot's totals (its knowledge_bases row): passages, and their terms. */
