@@ -374,14 +374,7 @@ export class IngestionWorker {
     if (passages.length <= kb.AT_ONCE_PASSAGES) {
       let retired = false;
       const outcome = await publishing(async (trx): Promise<Outcome> => {
-        const stored = await kb.storePageAtOnce(
-          trx,
-          dialect,
-          ref,
-          rowsOf(0, passages.length),
-          { now: nowTimestamp(), fetched, ...(passages.segment && { segment: passages.segment }) },
-          this.maxPassagesPerBot,
-        );
+        const stored = await kb.storePageAtOnce(trx, dialect, ref, rowsOf(0, passages.length), { now: nowTimestamp(), fetched }, this.maxPassagesPerBot);
         if (stored && 'over' in stored) return failed(trx, limitError(stored.over)!);
         retired = stored?.retired ?? false;
         return stored?.published ? { status: 'indexed' } : null;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
-import { PASSAGES_PER_SEGMENT, rebaseBlocks, type TermBlock } from '../domain/knowledgebase/search-index.js';
 import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
 import { pastKey } from './keyset.js';
-import { deleteBotIndex, excludePassages, type IndexedPassage, writeSegment } from './search-index.repository.js';
+import { deleteBotIndex, excludePassages, writeSegment } from './search-index.repository.js';
 
 export { searchPassages, type PassageHit } from './search-index.repository.js';
 
@@ -18,7 +17,7 @@ const DELETE_BATCH = 200;
 const PASSAGE_DELETE_BATCH = 2000;
 // Passages per INSERT while storing a page (a segment of the search index each): the statement
 // (with the terms, unless given) is built on the event loop, a batch at a time.
-const PASSAGE_INSERT_BATCH = PASSAGES_PER_SEGMENT;
+const PASSAGE_INSERT_BATCH = 200;
 // Passages per INSERT when written at once (insertPassages).
 const INSERT_ROWS = 2000;
 
@@ -231,11 +230,9 @@ export interface NewPassage {
  * The one way to write passages: each row goes in with its term count, and the rows (with their
  * search terms: `passageTerms`, computed here unless given) make a segment of the search index
  * (search-index.repository.ts), in the caller's transaction. Returns each link's sum of term
- * counts. Callers batch (the rows go in one INSERT). `segment`: the rows' segment made already
- * (on the task thread), the rows numbered from 1; it is used when their ids follow one another
- * (always on SQLite, whose one writer gives a statement's rows consecutive ids).
+ * counts. Callers batch (the rows go in one INSERT).
  */
-async function writePassages(db: Db, rows: ReadonlyArray<NewPassage & { version: number }>, segment?: readonly TermBlock[]): Promise<Map<string, number>> {
+async function writePassages(db: Db, rows: ReadonlyArray<NewPassage & { version: number }>): Promise<Map<string, number>> {
   const perLink = new Map<string, number>();
   if (rows.length === 0) return perLink;
   const terms: string[] = [];
@@ -248,14 +245,13 @@ async function writePassages(db: Db, rows: ReadonlyArray<NewPassage & { version:
   const ids = await db.insertInto('kb_passages').values(values).returning(['id', 'link_id', 'seq', 'version']).execute();
   // Each row's id, matched by (link, version, passage): nothing promises RETURNING's order.
   const at = new Map(values.map((v, i) => [`${v.link_id} ${v.version} ${v.seq}`, i]));
-  const indexed = new Array<IndexedPassage>(values.length);
-  for (const r of ids) {
-    const i = at.get(`${r.link_id} ${r.version} ${r.seq}`)!;
-    indexed[i] = { id: Number(r.id), bot_id: values[i]!.bot_id, terms: terms[i]!, term_count: values[i]!.term_count };
-  }
-  const base = indexed[0]!.id - 1;
-  const follow = indexed.every((p, i) => p.id === base + 1 + i && p.bot_id === indexed[0]!.bot_id);
-  await writeSegment(db, indexed, segment && follow ? rebaseBlocks(segment, base) : undefined);
+  await writeSegment(
+    db,
+    ids.map((r) => {
+      const i = at.get(`${r.link_id} ${r.version} ${r.seq}`)!;
+      return { id: Number(r.id), bot_id: values[i]!.bot_id, terms: terms[i]!, term_count: values[i]!.term_count };
+    }),
+  );
   return perLink;
 }
 
@@ -404,8 +400,6 @@ export interface StoredPassages {
   slice(start: number, end: number): string[];
   /** Their search terms, when computed already. */
   sliceTerms?(start: number, end: number): Array<{ terms: string; term_count: number }>;
-  /** Their search index segment, numbered from 1, when made already (storePageAtOnce). */
-  readonly segment?: readonly TermBlock[];
 }
 
 /** A claimed job, as its worker knows it: the link, the lease's owner and the link's generation at the claim. */
@@ -505,15 +499,14 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
  * Writes a part of a staged set (hidden until published), or a page stored at once, in one
  * transaction (the caller's, when given one); returns its search terms. The rows go in batches
  * of PASSAGE_INSERT_BATCH, each a segment of the search index; a part of a few thousand
- * passages keeps the write lock's hold short. `segment`: the rows' segment, when they are one
- * batch and it was made already (writePassages).
+ * passages keeps the write lock's hold short.
  */
-export async function stagePassages(db: Db, rows: readonly NewPassage[], version: number, segment?: readonly TermBlock[]): Promise<number> {
+export async function stagePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<number> {
   return inTransaction(db, async (trx) => {
     let terms = 0;
     for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
       const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH).map((r) => ({ ...r, version }));
-      for (const n of (await writePassages(trx, batch, rows.length <= PASSAGE_INSERT_BATCH ? segment : undefined)).values()) terms += n;
+      for (const n of (await writePassages(trx, batch)).values()) terms += n;
       // Building a batch's statement is event-loop work (and its search terms too, when the
       // caller has not computed them): one batch per turn, as the writer thread's answers may
       // otherwise arrive within one turn.
@@ -556,7 +549,7 @@ export async function storePageAtOnce(
   dialect: DialectName,
   job: JobRef,
   rows: readonly NewPassage[],
-  staged: { now: string; fetched?: FetchedPage; segment?: readonly TermBlock[] },
+  staged: { now: string; fetched?: FetchedPage },
   maxBotPassages = Number.POSITIVE_INFINITY,
 ): Promise<{ published: boolean; retired: boolean } | { over: number } | null> {
   if (rows.length > AT_ONCE_PASSAGES) throw new Error(`storePageAtOnce takes at most ${AT_ONCE_PASSAGES} passages`);
@@ -565,8 +558,8 @@ export async function storePageAtOnce(
   if (!next) return null;
   if (next.others + rows.length > maxBotPassages) return { over: next.others + rows.length };
   const { link, version } = next;
-  const termCount = await stagePassages(trx, rows, version, staged.segment);
-  const published = await publish(trx, job, { version, passages: rows.length, termCount, now: staged.now, fetched: staged.fetched }, link);
+  const termCount = await stagePassages(trx, rows, version);
+  const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
     await retireSet(trx, job.id, version, link.bot_id, staged.now);

@@ -53,11 +53,8 @@ export interface IndexedPassage {
   term_count: number;
 }
 
-/**
- * Adds a segment of the passages just written (each bot's its own) to the index, in the caller's
- * transaction. `blocks`: the segment made already, when the passages are one bot's.
- */
-export async function writeSegment(db: Db, passages: readonly IndexedPassage[], blocks?: readonly TermBlock[]): Promise<void> {
+/** Adds a segment of the passages just written (each bot's its own) to the index, in the caller's transaction. */
+export async function writeSegment(db: Db, passages: readonly IndexedPassage[]): Promise<void> {
   const byBot = byBotOf(passages);
   for (const [botId, own] of byBot) {
     const summary = summaryOf(own);
@@ -67,7 +64,7 @@ export async function writeSegment(db: Db, passages: readonly IndexedPassage[], 
       .values({ bot_id: botId, passages: summary.passages, min_id: summary.minId, max_id: summary.maxId, created_at: nowTimestamp() })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await insertBlocks(db, botId, Number(segment.id), blocks && byBot.size === 1 ? blocks : blocksOf(segmentOf(own)));
+    await insertBlocks(db, botId, Number(segment.id), blocksOf(segmentOf(own)));
   }
 }
 

@@ -7,24 +7,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
-import { BLOCK_BYTES, decodePostings, MERGE_FACTOR, mergeSegments, segmentOf } from '../../src/domain/knowledgebase/search-index.js';
+import { BLOCK_BYTES, MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
 import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { mergeSegmentsStep, type SegmentMerger } from '../../src/storage/search-index.repository.js';
-import { passageTerms, queryTerms } from '../../src/text/search-terms.js';
+import { queryTerms } from '../../src/text/search-terms.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
-import { indexEntries, indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/knowledge-base.js';
+import { indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/knowledge-base.js';
 import { searchCorpus, searchReference } from '../support/search-corpus.js';
 import { seedIndexedLinks } from '../support/seed.js';
 
 const inProcess: SegmentMerger = async (inputs, excluded) => mergeSegments(inputs, excluded);
 const QUERIES = ['common', 'often', 'rare3 common', 'common rare7 often', 'fillera0'];
-const listOf = (blob: Uint8Array) => {
-  const l = decodePostings([blob]);
-  return Array.from({ length: l.count }, (_, i) => [l.ids[i], l.tfs[i], l.lengths[i]]);
-};
 
 for (const dialect of DIALECTS) {
   describe(`the search index's merges (${dialect})`, () => {
@@ -165,44 +160,6 @@ for (const dialect of DIALECTS) {
           word,
         ).toEqual([Math.floor(i / 10)]);
       }
-    });
-
-    it("a page's segment made on the task thread (its passages numbered from 1) is stored with the passages' ids", async () => {
-      const bot = randomUUID();
-      // Ids past 2⁷ and 2¹⁴ so the rebased first distances take more bytes than the thread's.
-      await seedIndexedLinks(storage.db, bot, [{ url: 'https://thread.example/before', passages: Array.from({ length: 300 }, (_, i) => `filler ${i}`) }]);
-      const texts = searchCorpus(1, 120)[0]!.passages;
-      const page = unpackPassages(packPassages(texts, passageTerms));
-      const [link] = await seedIndexedLinks(storage.db, bot, [{ url: 'https://thread.example/page', passages: [] }]);
-      const rows = (list: typeof page) => {
-        const terms = list.sliceTerms!(0, list.length);
-        return list.slice(0, list.length).map((content, seq) => ({ link_id: link!, bot_id: bot, seq, content, ...terms[seq] }));
-      };
-      await kb.stagePassages(storage.db, rows(page), 0, page.segment);
-      const stored = await storage.db.selectFrom('kb_passages').select(['id', 'content', 'term_count']).where('link_id', '=', link!).execute();
-      const expected = segmentOf(stored.map((p) => ({ id: Number(p.id), terms: passageTerms(p.content).terms, term_count: Number(p.term_count) })));
-      const segment = await storage.db
-        .selectFrom('kb_segments')
-        .select(['id', 'min_id'])
-        .where('bot_id', '=', bot)
-        .orderBy('id', 'desc')
-        .executeTakeFirstOrThrow();
-      expect(Number(segment.min_id)).toBeGreaterThan(300);
-      const entries = (await indexEntries(storage)).filter((e) => e.segment === Number(segment.id));
-      expect(entries.length).toBe(expected.size);
-      for (const e of entries) expect(listOf(e.postings), e.term).toEqual(listOf(expected.get(e.term)!));
-      expect(await phantomPostings(storage)).toBe(0);
-
-      // The segment given is the one stored (not made again from the passages).
-      const other = unpackPassages(packPassages(['unrelated words only'], passageTerms));
-      const [probe] = await seedIndexedLinks(storage.db, bot, [{ url: 'https://thread.example/probe', passages: [] }]);
-      await kb.stagePassages(
-        storage.db,
-        [{ link_id: probe!, bot_id: bot, seq: 0, content: 'the stored text', ...passageTerms('the stored text') }],
-        0,
-        other.segment,
-      );
-      expect(await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms('unrelated'), 10)).toHaveLength(1);
     });
 
     it('housekeeping merges by itself until nothing is left to merge', async () => {

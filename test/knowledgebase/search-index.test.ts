@@ -18,7 +18,6 @@ import {
   mergeSegments,
   type Posting,
   postingsIn,
-  rebaseBlocks,
   segmentOf,
   scorePassages,
   segmentsToMerge,
@@ -124,16 +123,6 @@ describe('blocks', () => {
     const strings = chars.flatMap((x) => chars.map((y) => x + y)).concat(chars);
     for (const a of strings)
       for (const b of strings) expect(Math.sign(compareCodePoints(a, b)), `${a} ${b}`).toBe(Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  });
-
-  it("of a page's passages numbered from 1 (made on a task thread) take their ids by a base, every posting kept", () => {
-    const passages = Array.from({ length: 150 }, (_, i) => ({ terms: `w${i % 7} common ${'r '.repeat(i % 11)}x${i}`.trim(), term_count: 3 + (i % 11) }));
-    const local = blocksOf(segmentOf(passages.map((p, i) => ({ id: i + 1, ...p }))));
-    for (const base of [0, 1, 126, 20_000, 2 ** 31 - 200]) {
-      const real = blocksOf(segmentOf(passages.map((p, i) => ({ id: base + i + 1, ...p }))));
-      const decoded = (blocks: ReturnType<typeof blocksOf>) => blocks.flatMap((b) => unpackBlock(b.block)).map((e) => [e.term, listOf([e.postings])]);
-      expect(decoded(rebaseBlocks(local, base)), `base ${base}`).toEqual(decoded(real));
-    }
   });
 
   it('give a blob larger than a block a block of its own', () => {

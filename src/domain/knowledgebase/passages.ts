@@ -14,7 +14,6 @@
  * current one is half full rather than trailing at the end of the previous section.
  */
 import { createHash } from 'node:crypto';
-import { blocksOf, PASSAGES_PER_SEGMENT, segmentOf, type TermBlock } from './search-index.js';
 
 export interface PassageOptions {
   /** Packing stops before a passage would exceed this many words. Default 200. */
@@ -232,8 +231,6 @@ export interface PackedPassages {
   terms?: { text: Uint8Array; ends: Uint32Array; counts: Uint32Array };
   /** `passagesDigest` of the passages (computed where they were). */
   sha256?: string;
-  /** Their search index segment, the passages numbered 1, 2, … (search-index.ts `rebaseBlocks`). */
-  segment?: TermBlock[];
 }
 
 /** A passage's search terms as they are stored (search-terms.ts `passageTerms`). */
@@ -250,8 +247,6 @@ export interface PassageList {
   sliceTerms?(start: number, end: number): StoredTerms[];
   /** Their `passagesDigest`, when computed already. */
   readonly sha256?: string;
-  /** Their search index segment, numbered from 1, when computed already (PackedPassages `segment`). */
-  readonly segment?: TermBlock[];
 }
 
 /**
@@ -285,8 +280,7 @@ function packTexts(texts: readonly string[]): { text: Uint8Array; ends: Uint32Ar
 /**
  * Packs the passages, and with `termsOf` their search terms too: computing them is the
  * larger part of storing a page's CPU work, done here on the task thread rather than on the
- * event loop a batch at a time. A page that is one segment of the search index (at most
- * PASSAGES_PER_SEGMENT passages) has its segment made here too, numbered from 1.
+ * event loop a batch at a time.
  */
 export function packPassages(passages: readonly string[], termsOf?: (passage: string) => StoredTerms): PackedPassages {
   const packed: PackedPassages = packTexts(passages);
@@ -297,7 +291,6 @@ export function packPassages(passages: readonly string[], termsOf?: (passage: st
       counts[i] = t.term_count;
     });
     packed.terms = { ...packTexts(all.map((t) => t.terms)), counts };
-    if (passages.length <= PASSAGES_PER_SEGMENT) packed.segment = blocksOf(segmentOf(all.map((t, i) => ({ id: i + 1, ...t }))));
   }
   return packed;
 }
@@ -315,7 +308,6 @@ export function unpackPassages(packed: PackedPassages): PassageList {
   return {
     length: packed.ends.length,
     ...(packed.sha256 !== undefined && { sha256: packed.sha256 }),
-    ...(packed.segment !== undefined && { segment: packed.segment }),
     slice: (start, end) => decode(packed.text, packed.ends, start, end),
     ...(terms && {
       sliceTerms: (start: number, end: number) =>

@@ -390,35 +390,6 @@ export function compareCodePoints(a: string, b: string): number {
 
 const varintBytes = (value: number): number => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
 
-/**
- * Blocks whose postings count passages from 1 (`blocksOf(segmentOf(…))` of a page's passages
- * numbered 1, 2, … on a task thread, before their ids were known) with their ids once known,
- * `base` + that number: each blob's first distance is the only one that changes.
- */
-export function rebaseBlocks(blocks: readonly TermBlock[], base: number): TermBlock[] {
-  return blocks.map(({ firstTerm, block }) => {
-    const entries = unpackBlock(block);
-    const out = new VarintWriter(block.length + 10 * entries.length);
-    const text = Buffer.from(block.buffer, block.byteOffset, block.byteLength);
-    const read = new VarintReader(block);
-    for (const { postings } of entries) {
-      const termEnd = read.next() + read.at;
-      out.varint(termEnd - read.at);
-      out.bytes(text.subarray(read.at, termEnd));
-      read.at = termEnd;
-      const blobEnd = read.next() + read.at;
-      const head = longVarint(postings, 0);
-      const rest = postings.subarray(longEnd);
-      const first = head + base * 8;
-      out.varint(varintBytes(first) + rest.length);
-      out.varint(first);
-      out.bytes(rest);
-      read.at = blobEnd;
-    }
-    return { firstTerm, block: out.done() };
-  });
-}
-
 /** Each (term, blob) of a block (blobs are views into it). */
 export function unpackBlock(block: Uint8Array): Array<{ term: string; postings: Uint8Array }> {
   const text = Buffer.from(block.buffer, block.byteOffset, block.byteLength);
@@ -476,9 +447,6 @@ export function summaryOf(passages: ReadonlyArray<{ id: number; term_count: numb
   }
   return { passages: n, minId: n === 0 ? 0 : minId, maxId };
 }
-
-/** Passages a write makes a segment of, at most (a page of at most this many is one). */
-export const PASSAGES_PER_SEGMENT = 200;
 
 /** Segments of a tier are merged once there are this many. */
 export const MERGE_FACTOR = 8;
