@@ -9,7 +9,9 @@
  *   node dist-bench/bench/profile.js validate FILE       GET …/validator, cache cleared each time
  *   node dist-bench/bench/profile.js crawl [postgres]    a crawl of a local 2,000-page site (KB_WORKERS=2 unless set)
  *   node dist-bench/bench/profile.js large [postgres]    a 25 MiB Markdown page stored whole, lists at 50/s meanwhile (section 4)
- * Profiles go to bench/.work/profiles/.
+ * Profiles go to bench/.work/profiles/. With `--threads` after a service scenario, the service
+ * host runs under `node --cpu-prof` instead, and every thread's profile is summarised (the SQLite
+ * writer, the task threads, the search and index threads: where the event loop only waits).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -37,7 +39,8 @@ function report(file: string, top = 20): void {
 
 async function main(argv: string[]): Promise<void> {
   mkdirSync(DIR, { recursive: true });
-  const [scenario, arg] = argv;
+  const threads = argv.includes('--threads');
+  const [scenario, arg] = argv.filter((a) => a !== '--threads');
   const dialect = arg === 'postgres' ? 'postgres' : 'sqlite';
   const stamp = `${scenario}-${Date.now()}`;
   if (scenario === 'cli') {
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const file = path.join(DIR, `${stamp}-${dialect}.cpuprofile`);
+  const threadsDir = path.join(DIR, `${stamp}-${dialect}-threads`);
+  const execArgv = threads ? ['--cpu-prof', `--cpu-prof-dir=${threadsDir}`, '--cpu-prof-interval=500'] : [];
   const workers = { KB_WORKERS: process.env.KB_WORKERS ?? '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
   const env: Record<string, string> =
     scenario === 'crawl'
@@ -127,8 +132,10 @@ async function main(argv: string[]): Promise<void> {
     } else {
       throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres] | large [postgres]');
     }
-  });
+  }, { execArgv });
   report(file);
+  // Every thread's profile, written when the host exits (the main thread's covers the whole run).
+  if (threads) for (const f of readdirSync(threadsDir).sort()) report(path.join(threadsDir, f), 12);
 }
 
 main(process.argv.slice(2)).then(

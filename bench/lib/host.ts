@@ -24,8 +24,10 @@ export class ServiceHost {
     });
   }
 
-  static spawn(): ServiceHost {
+  /** `execArgv`: Node's own options for the host (`--cpu-prof …` profiles every thread of the service). */
+  static spawn(execArgv: string[] = []): ServiceHost {
     const child = fork(path.join(BENCH_DIST, 'service-host.js'), [], {
+      execArgv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });
@@ -58,10 +60,11 @@ export async function withHost<T>(
   dialect: 'sqlite' | 'postgres',
   env: Record<string, string>,
   work: (host: ServiceHost, service: { url: string; key: string; dialect: string }) => Promise<T>,
+  options: { execArgv?: string[] } = {},
 ): Promise<T> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
   const database = dialect === 'postgres' ? await createBenchDatabase() : null;
-  const host = ServiceHost.spawn();
+  const host = ServiceHost.spawn(options.execArgv);
   try {
     const service = await host.call<{ url: string; key: string; dialect: string }>('start', {
       env: { DATA_DIR: dataDir, ...(database && { DATABASE_URL: database.url }), ...env },
