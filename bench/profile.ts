@@ -67,72 +67,77 @@ async function main(argv: string[]): Promise<void> {
       : scenario === 'large'
         ? { ...workers, KB_MAX_PASSAGES_PER_LINK: '1000000', KB_MAX_PASSAGES_PER_BOT: '1000000' } // as section 4 runs it
         : { KB_WORKERS: '0' };
-  await withHost(dialect, env, async (host, service) => {
-    const headers = { authorization: `Bearer ${service.key}` };
-    if (scenario === 'list') {
-      for (let i = 0; i < 120; i++)
-        await json('POST', `${service.url}/backend/api/copilots`, service.key, { name: `Copilot ${i}`, website: `https://example${i}.com` });
-      const url = `${service.url}/backend/api/copilots?limit=100`;
-      await autocannon({ url, headers, connections: 10, duration: 2 });
-      await host.call('profileStart', {});
-      const result = await autocannon({ url, headers, connections: 10, duration: 10 });
-      await host.call('profileStop', { file });
-      process.stdout.write(`list under profiler: ${result.requests.average} req/s, p99 ${result.latency.p99} ms\n`);
-    } else if (scenario === 'delete') {
-      const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb' });
-      const { urls } = await host.call<{ urls: string[] }>('seedKnowledgeBase', { botId: bot.id, links: 1000, passagesPerLink: 100, prefix: 'p' });
-      await host.call('profileStart', {});
-      const started = performance.now();
-      const res = await send('DELETE', `${service.url}/backend/knowledgebase/b/${bot.id}`, {
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify({ links: urls }),
-      });
-      const ms = performance.now() - started;
-      await host.call('profileStop', { file });
-      process.stdout.write(`delete under profiler: ${res.status} in ${ms.toFixed(0)} ms\n`);
-    } else if (scenario === 'validate') {
-      if (!arg) throw new Error('profile.js validate FILE');
-      const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'doc' });
-      const up = await send('PUT', `${service.url}/backend/api/copilot/${bot.id}/swagger`, {
-        headers: { ...headers, 'content-type': arg.endsWith('.json') ? 'application/json' : 'application/yaml' },
-        body: readFileSync(arg),
-      });
-      if (up.status !== 200) throw new Error(`upload → ${up.status}`);
-      const url = `${service.url}/backend/api/copilot/${bot.id}/validator`;
-      await timedGet(url, headers);
-      await host.call('profileStart', {});
-      const times: number[] = [];
-      for (let i = 0; i < 10; i++) {
-        await host.call('clearCache');
-        times.push(await timedGet(url, headers));
+  await withHost(
+    dialect,
+    env,
+    async (host, service) => {
+      const headers = { authorization: `Bearer ${service.key}` };
+      if (scenario === 'list') {
+        for (let i = 0; i < 120; i++)
+          await json('POST', `${service.url}/backend/api/copilots`, service.key, { name: `Copilot ${i}`, website: `https://example${i}.com` });
+        const url = `${service.url}/backend/api/copilots?limit=100`;
+        await autocannon({ url, headers, connections: 10, duration: 2 });
+        await host.call('profileStart', {});
+        const result = await autocannon({ url, headers, connections: 10, duration: 10 });
+        await host.call('profileStop', { file });
+        process.stdout.write(`list under profiler: ${result.requests.average} req/s, p99 ${result.latency.p99} ms\n`);
+      } else if (scenario === 'delete') {
+        const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'kb' });
+        const { urls } = await host.call<{ urls: string[] }>('seedKnowledgeBase', { botId: bot.id, links: 1000, passagesPerLink: 100, prefix: 'p' });
+        await host.call('profileStart', {});
+        const started = performance.now();
+        const res = await send('DELETE', `${service.url}/backend/knowledgebase/b/${bot.id}`, {
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ links: urls }),
+        });
+        const ms = performance.now() - started;
+        await host.call('profileStop', { file });
+        process.stdout.write(`delete under profiler: ${res.status} in ${ms.toFixed(0)} ms\n`);
+      } else if (scenario === 'validate') {
+        if (!arg) throw new Error('profile.js validate FILE');
+        const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'doc' });
+        const up = await send('PUT', `${service.url}/backend/api/copilot/${bot.id}/swagger`, {
+          headers: { ...headers, 'content-type': arg.endsWith('.json') ? 'application/json' : 'application/yaml' },
+          body: readFileSync(arg),
+        });
+        if (up.status !== 200) throw new Error(`upload → ${up.status}`);
+        const url = `${service.url}/backend/api/copilot/${bot.id}/validator`;
+        await timedGet(url, headers);
+        await host.call('profileStart', {});
+        const times: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          await host.call('clearCache');
+          times.push(await timedGet(url, headers));
+        }
+        await host.call('profileStop', { file });
+        process.stdout.write(`first validations under profiler: ${times.map((t) => t.toFixed(0)).join(', ')} ms\n`);
+      } else if (scenario === 'crawl') {
+        await host.call('profileStart', {});
+        const cpu = await host.call<NodeJS.CpuUsage>('cpuUsage');
+        const ownCpu = process.cpuUsage();
+        const result = await benchCrawl(service, { pages: 2000, runs: 1, warmup: false, workers: 2, log: (l) => process.stdout.write(`${l}\n`) });
+        const after = await host.call<NodeJS.CpuUsage>('cpuUsage');
+        const own = process.cpuUsage(ownCpu);
+        await host.call('profileStop', { file });
+        const seconds = result.runs[0]!.seconds;
+        const cpuSeconds = (after.user - cpu.user + after.system - cpu.system) / 1e6;
+        process.stdout.write(
+          `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread); this process (the site, the polling) ${((own.user + own.system) / 1e6).toFixed(1)} s\n`,
+        );
+      } else if (scenario === 'large') {
+        await host.call('profileStart', {});
+        const result = await benchLargePage(service, { bytes: 25 * 1024 * 1024, rounds: 1, listRate: 50, log: (l) => process.stdout.write(`${l}\n`) });
+        await host.call('profileStop', { file });
+        const { p99_ms, max_ms } = result.lists_during;
+        process.stdout.write(
+          `large page under profiler: ${result.passages} passages in ${result.ingest_ms[0]} ms; lists meanwhile p99 ${p99_ms} ms, max ${max_ms} ms\n`,
+        );
+      } else {
+        throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres] | large [postgres]');
       }
-      await host.call('profileStop', { file });
-      process.stdout.write(`first validations under profiler: ${times.map((t) => t.toFixed(0)).join(', ')} ms\n`);
-    } else if (scenario === 'crawl') {
-      await host.call('profileStart', {});
-      const cpu = await host.call<NodeJS.CpuUsage>('cpuUsage');
-      const ownCpu = process.cpuUsage();
-      const result = await benchCrawl(service, { pages: 2000, runs: 1, warmup: false, workers: 2, log: (l) => process.stdout.write(`${l}\n`) });
-      const after = await host.call<NodeJS.CpuUsage>('cpuUsage');
-      const own = process.cpuUsage(ownCpu);
-      await host.call('profileStop', { file });
-      const seconds = result.runs[0]!.seconds;
-      const cpuSeconds = (after.user - cpu.user + after.system - cpu.system) / 1e6;
-      process.stdout.write(
-        `crawl under profiler: ${result.median_pages_per_s} pages/s; service CPU ${cpuSeconds.toFixed(1)} s over ${seconds} s (every thread); this process (the site, the polling) ${((own.user + own.system) / 1e6).toFixed(1)} s\n`,
-      );
-    } else if (scenario === 'large') {
-      await host.call('profileStart', {});
-      const result = await benchLargePage(service, { bytes: 25 * 1024 * 1024, rounds: 1, listRate: 50, log: (l) => process.stdout.write(`${l}\n`) });
-      await host.call('profileStop', { file });
-      const { p99_ms, max_ms } = result.lists_during;
-      process.stdout.write(
-        `large page under profiler: ${result.passages} passages in ${result.ingest_ms[0]} ms; lists meanwhile p99 ${p99_ms} ms, max ${max_ms} ms\n`,
-      );
-    } else {
-      throw new Error('scenario: cli FILE | list [postgres] | delete [postgres] | validate FILE | crawl [postgres] | large [postgres]');
-    }
-  }, { execArgv });
+    },
+    { execArgv },
+  );
   report(file);
   // Every thread's profile, written when the host exits (the main thread's covers the whole run).
   if (threads) for (const f of readdirSync(threadsDir).sort()) report(path.join(threadsDir, f), 12);
