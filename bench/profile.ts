@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const file = path.join(DIR, `${stamp}-${dialect}.cpuprofile`);
   const threadsDir = path.join(DIR, `${stamp}-${dialect}-threads`);
-  const execArgv = threads ? ['--cpu-prof', `--cpu-prof-dir=${threadsDir}`, '--cpu-prof-interval=500'] : [];
+  const execArgv = threads ? ['--cpu-prof', `--cpu-prof-dir=${threadsDir}`, '--cpu-prof-interval=500'] : undefined;
   const workers = { KB_WORKERS: process.env.KB_WORKERS ?? '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
   const env: Record<string, string> =
     scenario === 'crawl'

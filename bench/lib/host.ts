@@ -24,8 +24,8 @@ export class ServiceHost {
     });
   }
 
-  /** `execArgv`: Node's own options for the host (`--cpu-prof …` profiles every thread of the service). */
-  static spawn(execArgv: string[] = []): ServiceHost {
+  /** `execArgv`: Node's own options for the host (`--cpu-prof …` profiles every thread of the service); this process's by default, as `fork` does. */
+  static spawn(execArgv: string[] = process.execArgv): ServiceHost {
     const child = fork(path.join(BENCH_DIST, 'service-host.js'), [], {
       execArgv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
