@@ -5,7 +5,7 @@ import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
 import { pastKey } from './keyset.js';
-import { deleteBotIndex, excludePassages, writeSegment } from './search-index.repository.js';
+import { deleteBotIndex, excludeIds, excludePassages, writeSegment } from './search-index.repository.js';
 
 export { searchPassages, type PassageHit } from './search-index.repository.js';
 
@@ -160,12 +160,12 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
       .deleteFrom('kb_links')
       .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
       .execute();
-    const deleted = await db
-      .deleteFrom('kb_passages')
-      .where('link_id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
-      .returning(['id', 'bot_id', 'term_count'])
-      .execute();
-    await excludePassages(db, dialect, deleted);
+    // The deleted ids come back a row per bot, as 4-byte integers in one bytea: a link of many
+    // passages would otherwise be that many rows to parse on the event loop.
+    const deleted = await sql<{ bot_id: string; ids: Uint8Array }>`
+      with d as (delete from kb_passages where link_id = any(${ids}) returning id, bot_id, term_count)
+      select bot_id, string_agg(int4send(id::int4), ''::bytea order by id) as ids from d where term_count > 0 group by bot_id`.execute(db);
+    for (const row of deleted.rows) await excludeIds(db, dialect, row.bot_id, int32sOf(row.ids));
     await retireHiddenSets(db, ids);
     return;
   }
@@ -175,6 +175,14 @@ export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkI
     await deletePassagesInBatches(db, dialect, (eb) => eb('link_id', 'in', ids));
     await retireHiddenSets(db, ids);
   }
+}
+
+/** Big-endian 4-byte integers (PostgreSQL's `int4send`), as numbers. */
+function int32sOf(bytes: Uint8Array): Int32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Int32Array(bytes.byteLength >>> 2);
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4);
+  return out;
 }
 
 /**

@@ -92,10 +92,12 @@ async function insertBlocks(db: Db, botId: string, segment: number, blocks: read
  */
 export async function excludePassages(db: Db, dialect: DialectName, deleted: ReadonlyArray<{ id: number; bot_id: string; term_count: number }>): Promise<void> {
   const byBot = byBotOf(deleted.filter((p) => Number(p.term_count) > 0));
-  for (const [botId, rows] of byBot) {
-    const ids = Int32Array.from(rows, (r) => Number(r.id)).sort();
-    await updateExcluded(db, dialect, botId, (current) => unionIds(current, ids));
-  }
+  for (const [botId, rows] of byBot) await excludeIds(db, dialect, botId, Int32Array.from(rows, (r) => Number(r.id)).sort());
+}
+
+/** `excludePassages` for one bot's deleted passages (ascending ids, each with terms). */
+export async function excludeIds(db: Db, dialect: DialectName, botId: string, ids: Int32Array): Promise<void> {
+  if (ids.length > 0) await updateExcluded(db, dialect, botId, (current) => unionIds(current, ids));
 }
 
 /** Rewrites a bot's excluded ids as `change` makes them, its row held until the transaction ends (PostgreSQL). */
