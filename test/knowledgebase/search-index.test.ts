@@ -28,7 +28,7 @@ import {
 } from '../../src/domain/knowledgebase/search-index.js';
 
 const listOf = (blobs: Uint8Array[], excluded?: number[]): Posting[] => {
-  const l = decodePostings(blobs, excluded);
+  const l = decodePostings(blobs, excluded && Int32Array.from(excluded));
   return Array.from({ length: l.count }, (_, i) => ({ id: l.ids[i]!, tf: l.tfs[i]!, length: l.lengths[i]! }));
 };
 
@@ -272,6 +272,66 @@ describe('scoring', () => {
           );
         }
     }
+  });
+
+  it('answers one word, and one word beside a rare one, as bm25 does passage by passage: excluded passages, long ones, joined and interleaving blobs', () => {
+    let seed = 7;
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    // 4,000 passages, most holding the word: a few pairs shared by many (ties), some counts of 8
+    // or more and lengths of 1,024 or more (not small pairs: read whole), ids in three runs.
+    const all = Array.from({ length: 4000 }, (_, i) => i + 1)
+      .filter(() => next() < 0.8)
+      .map((id) => {
+        const odd = next() < 0.02;
+        return {
+          id,
+          tf: odd ? 8 + Math.floor(next() * 300) : 1 + Math.floor(next() * 4),
+          length: odd && next() < 0.5 ? 1024 + Math.floor(next() * 5000) : 20 + 5 * Math.floor(next() * 8),
+        };
+      });
+    const totals = { passages: 4000, terms: 4000 * 40 };
+    const runs = [all.slice(0, 1000), all.slice(1000, 2000), all.slice(2000)];
+    const layouts: Array<[string, Uint8Array[]]> = [
+      ['one blob a run', runs.map((r) => encodePostings(r))],
+      // A merge's join: runs after one another, a reset byte between them.
+      ['joined', [Buffer.concat(runs.flatMap((r, i) => (i === 0 ? [encodePostings(r)] : [Buffer.from([0]), encodePostings(r)])))]],
+      // Segments whose ids interleave (written at the same moment), in no order.
+      ['interleaving', [encodePostings(all.filter((p) => p.id % 2 === 0)), encodePostings(all.filter((p) => p.id % 2 === 1))]],
+    ];
+    const excludedSets = [[], all.filter(() => next() < 0.1).map((p) => p.id), [all[0]!.id, all.at(-1)!.id, 999_999]];
+    for (const [layout, blobs] of layouts)
+      for (const excluded of excludedSets)
+        for (const limit of [1, 10, 200, 5000]) {
+          const kept = all.filter((p) => !excluded.includes(p.id));
+          expect(scorePassages([blobs], totals, limit, Int32Array.from(excluded)), `${layout}, ${excluded.length} excluded, limit ${limit}`).toEqual(
+            expected([kept], totals, limit),
+          );
+          // The same word beside a rare one (of its postings, only those of the rare word's passages decoded), and
+          // beside words with no postings.
+          const rare = kept.filter((_, i) => i % 97 === 0).map((p) => ({ ...p, tf: 1 }));
+          expect(
+            scorePassages([[], blobs, [encodePostings(rare)]], totals, limit, Int32Array.from(excluded)),
+            `${layout} with a rare word, limit ${limit}`,
+          ).toEqual(expected([[], kept, rare], totals, limit));
+        }
+  });
+
+  it('reads again, whole, the term of the most bytes when another term is the commonest', () => {
+    // "bulky": 80 postings of 8 or 9 bytes, half in very long passages that hold "common", half in
+    // one-word passages far apart that rank first; "common": 320 postings of 2 bytes. bulky is read
+    // last, only its postings of common's passages kept; but common is the commonest, so bulky's
+    // postings are needed whole.
+    const totals = { passages: 2_000_000_000, terms: 2_000_000_000 * 40 };
+    const common = Array.from({ length: 320 }, (_, i) => ({ id: 1_000_000 + i, tf: 1 + (i % 3), length: 20 + (i % 7) }));
+    const near = Array.from({ length: 40 }, (_, i) => ({ id: 1_000_000 + i * 4, tf: 250, length: 300_000_000 + i }));
+    const far = Array.from({ length: 40 }, (_, i) => ({ id: 2_000_000 + i * 2 ** 25, tf: 20_000, length: 1 }));
+    const bulky = [...near, ...far];
+    const blobs = [[encodePostings(common)], [encodePostings(bulky)]];
+    expect(blobs[1]![0]!.length).toBeGreaterThan(blobs[0]![0]!.length);
+    for (const limit of [1, 10, 60]) expect(scorePassages(blobs, totals, limit), `limit ${limit}`).toEqual(expected([common, bulky], totals, limit));
   });
 
   it('keeps a passage whose score rounds to the cutoff though it sums a little less than the limit-th', () => {

@@ -159,39 +159,50 @@ export function withoutIds(a: ArrayLike<number>, b: ArrayLike<number>): Int32Arr
  * The postings of one term from its blobs (one per segment, in any order: segments written by
  * writers at the same moment, or a merge's segment beside later ones, may interleave their ids),
  * ids ascending, those in `excluded` (ascending: passages deleted, or of a set being stored or
- * retired) left out. Blobs whose ids follow one another are read straight into place; one that
- * overlaps those before it is merged into them.
+ * retired) left out; with `wanted` (ascending ids, not empty), only the postings of those
+ * passages are kept. `walked`: the postings not left out, kept or not (the term's df). Blobs
+ * whose ids follow one another are read straight into place; one that overlaps those before it
+ * is merged into them.
  */
-export function decodePostings(blobs: readonly Uint8Array[], excluded: ArrayLike<number> = NO_IDS): PostingList {
+export function decodePostings(blobs: readonly Uint8Array[], excluded: Int32Array = NO_IDS, wanted: Int32Array = NO_IDS): PostingList & { walked: number } {
   let bytes = 0;
   for (const b of blobs) bytes += b.length;
   // Each posting takes at least two bytes.
-  const capacity = Math.floor(bytes / 2);
-  const list: PostingList = { ids: new Int32Array(capacity), tfs: new Uint16Array(capacity), lengths: new Uint32Array(capacity), count: 0 };
+  const capacity = wanted.length > 0 ? Math.min(wanted.length, Math.floor(bytes / 2)) : Math.floor(bytes / 2);
+  const list = { ...emptyList(capacity), walked: 0 };
   let run: PostingList | null = null;
   for (const blob of blobs) {
     const start = list.count;
     // A blob that overlaps what was read is read on its own, then merged in.
-    let into = list;
+    let into: PostingList = list;
     if (start > 0 && blob.length > 0 && firstId(blob) <= list.ids[start - 1]!) {
       run ??= emptyList(capacity);
       run.count = 0;
       into = run;
     }
-    into.count = readBlob(blob, into);
+    list.walked += readBlob(blob, into, excluded, wanted);
     if (into === run) mergeInto(list, run);
   }
-  return excluded.length === 0 ? list : without(list, excluded);
+  return list;
 }
 
 /**
- * Reads a blob's postings into `into` after its `count`; returns the new count. The hot loop of
- * every search: one-byte varints (most distances with their counts, and lengths) are read inline.
+ * Reads a blob's postings into `into` after its `count`, leaving out those of `excluded`, and
+ * keeping only those of `wanted` when it is not empty; returns how many postings were not
+ * excluded. The hot loop of every search: one-byte varints (most distances with their counts,
+ * and lengths) are read inline, and every value is kept a 32-bit integer (ids, counts and
+ * lengths are; a long varint's double is truncated where it is read), so that the loop's
+ * arithmetic stays on integers.
  */
-function readBlob(blob: Uint8Array, into: PostingList): number {
+function readBlob(blob: Uint8Array, into: PostingList, excluded: Int32Array, wanted: Int32Array): number {
   const { ids, tfs, lengths } = into;
   const end = blob.length;
+  const excludedCount = excluded.length;
+  const wantedCount = wanted.length;
   let n = into.count;
+  let walked = 0;
+  let x = excludedCount === 0 || end === 0 ? 0 : lowerBound(excluded, firstId(blob));
+  let w = wantedCount === 0 || end === 0 ? 0 : lowerBound(wanted, firstId(blob));
   let at = 0;
   let id = 0;
   while (at < end) {
@@ -207,26 +218,36 @@ function readBlob(blob: Uint8Array, into: PostingList): number {
     } else {
       const head = longVarint(blob, at - 1);
       at = longEnd;
-      tf = head % 8;
-      id += (head - tf) / 8;
+      tf = head & 7;
+      id = (id + (head - tf) / 8) | 0;
     }
-    ids[n] = id;
     if (tf === 7) {
       tf = blob[at++]!;
       if (tf >= 0x80) {
-        tf = longVarint(blob, at - 1);
+        tf = longVarint(blob, at - 1) >>> 0;
         at = longEnd;
       }
     }
-    tfs[n] = tf;
     b = blob[at++]!;
     if (b >= 0x80) {
-      b = longVarint(blob, at - 1);
+      b = longVarint(blob, at - 1) >>> 0;
       at = longEnd;
     }
+    if (x < excludedCount) {
+      while (x < excludedCount && excluded[x]! < id) x++;
+      if (x < excludedCount && excluded[x] === id) continue;
+    }
+    walked++;
+    if (wantedCount > 0) {
+      while (w < wantedCount && wanted[w]! < id) w++;
+      if (w === wantedCount || wanted[w] !== id) continue;
+    }
+    ids[n] = id;
+    tfs[n] = tf;
     lengths[n++] = b;
   }
-  return n;
+  into.count = n;
+  return walked;
 }
 
 /** Where the last `longVarint` ended: the read loop's second result, without an allocation. */
@@ -635,74 +656,109 @@ export function scorePassages(
   blobsByTerm: ReadonlyArray<readonly Uint8Array[]>,
   totals: IndexTotals,
   limit: number,
-  excluded: ArrayLike<number> = NO_IDS,
+  excluded: Int32Array = NO_IDS,
 ): ScoredPassage[] {
   if (limit <= 0) return [];
   const n = Math.max(totals.passages, 1);
   const avgdl = Math.max(totals.terms, 1) / n;
+  // The term of the most postings is decoded last: when it is the commonest, only its postings
+  // of the passages holding another term are kept (`scoreWithoutCommonest`).
+  let largest = -1;
+  let largestBytes = -1;
+  for (const [i, blobs] of blobsByTerm.entries()) {
+    const bytes = blobs.reduce((sum, b) => sum + b.length, 0);
+    if (bytes > largestBytes) [largest, largestBytes] = [i, bytes];
+  }
+  const present = blobsByTerm.filter((blobs) => blobs.length > 0).length;
+  const lists = blobsByTerm.map((blobs, i) => (i === largest && present > 1 ? null : decodePostings(blobs, excluded)));
+  const others = lists.reduce((sum, list) => sum + (list?.count ?? 0), 0);
+  const wanted = lists[largest] === null && others > 0 ? idsOf(lists) : NO_IDS;
+  const partial = lists[largest] === null ? decodePostings(blobsByTerm[largest]!, excluded, wanted) : null;
   const terms: TermPostings[] = [];
   let best = 0;
-  for (const blobs of blobsByTerm) {
-    const list = decodePostings(blobs, excluded);
-    if (list.count === 0) continue;
-    const df = list.count;
+  for (const [i, list] of lists.entries()) {
+    const df = list ? list.count : partial!.walked;
+    if (df === 0) continue;
     const idf = Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
     best += idf * 2.2;
-    terms.push({ list, idf });
+    terms.push({ list: list ?? partial!, whole: list !== null, df, idf, blobs: blobsByTerm[i]! });
   }
   if (terms.length === 0) return [];
   const byRank = (out: ScoredPassage[]) => out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
-  const withoutCommonest = terms.length > 1 ? scoreWithoutCommonest(terms, best, limit, avgdl) : null;
+  const withoutCommonest = terms.length > 1 ? scoreWithoutCommonest(terms, wanted, best, limit, avgdl) : null;
   if (withoutCommonest) return byRank(withoutCommonest);
 
   // Every passage holding a term, its weights summed in the terms' order (its score × best).
-  const lists: WeightedList[] = terms.map(({ list, idf }) => ({ ids: list.ids, weights: weightsOf(list, idf, avgdl), count: list.count, at: 0 }));
-  const sums = lists.length === 1 ? { ids: lists[0]!.ids, sums: lists[0]!.weights, count: lists[0]!.count, lo: 0 } : summed(lists);
+  const weighted: WeightedList[] = terms.map((t) => {
+    const list = wholeList(t, excluded);
+    return { ids: list.ids, weights: weightsOf(list, t.idf, avgdl), count: list.count, at: 0 };
+  });
+  const sums = weighted.length === 1 ? { ids: weighted[0]!.ids, sums: weighted[0]!.weights, count: weighted[0]!.count, lo: 0 } : summed(weighted);
   return byRank(bestOf(sums, best, limit));
 }
 
 interface TermPostings {
+  blobs: readonly Uint8Array[];
+  /** Its postings; only those of the passages holding another term unless `whole`. */
   list: PostingList;
+  whole: boolean;
+  df: number;
   idf: number;
 }
 
-/**
- * A query of a word most passages hold and rarer ones ("request timeout"), scored without
- * weighing every passage of the commonest word: only the passages holding another word are
- * scored (each summed over all its words in the query's order, as `summed` sums them). A passage
- * holding the commonest word alone scores less than that word's bound (idf · 2.2); when that
- * bound rounds below the limit-th best of those scored, no such passage can rank, and the answer
- * is theirs. Null when it cannot be (fewer scored than `limit`, or the bound reaches the
- * cutoff), or when the other words' passages are not far fewer: then every passage is weighed.
- */
-function scoreWithoutCommonest(terms: TermPostings[], best: number, limit: number, avgdl: number): ScoredPassage[] | null {
-  let commonest = terms[0]!;
-  for (const t of terms) if (t.idf < commonest.idf) commonest = t;
-  let others = 0;
-  for (const t of terms) if (t !== commonest) others += t.list.count;
-  if (others * PRUNE_RATIO > commonest.list.count) return null;
-  // The passages holding another word, ascending, once each.
-  const all = new Int32Array(others);
+/** A term's postings, all of them (read again when only some were). */
+function wholeList(t: TermPostings, excluded: Int32Array): PostingList {
+  if (!t.whole) [t.list, t.whole] = [decodePostings(t.blobs, excluded), true];
+  return t.list;
+}
+
+/** The passages of the lists (ascending), once each. */
+function idsOf(lists: ReadonlyArray<PostingList | null>): Int32Array {
+  const all = new Int32Array(lists.reduce((sum, list) => sum + (list?.count ?? 0), 0));
   let filled = 0;
-  for (const t of terms) {
-    if (t === commonest) continue;
-    all.set(t.list.ids.subarray(0, t.list.count), filled);
-    filled += t.list.count;
+  for (const list of lists) {
+    if (!list) continue;
+    all.set(list.ids.subarray(0, list.count), filled);
+    filled += list.count;
   }
   all.sort();
   let count = 0;
   for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[count++] = all[i]!;
+  return all.subarray(0, count);
+}
+
+/**
+ * A query of a word most passages hold and rarer ones ("request timeout"), scored without
+ * weighing every passage of the commonest word: only the passages holding another word
+ * (`wanted`) are scored, each summed over all its words in the query's order (as `summed` sums
+ * them); when the commonest word is the one read last, only its postings of those passages were
+ * kept. A passage holding the commonest word alone scores less than that word's bound (idf ·
+ * 2.2); when that bound rounds below the limit-th best of those scored, no such passage can
+ * rank, and the answer is theirs. Null when it cannot be (fewer scored than `limit`, or the bound
+ * reaches the cutoff), or when the other words' passages are not far fewer: then every passage
+ * is weighed.
+ */
+function scoreWithoutCommonest(terms: TermPostings[], wanted: Int32Array, best: number, limit: number, avgdl: number): ScoredPassage[] | null {
+  let commonest = terms[0]!;
+  for (const t of terms) if (t.idf < commonest.idf) commonest = t;
+  let others = 0;
+  for (const t of terms) if (t !== commonest) others += t.df;
+  // Every other word's postings are needed whole (the one read last, when it is not the commonest, is read again).
+  if (others * PRUNE_RATIO > commonest.df || terms.some((t) => t !== commonest && !t.whole)) return null;
+  // The passages holding another word: `wanted` when the commonest was read last.
+  const all = commonest.whole ? idsOf(terms.filter((t) => t !== commonest).map((t) => t.list)) : wanted;
+  const count = all.length;
   if (count < limit) return null;
   const sums = new Float64Array(count);
   for (const t of terms) {
-    const { ids, tfs, lengths } = t.list;
+    const { ids, tfs, lengths, count: postings } = t.list;
     let at = 0;
     for (let i = 0; i < count; i++) {
-      at = lowerBound(ids, all[i]!, at, t.list.count);
-      if (at < t.list.count && ids[at] === all[i]) sums[i] += weightOf(t.idf, tfs[at]!, lengths[at]!, avgdl);
+      at = lowerBound(ids, all[i]!, at, postings);
+      if (at < postings && ids[at] === all[i]) sums[i] += weightOf(t.idf, tfs[at]!, lengths[at]!, avgdl);
     }
   }
-  const scored = bestOf({ ids: all.subarray(0, count), sums, count, lo: 0 }, best, limit);
+  const scored = bestOf({ ids: all, sums, count, lo: 0 }, best, limit);
   let cutoff = Number.POSITIVE_INFINITY;
   for (const p of scored) cutoff = Math.min(cutoff, p.rounded);
   const bound = commonest.idf * 2.2;
