@@ -6,7 +6,8 @@
  *   npm run bench                      build, then the full run (10 to 15 minutes on 2 cores)
  *   npm run bench -- --quick           small sizes, one run each: a smoke test
  *   options: --out FILE  --cli PATH  --only 1,2,3,4  --no-postgres
- *   --only also takes a row's name: --only kb-resync (section 4's re-sync row alone), --only kb-crawl (its crawl row)
+ *   --only also takes a row's name: --only kb-resync (section 4's re-sync row alone), --only kb-crawl (its crawl row),
+ *   --only kb-delete (its deletion row)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -641,7 +642,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       );
     }
   }
-  if (opts.sections.has(4)) {
+  const wholeSection4 = opts.sections.has(4);
+  if (wholeSection4 || opts.rows?.has('kb-delete')) {
     opts.log('\n4. Knowledge base');
     results.knowledge_base = { ingestion: [], deletion: [], fairness: [], large_page: [] };
     for (const dialect of dialects) {
@@ -654,9 +656,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         KB_MAX_PASSAGES_PER_BOT: '1000000',
       };
       await withHost(dialect, env, async (host, service) => {
-        results.knowledge_base!.ingestion.push(
-          await benchIngestion(service, { pages: opts.quick ? 20 : 200, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
-        );
+        if (wholeSection4)
+          results.knowledge_base!.ingestion.push(
+            await benchIngestion(service, { pages: opts.quick ? 20 : 200, runs: opts.quick ? 1 : runs, warmup: !opts.quick, workers: 2, log: opts.log }),
+          );
         results.knowledge_base!.deletion.push(
           await benchDeletion(host, service, {
             links: opts.quick ? 100 : 1000,
@@ -667,10 +670,12 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             log: opts.log,
           }),
         );
-        results.knowledge_base!.large_page!.push(
-          await benchLargePage(service, { bytes: (opts.quick ? 5 : 25) * MiB, rounds: opts.quick ? 1 : 3, listRate: 50, log: opts.log }),
-        );
+        if (wholeSection4)
+          results.knowledge_base!.large_page!.push(
+            await benchLargePage(service, { bytes: (opts.quick ? 5 : 25) * MiB, rounds: opts.quick ? 1 : 3, listRate: 50, log: opts.log }),
+          );
       });
+      if (!wholeSection4) continue;
       // Issue 13's reproduction: 2 workers, a 2 s fetch deadline, 1,000 never-ending pages for one bot.
       const fairEnv = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50', FETCH_TIMEOUT_MS: '2000' };
       await withHost(dialect, fairEnv, async (_host, service) => {
