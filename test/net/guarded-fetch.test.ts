@@ -39,6 +39,19 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
     }
     res.writeHead(200, { 'content-type': 'application/json', ...validators });
     res.end('{"v":7}');
+  } else if (path === '/pieces') {
+    // A body sent in many writes, with its length declared or not (chunked).
+    const body = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251));
+    res.writeHead(200, { 'content-type': 'application/octet-stream', ...(url.searchParams.has('declared') && { 'content-length': String(body.length) }) });
+    const write = (at: number): void => {
+      if (at >= body.length) {
+        res.end();
+        return;
+      }
+      res.write(body.subarray(at, at + 7_000));
+      setImmediate(() => write(at + 7_000));
+    };
+    write(0);
   } else if (path === '/echo') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ ua: req.headers['user-agent'], accept: req.headers.accept, host: req.headers.host }));
@@ -224,6 +237,15 @@ describe('fetchGuarded: success', () => {
   it('decodes gzip', async () => {
     const result = await fetchGuarded(`${v4.origin}/gzip`, LOCAL);
     expect(result.body.toString()).toBe('compressed hello');
+  });
+
+  it('reads a body sent in many pieces whole, in a buffer of its own (one that can move to a task thread), its length declared or not', async () => {
+    const expected = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251));
+    for (const query of ['?declared', '']) {
+      const { body } = await fetchGuarded(`${v4.origin}/pieces${query}`, LOCAL);
+      expect(body.equals(expected), query).toBe(true);
+      expect(body.byteOffset === 0 && body.byteLength === body.buffer.byteLength, query).toBe(true);
+    }
   });
 
   it('accepts a body of exactly maxBytes', async () => {
