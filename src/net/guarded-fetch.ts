@@ -232,10 +232,12 @@ export async function fetchGuarded(
       }
 
       const declared = response.headers.get('content-length');
-      if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > policy.maxBytes) {
+      const declaredBytes = declared !== null && /^\d+$/.test(declared.trim()) ? Number(declared) : null;
+      if (declaredBytes !== null && declaredBytes > policy.maxBytes) {
         throw fail(tooLarge(target.href, policy.maxBytes));
       }
-      const coding = undecodableCoding(response.headers.get('content-encoding'));
+      const encoding = response.headers.get('content-encoding');
+      const coding = undecodableCoding(encoding);
       if (coding !== null) {
         await discardBody(response.body);
         throw new FetchError(
@@ -247,7 +249,7 @@ export async function fetchGuarded(
       const meter = rateMeter(policy, () => fail(tooSlow(target.href, policy)));
       try {
         // The declared length of an unencoded body sizes the buffer it is read into.
-        const sizeHint = declared !== null && response.headers.get('content-encoding') === null && /^\d+$/.test(declared.trim()) ? Number(declared) : 0;
+        const sizeHint = encoding === null ? (declaredBytes ?? 0) : 0;
         const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)), meter.add, sizeHint);
         return { url: target.href, status, contentType: response.headers.get('content-type'), body, ...validators };
       } finally {

@@ -201,8 +201,9 @@ function readBlob(blob: Uint8Array, into: PostingList, excluded: Int32Array, wan
   const wantedCount = wanted.length;
   let n = into.count;
   let walked = 0;
-  let x = excludedCount === 0 || end === 0 ? 0 : lowerBound(excluded, firstId(blob));
-  let w = wantedCount === 0 || end === 0 ? 0 : lowerBound(wanted, firstId(blob));
+  const first = end > 0 && (excludedCount > 0 || wantedCount > 0) ? firstId(blob) : 0;
+  let x = excludedCount === 0 ? 0 : lowerBound(excluded, first);
+  let w = wantedCount === 0 ? 0 : lowerBound(wanted, first);
   let at = 0;
   let id = 0;
   while (at < end) {
