@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isAppError } from '../errors.js';
+import { stdout } from './output.js';
 import { VERSION } from './version.js';
 
 // Each command imports what it needs when it runs, so `validate` starts without
@@ -18,6 +19,9 @@ program
     'after',
     '\nExit codes: 0 success (validate: no finding at or above --fail-on), 1 findings at or above --fail-on, 2 usage error or unreadable input.',
   );
+
+/** Where the document commands write: their results to standard output (output.ts), their complaints to standard error. */
+const documentIo = { stdout: (s: string) => stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
 
 async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');
@@ -176,7 +180,7 @@ program
   })
   .action(async (file: string, options: { platform: import('../domain/validator/tools.js').ToolPlatform }) => {
     const { runTools } = await import('./tools.js');
-    process.exitCode = runTools(file, options, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
+    process.exitCode = runTools(file, options, documentIo);
   });
 
 program
@@ -186,7 +190,7 @@ program
   .option('--apply', 'print the document with the fixes applied (JSON) instead of the overlay')
   .action(async (file: string, options: { apply?: boolean }) => {
     const { runFix } = await import('./fix.js');
-    process.exitCode = runFix(file, options, { stdout: (s) => process.stdout.write(s), stderr: (s) => process.stderr.write(s) });
+    process.exitCode = runFix(file, options, documentIo);
   });
 
 program
@@ -219,12 +223,6 @@ program
       const unknown = options.platform === undefined ? [] : unknownPlatforms(options.platform);
       if (unknown.length > 0 || options.platform?.length === 0)
         command.error(`error: --platform takes platform ids among ${PLATFORMS.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`);
-      // A reader that stops early (`| head`) ends the run quietly, with the exit code so far.
-      process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EPIPE') throw err;
-        process.exit(process.exitCode ?? 0);
-      });
-      const io = { stdout: (s: string) => process.stdout.write(s), stderr: (s: string) => process.stderr.write(s) };
       process.exitCode = await runValidate(
         inputs,
         {
@@ -234,7 +232,7 @@ program
           maxBytes: options.maxBytes,
           denyPrivate: options.denyPrivate === true,
         },
-        io,
+        documentIo,
       );
     },
   );

@@ -1,0 +1,70 @@
+import { writeSync } from 'node:fs';
+
+/**
+ * The commands' standard output, written to file descriptor 1 with `writeSync` rather than
+ * through `process.stdout`. Creating that stream loads Node's stream modules, about a tenth
+ * of a small document's `validate` (bench/README.md), and its write copies a long answer
+ * into a Buffer before writing it.
+ *
+ * - A partial write (a pipe whose reader is behind) goes on with the bytes left.
+ * - A descriptor that would block (EAGAIN: a non-blocking pipe, full) hands the rest, and
+ *   everything written after it, to `process.stdout`, which waits for the reader; the process
+ *   ends once the stream has written it.
+ * - Once the reader has stopped (EPIPE: `| head`), the rest is dropped quietly: the run goes on
+ *   to its end and its exit code, as when the answer is read whole.
+ */
+export interface Output {
+  write(text: string): void;
+}
+
+interface OutputParts {
+  /** `fs.writeSync(fd, data)`: the bytes written, or throws (EAGAIN, EPIPE, …). */
+  writeSync: (data: string | Uint8Array) => number;
+  /** The stream the rest goes to once the descriptor would block. */
+  stream: () => { write(data: string | Uint8Array): unknown; on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): unknown };
+}
+
+const codeOf = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
+
+export function createOutput(parts: OutputParts): Output {
+  let stream: ReturnType<OutputParts['stream']> | null = null;
+  let readerGone = false;
+  const toStream = (data: string | Uint8Array) => {
+    if (stream === null) {
+      stream = parts.stream();
+      // After EPIPE, a write the stream had queued fails as destroyed: the same end.
+      stream.on('error', (err) => {
+        if (err.code !== 'EPIPE' && !readerGone) throw err;
+        readerGone = true;
+      });
+    }
+    stream.write(data);
+  };
+  return {
+    write(text) {
+      if (text.length === 0 || readerGone) return;
+      if (stream !== null) return void toStream(text);
+      let rest: string | Uint8Array = text;
+      try {
+        let written = parts.writeSync(text);
+        // Whole unless fewer bytes than the text's were written (a character is 1–3 bytes).
+        if (written >= text.length && written === Buffer.byteLength(text)) return;
+        rest = Buffer.from(text).subarray(written);
+        while (rest.length > 0) {
+          written = parts.writeSync(rest);
+          rest = rest.subarray(written);
+        }
+      } catch (err) {
+        if (codeOf(err) === 'EPIPE') readerGone = true;
+        else if (codeOf(err) === 'EAGAIN') toStream(rest);
+        else throw err;
+      }
+    },
+  };
+}
+
+/** Standard output for the commands' results. */
+export const stdout: Output = createOutput({
+  writeSync: (data) => (typeof data === 'string' ? writeSync(1, data) : writeSync(1, data)),
+  stream: () => process.stdout,
+});
