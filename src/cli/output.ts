@@ -47,8 +47,7 @@ export function createOutput(parts: OutputParts): Output {
       let rest: string | Uint8Array = text;
       try {
         let written = parts.writeSync(text);
-        // Whole unless fewer bytes than the text's were written (each UTF-16 unit of it is 1 to 3 bytes).
-        if (written >= text.length && written === Buffer.byteLength(text)) return;
+        if (written === Buffer.byteLength(text)) return;
         rest = Buffer.from(text).subarray(written);
         while (rest.length > 0) {
           written = parts.writeSync(rest);

@@ -4,6 +4,7 @@ import { isAppError } from '../errors.js';
 import { parseDocument } from '../domain/validator/index.js';
 import { fixesOverlay, applyOverlay } from '../domain/validator/overlay.js';
 import { TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../domain/validator/tools.js';
+import type { CliIo } from './validate.js';
 
 /**
  * `copilot-service tools FILE --platform …` and `copilot-service fix FILE [--apply]`
@@ -11,11 +12,6 @@ import { TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../domain
  * with them applied), as indented JSON on stdout. Exit code 0, or 2 when the file cannot be
  * read or is not an API description. Imports only the validator.
  */
-
-export interface ToolsIo {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-}
 
 export const EXIT_OK = 0;
 export const EXIT_UNREADABLE = 2;
@@ -29,7 +25,7 @@ function readDocument(file: string): unknown {
   return parseDocument({ bytes: readFileSync(file), fileName: basename(file) }, { scanNestingFirst: false });
 }
 
-function run(file: string, io: ToolsIo, work: (doc: unknown) => unknown): number {
+function run(file: string, io: CliIo, work: (doc: unknown) => unknown): number {
   let out: unknown;
   try {
     out = work(readDocument(file));
@@ -42,11 +38,11 @@ function run(file: string, io: ToolsIo, work: (doc: unknown) => unknown): number
   return EXIT_OK;
 }
 
-export function runTools(file: string, opts: { platform: ToolPlatform }, io: ToolsIo): number {
+export function runTools(file: string, opts: { platform: ToolPlatform }, io: CliIo): number {
   return run(file, io, (doc) => ({ platform: opts.platform, tools: toolDefinitions(doc, opts.platform) }));
 }
 
-export function runFix(file: string, opts: { apply?: boolean }, io: ToolsIo): number {
+export function runFix(file: string, opts: { apply?: boolean }, io: CliIo): number {
   return run(file, io, (doc) => {
     const overlay = fixesOverlay(doc);
     return opts.apply ? applyOverlay(doc, overlay) : overlay;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFix } from '../../src/cli/fix.js';
-import { isToolPlatform, runTools, type ToolsIo } from '../../src/cli/tools.js';
+import { isToolPlatform, runTools } from '../../src/cli/tools.js';
+import type { CliIo } from '../../src/cli/validate.js';
 import { parseDocument, validateDocument } from '../../src/domain/validator/index.js';
 import { applyOverlay, fixesOverlay } from '../../src/domain/validator/overlay.js';
 import { toolDefinitions } from '../../src/domain/validator/tools.js';
@@ -12,7 +13,7 @@ import { toolDefinitions } from '../../src/domain/validator/tools.js';
 const specs = (name: string) => fileURLToPath(new URL(`../fixtures/specs/${name}`, import.meta.url));
 const docOf = (path: string) => parseDocument({ bytes: readFileSync(path), fileName: path });
 
-function capture(work: (io: ToolsIo) => number) {
+function capture(work: (io: CliIo) => number) {
   let stdout = '';
   let stderr = '';
   const code = work({ stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
