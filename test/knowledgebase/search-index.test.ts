@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BLOCK_BYTES,
   blocksOf,
+  CHUNK,
   compareCodePoints,
   decodeIds,
   decodePostings,
@@ -45,8 +46,8 @@ describe('postings', () => {
   });
 
   it('take two bytes for a close id with a few occurrences in a passage of under 128 terms, and round-trip at every edge', () => {
-    const close = Array.from({ length: 100 }, (_, i) => ({ id: 1 + i * 15, tf: 1 + (i % 6), length: 127 }));
-    expect(encodePostings(close).length).toBe(200);
+    const close = Array.from({ length: CHUNK - 1 }, (_, i) => ({ id: 1 + i * 15, tf: 1 + (i % 6), length: 127 }));
+    expect(encodePostings(close).length).toBe(2 * (CHUNK - 1));
     const edges: Posting[] = [
       { id: 16, tf: 6, length: 0 },
       { id: 17, tf: 7, length: 128 },
@@ -55,6 +56,52 @@ describe('postings', () => {
       { id: 2 ** 31 - 1, tf: 65_535, length: 3 },
     ];
     expect(listOf([encodePostings(edges)])).toEqual(edges);
+  });
+
+  it('of CHUNK or more are written in chunks of CHUNK, each behind a header, and round-trip', () => {
+    expect(CHUNK).toBe(128);
+    const close = Array.from({ length: 200 }, (_, i) => ({ id: 1 + i * 15, tf: 1 + (i % 6), length: 127 }));
+    const blob = encodePostings(close);
+    // Byte 1; then the chunk's bytes, postings and id span, and the (count, length) pairs no
+    // other posting outweighs: 256, 128, 1906, one pair (6, 127) for the first chunk; 144, 72,
+    // 1080, (6, 127) for the second.
+    expect([...blob.subarray(0, 10)]).toEqual([1, 0x80, 2, 0x80, 1, 0xf2, 0x0e, 1, 6, 127]);
+    expect(blob.length).toBe(10 + 2 * 128 + 9 + 2 * 72);
+    expect([...blob.subarray(10 + 256, 10 + 256 + 9)]).toEqual([1, 0x90, 1, 72, 0xb8, 8, 1, 6, 127]);
+    expect(listOf([blob])).toEqual(close);
+    expect(listOf([blob], [1, 16, 961, 976, 1486])).toEqual(close.filter((p) => ![1, 16, 961, 976, 1486].includes(p.id)));
+    const large = Array.from({ length: 1000 }, (_, i) => ({ id: 7 + i * 1000, tf: 1 + (i % 300), length: i * 97 }));
+    expect(listOf([encodePostings(large)])).toEqual(large);
+  });
+
+  it('of a chunk are bounded by the (count, length) pairs no other posting outweighs, neighbours joined beyond eight', () => {
+    const chunk = (pairs: Array<[number, number]>) =>
+      chunkHeaderAt(
+        encodePostings(Array.from({ length: CHUNK }, (_, i) => ({ id: i + 1, tf: pairs[i % pairs.length]![0], length: pairs[i % pairs.length]![1] }))),
+        0,
+      ).pairs;
+    // (2, 60) is outweighed by (3, 50); (9, 500) and (1, 10) by none.
+    expect(
+      chunk([
+        [9, 500],
+        [2, 60],
+        [3, 50],
+        [1, 10],
+        [3, 50],
+      ]),
+    ).toEqual([
+      [1, 10],
+      [3, 50],
+      [9, 500],
+    ]);
+    // Ten pairs no other outweighs: joined two by two into (the larger count, the shorter length).
+    expect(chunk(Array.from({ length: 10 }, (_, i) => [i + 1, 10 * (i + 1)]))).toEqual([
+      [2, 10],
+      [4, 30],
+      [6, 50],
+      [8, 70],
+      [10, 90],
+    ]);
   });
 
   it('refuses ids that do not ascend', () => {
@@ -206,6 +253,28 @@ describe('segments', () => {
     expect(Buffer.from(blobOf(merge([], interleaved))).equals(encodePostings(one([1, 3, 5, 8, 10])))).toBe(true);
   });
 
+  it("write again in chunks a large term's postings outside chunks (pages' few each); join those in chunks as they are", () => {
+    const blobsOf = (merged: ReturnType<typeof mergeSegments>) => new Map(merged.blocks.flatMap((b) => unpackBlock(b.block)).map((e) => [e.term, e.postings]));
+    // Eight pages: "common" 40 postings each (under CHUNK: no header), "rare" one.
+    const pages = Array.from({ length: 8 }, (_, p) => ({ common: one(Array.from({ length: 40 }, (_, i) => p * 100 + i + 1)), rare: one([p * 100 + 50]) }));
+    const merged = blobsOf(
+      mergeSegments(
+        pages.map((terms) => input(terms)),
+        new Int32Array(),
+      ),
+    );
+    const common = pages.flatMap((p) => p.common);
+    expect(listOf([merged.get('common')!])).toEqual(common);
+    expect(Buffer.from(merged.get('common')!).equals(encodePostings(common))).toBe(true);
+    expect(merged.get('common')![0]).toBe(1);
+    const rare = Buffer.concat(pages.flatMap((p, i) => (i === 0 ? [encodePostings(p.rare)] : [Buffer.from([0]), encodePostings(p.rare)])));
+    expect(Buffer.from(merged.get('rare')!).equals(rare)).toBe(true);
+    // Two such merges' chunks, merged: joined as they are.
+    const later = Array.from({ length: 320 }, (_, i) => ({ id: 10_000 + i, tf: 1, length: 5 }));
+    const again = blobsOf(mergeSegments([input({ common }), input({ common: later })], new Int32Array()));
+    expect(Buffer.from(again.get('common')!).equals(Buffer.concat([encodePostings(common), Buffer.from([0]), encodePostings(later)]))).toBe(true);
+  });
+
   it('are merged eight of the lowest tier at a time, the oldest first; else one rewritten when many of its passages were deleted', () => {
     const seg = (id: number, passages: number, minId = id * 1000, maxId = id * 1000 + 999) => ({ id, passages, minId, maxId });
     expect(tierOf(7)).toBe(0);
@@ -222,7 +291,30 @@ describe('segments', () => {
   });
 });
 
+/** A chunk's header at `at` (byte 1, four varints, then pairs of varints), as search-index.ts documents it. */
+function chunkHeaderAt(blob: Uint8Array, at: number) {
+  expect(blob[at]).toBe(1);
+  let i = at + 1;
+  const next = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = blob[i++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  const [bytes, count, span] = [next(), next(), next()];
+  const pairs = Array.from({ length: next() }, () => [next(), next()]);
+  return { bytes, count, span, pairs, postings: i };
+}
+
 describe('scoring', () => {
+  /**
+   * `scorePassages`' last argument: by chunks only when a term's blobs are 64 KiB or more (as the
+   * service scores); always, every term by chunks; always, terms of under 2,000 bytes read whole.
+   */
+  const WAYS = [undefined, 0, 2000];
+
   /** bm25 as documented, passage by passage: every passage reaching the limit-th best rounded score. */
   function expected(terms: Posting[][], totals: { passages: number; terms: number }, limit: number) {
     const avgdl = totals.terms / totals.passages;
@@ -257,20 +349,23 @@ describe('scoring', () => {
       const spreadTerms = terms.map((list) => list.map((p) => ({ ...p, id: p.id * spread })));
       const blobs = spreadTerms.map((list) => [encodePostings(list.slice(0, 1000)), encodePostings(list.slice(1000))]);
       for (const limit of [1, 10, 100, 5000])
-        for (const used of [[0], [0, 1], [0, 1, 2], [2]]) {
-          const got = scorePassages(
-            used.map((t) => blobs[t]!),
-            totals,
-            limit,
-          );
-          expect(got, `spread ${spread}, limit ${limit}, terms ${used}`).toEqual(
-            expected(
-              used.map((t) => spreadTerms[t]!),
+        for (const used of [[0], [0, 1], [0, 1, 2], [2]])
+          for (const byChunksFrom of WAYS) {
+            const got = scorePassages(
+              used.map((t) => blobs[t]!),
               totals,
               limit,
-            ),
-          );
-        }
+              undefined,
+              byChunksFrom,
+            );
+            expect(got, `spread ${spread}, limit ${limit}, terms ${used}, by chunks from ${byChunksFrom}`).toEqual(
+              expected(
+                used.map((t) => spreadTerms[t]!),
+                totals,
+                limit,
+              ),
+            );
+          }
     }
   });
 
@@ -298,25 +393,35 @@ describe('scoring', () => {
       ['one blob a run', runs.map((r) => encodePostings(r))],
       // A merge's join: runs after one another, a reset byte between them.
       ['joined', [Buffer.concat(runs.flatMap((r, i) => (i === 0 ? [encodePostings(r)] : [Buffer.from([0]), encodePostings(r)])))]],
+      // Chunks, then pages' blobs of fewer than CHUNK postings, joined or not: each posting of those a piece.
+      [
+        'chunks and small blobs',
+        [
+          encodePostings(runs[0]!),
+          Buffer.concat([encodePostings(runs[1]!.slice(0, 40)), Buffer.from([0]), encodePostings(runs[1]!.slice(40, 100))]),
+          ...Array.from({ length: Math.ceil((runs[1]!.length - 100) / 50) }, (_, i) => encodePostings(runs[1]!.slice(100 + i * 50, 150 + i * 50))),
+          encodePostings(runs[2]!),
+        ],
+      ],
       // Segments whose ids interleave (written at the same moment), in no order.
       ['interleaving', [encodePostings(all.filter((p) => p.id % 2 === 0)), encodePostings(all.filter((p) => p.id % 2 === 1))]],
     ];
     const excludedSets = [[], all.filter(() => next() < 0.1).map((p) => p.id), [all[0]!.id, all.at(-1)!.id, 999_999]];
     for (const [layout, blobs] of layouts)
       for (const excluded of excludedSets)
-        for (const limit of [1, 10, 200, 5000]) {
-          const kept = all.filter((p) => !excluded.includes(p.id));
-          expect(scorePassages([blobs], totals, limit, Int32Array.from(excluded)), `${layout}, ${excluded.length} excluded, limit ${limit}`).toEqual(
-            expected([kept], totals, limit),
-          );
-          // The same word beside a rare one (of its postings, only those of the rare word's passages decoded), and
-          // beside words with no postings.
-          const rare = kept.filter((_, i) => i % 97 === 0).map((p) => ({ ...p, tf: 1 }));
-          expect(
-            scorePassages([[], blobs, [encodePostings(rare)]], totals, limit, Int32Array.from(excluded)),
-            `${layout} with a rare word, limit ${limit}`,
-          ).toEqual(expected([[], kept, rare], totals, limit));
-        }
+        for (const limit of [1, 10, 200, 5000])
+          for (const byChunksFrom of WAYS) {
+            const kept = all.filter((p) => !excluded.includes(p.id));
+            const how = `${layout}, ${excluded.length} excluded, limit ${limit}, by chunks from ${byChunksFrom}`;
+            expect(scorePassages([blobs], totals, limit, Int32Array.from(excluded), byChunksFrom), how).toEqual(expected([kept], totals, limit));
+            // The same word beside a rare one (of its postings, only those of the rare word's passages decoded), and
+            // beside words with no postings.
+            const rare = kept.filter((_, i) => i % 97 === 0).map((p) => ({ ...p, tf: 1 }));
+            expect(
+              scorePassages([[], blobs, [encodePostings(rare)]], totals, limit, Int32Array.from(excluded), byChunksFrom),
+              `${how}, with a rare word`,
+            ).toEqual(expected([[], kept, rare], totals, limit));
+          }
   });
 
   it('reads again, whole, the term of the most bytes when another term is the commonest', () => {
@@ -331,7 +436,44 @@ describe('scoring', () => {
     const bulky = [...near, ...far];
     const blobs = [[encodePostings(common)], [encodePostings(bulky)]];
     expect(blobs[1]![0]!.length).toBeGreaterThan(blobs[0]![0]!.length);
-    for (const limit of [1, 10, 60]) expect(scorePassages(blobs, totals, limit), `limit ${limit}`).toEqual(expected([common, bulky], totals, limit));
+    for (const limit of [1, 10, 60])
+      for (const byChunksFrom of WAYS)
+        expect(scorePassages(blobs, totals, limit, undefined, byChunksFrom), `limit ${limit}, by chunks from ${byChunksFrom}`).toEqual(
+          expected([common, bulky], totals, limit),
+        );
+  });
+
+  it('never reads a chunk whose postings cannot rank', () => {
+    // Two words over 2,000 passages; the ten that hold both nine times are in the first chunks.
+    // Every other chunk's postings are spoiled (each byte 0x0f: a distance of 1, 15 occurrences in a
+    // passage of 15 terms, which would outrank all): read, they would change the answer.
+    const totals = { passages: 2000, terms: 2000 * 50 };
+    const words = [0, 1].map((w) => Array.from({ length: 2000 }, (_, i) => ({ id: i + 1, tf: i < 10 ? 9 : 1 + ((i + w) % 2), length: 50 + (i % 5) })));
+    const spoiled = words.map((list) => {
+      const blob = Buffer.from(encodePostings(list));
+      let at = 0;
+      for (let chunk = 0; at < blob.length; chunk++) {
+        const header = chunkHeaderAt(blob, at);
+        if (chunk > 0) blob.fill(0x0f, header.postings, header.postings + header.bytes);
+        at = header.postings + header.bytes;
+      }
+      return [blob];
+    });
+    for (const used of [[0], [0, 1]])
+      expect(
+        scorePassages(
+          used.map((w) => spoiled[w]!),
+          totals,
+          10,
+          undefined,
+          0,
+        )
+          .map((p) => p.id)
+          .sort((a, b) => a - b),
+        `words ${used}`,
+      ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Read whole (not by chunks: under 64 KiB), the spoiled postings outrank them.
+    expect(scorePassages([spoiled[0]!], totals, 10).some((p) => p.id > 10)).toBe(true);
   });
 
   it('keeps a passage whose score rounds to the cutoff though it sums a little less than the limit-th', () => {
@@ -355,11 +497,12 @@ describe('scoring', () => {
     const common = Array.from({ length: 900 }, (_, i) => ({ id: i + 1, tf: i < 10 ? 5 : 1, length: i < 10 ? 5 : 50 }));
     const other = Array.from({ length: 200 }, (_, i) => ({ id: 701 + i, tf: 1, length: 5000 }));
     const blobs = [[encodePostings(common)], [encodePostings(other)]];
-    for (const limit of [1, 10, 50]) {
-      const got = scorePassages(blobs, totals, limit);
-      expect(got, `limit ${limit}`).toEqual(expected([common, other], totals, limit));
-      expect(got.some((p) => p.id <= 10)).toBe(true);
-    }
+    for (const limit of [1, 10, 50])
+      for (const byChunksFrom of WAYS) {
+        const got = scorePassages(blobs, totals, limit, undefined, byChunksFrom);
+        expect(got, `limit ${limit}`).toEqual(expected([common, other], totals, limit));
+        expect(got.some((p) => p.id <= 10)).toBe(true);
+      }
     // And the other way round: a rare word's passages outrank all, the commonest word's alone never weighed.
     const rare = Array.from({ length: 100 }, (_, i) => ({ id: 2 + i * 9, tf: 1, length: 50 }));
     expect(scorePassages([[encodePostings(common)], [encodePostings(rare)]], totals, 10)).toEqual(expected([common, rare], totals, 10));

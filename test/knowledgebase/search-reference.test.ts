@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scorePassages } from '../../src/domain/knowledgebase/search-index.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { queryTerms } from '../../src/text/search-terms.js';
@@ -37,16 +38,19 @@ for (const dialect of DIALECTS) {
         'nothing here',
         'rare39 fillera0',
       ];
-      for (const q of queries)
-        for (const limit of [1, 5, 10, 50]) {
-          const hits = await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms(q), limit);
-          const expected = reference(links, q);
-          expect(hits.length, `${q} (limit ${limit})`).toBe(Math.min(limit, expected.length));
-          // The scores are the best ones …
-          for (const [i, hit] of hits.entries()) expect(hit.score, `${q} #${i}`).toBeCloseTo(expected[i]!.score, 6);
-          // … and each is its passage's own.
-          for (const hit of hits) expect(hit.score).toBeCloseTo(expected.find((e) => e.url === hit.url && e.seq === hit.seq)!.score, 6);
-        }
+      // As the service scores; and by chunks whatever the terms' sizes (the service: 64 KiB or more).
+      const scorers = { service: undefined, 'by chunks': (...args: Parameters<typeof scorePassages>) => scorePassages(args[0], args[1], args[2], args[3], 0) };
+      for (const [how, scorer] of Object.entries(scorers))
+        for (const q of queries)
+          for (const limit of [1, 5, 10, 50]) {
+            const hits = await kb.searchPassages(storage.scanDb, dialect, bot, queryTerms(q), limit, scorer);
+            const expected = reference(links, q);
+            expect(hits.length, `${q} (limit ${limit}, ${how})`).toBe(Math.min(limit, expected.length));
+            // The scores are the best ones …
+            for (const [i, hit] of hits.entries()) expect(hit.score, `${q} #${i}`).toBeCloseTo(expected[i]!.score, 6);
+            // … and each is its passage's own.
+            for (const hit of hits) expect(hit.score).toBeCloseTo(expected.find((e) => e.url === hit.url && e.seq === hit.seq)!.score, 6);
+          }
     });
   });
 }

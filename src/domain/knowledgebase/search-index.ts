@@ -32,11 +32,13 @@ export interface PostingList {
 
 /** The blob of `postings`, whose ids must ascend strictly. */
 export function encodePostings(postings: readonly Posting[]): Buffer {
-  // Each of a posting's three varints takes at most 5 bytes (a distance · 8 is under 2³⁵).
-  const out = new VarintWriter(postings.length * 15);
-  let previous = 0;
-  for (const p of postings) previous = out.posting(p.id, previous, p.tf, p.length);
-  return out.done();
+  const list = emptyList(postings.length);
+  for (const p of postings) {
+    list.ids[list.count] = p.id;
+    list.tfs[list.count] = p.tf;
+    list.lengths[list.count++] = p.length;
+  }
+  return encodeList(list);
 }
 
 /** Ids ascend strictly, 1 … 2³¹ − 1. */
@@ -68,6 +70,38 @@ class VarintWriter {
     if (small === 7) this.varint(tf);
     this.varint(length);
     return id;
+  }
+  /**
+   * A list's postings (ids ascending): behind a chunk header every CHUNK postings when there are
+   * CHUNK or more (`chunksOf`).
+   */
+  list(list: PostingList): void {
+    const { ids, tfs, lengths, count } = list;
+    let previous = 0;
+    if (count < CHUNK) {
+      for (let i = 0; i < count; i++) previous = this.posting(ids[i]!, previous, tfs[i]!, lengths[i]!);
+      return;
+    }
+    for (let from = 0; from < count; from += CHUNK) {
+      const to = Math.min(count, from + CHUNK);
+      let bytes = 0;
+      let last = previous;
+      for (let i = from; i < to; i++) {
+        const id = ids[i]!;
+        const tf = tfs[i]!;
+        ascending(id, last);
+        bytes += varintBytes((id - last) * 8 + Math.min(tf, 7)) + (tf >= 7 ? varintBytes(tf) : 0) + varintBytes(lengths[i]!);
+        last = id;
+      }
+      const pairs = frontierOf(tfs, lengths, from, to);
+      this.varint(SKIP);
+      this.varint(bytes);
+      this.varint(to - from);
+      this.varint(last - previous);
+      this.varint(pairs.length / 2);
+      for (const value of pairs) this.varint(value);
+      for (let i = from; i < to; i++) previous = this.posting(ids[i]!, previous, tfs[i]!, lengths[i]!);
+    }
   }
   /** A string's UTF-8 bytes (`length` of them). */
   text(text: string, length: number): void {
@@ -195,22 +229,44 @@ export function decodePostings(blobs: readonly Uint8Array[], excluded: Int32Arra
  * arithmetic stays on integers.
  */
 function readBlob(blob: Uint8Array, into: PostingList, excluded: Int32Array, wanted: Int32Array): number {
+  const first = blob.length > 0 && (excluded.length > 0 || wanted.length > 0) ? firstId(blob) : 0;
+  return readRange(blob, 0, blob.length, 0, first, into, excluded, wanted);
+}
+
+/**
+ * `readBlob` of the bytes from `from` to `end`, the postings' ids counted from `start`; `first`:
+ * no id of them is below it. With `stopAtChunk`, up to the next chunk's header.
+ */
+function readRange(
+  blob: Uint8Array,
+  from: number,
+  end: number,
+  start: number,
+  first: number,
+  into: PostingList,
+  excluded: Int32Array,
+  wanted: Int32Array,
+  stopAtChunk = false,
+): number {
   const { ids, tfs, lengths } = into;
-  const end = blob.length;
   const excludedCount = excluded.length;
   const wantedCount = wanted.length;
   let n = into.count;
   let walked = 0;
-  const first = end > 0 && (excludedCount > 0 || wantedCount > 0) ? firstId(blob) : 0;
   let x = excludedCount === 0 ? 0 : lowerBound(excluded, first);
   let w = wantedCount === 0 ? 0 : lowerBound(wanted, first);
-  let at = 0;
-  let id = 0;
+  let at = from;
+  let id = start;
   while (at < end) {
     let b = blob[at++]!;
     let tf: number;
-    if (b === RESET) {
-      id = 0;
+    if (b < MARKERS) {
+      // The postings after a reset follow those before it: `x` and `w` stay where they are.
+      if (b === RESET) id = 0;
+      else if (stopAtChunk) {
+        at--;
+        break;
+      } else at = headerEnd(blob, at - 1);
       continue;
     }
     if (b < 0x80) {
@@ -248,14 +304,25 @@ function readBlob(blob: Uint8Array, into: PostingList, excluded: Int32Array, wan
     lengths[n++] = b;
   }
   into.count = n;
+  rangeEnd = at;
+  rangeId = id;
   return walked;
 }
+
+/** Where the last `readRange` stopped, and the id of the last posting it read (left out or not). */
+let rangeEnd = 0;
+let rangeId = 0;
 
 /** Where the last `longVarint` ended: the read loop's second result, without an allocation. */
 let longEnd = 0;
 
 /** A varint from `at` (the read loop calls it for those of more than one byte); sets `longEnd`. */
 function longVarint(blob: Uint8Array, at: number): number {
+  const first = blob[at] ?? 0;
+  if (first < 0x80) {
+    longEnd = at + 1;
+    return first;
+  }
   let value = 0;
   let shift = 0;
   let byte: number;
@@ -278,8 +345,12 @@ const emptyList = (capacity: number): PostingList => ({
   count: 0,
 });
 
-/** The first id of a postings blob (its first varint holds it, times 8). */
-const firstId = (blob: Uint8Array): number => Math.floor(new VarintReader(blob).next() / 8);
+/** The first id of a postings blob (its first posting's varint holds it, times 8). */
+function firstId(blob: Uint8Array): number {
+  let at = 0;
+  while (blob[at] === SKIP) at = headerEnd(blob, at);
+  return Math.floor(longVarint(blob, at) / 8);
+}
 
 /** Merges `run` (ascending) into `list` (ascending, room for both): only the part of `list` from `run`'s first id on moves. */
 function mergeInto(list: PostingList, run: PostingList): void {
@@ -336,6 +407,16 @@ export function segmentOf(passages: ReadonlyArray<{ id: number; terms: string; t
   }
   const segment = new Map<string, Buffer>();
   for (const [term, triples] of byTerm) {
+    if (triples.length >= CHUNK * 3) {
+      const list = emptyList(triples.length / 3);
+      for (let i = 0; i < triples.length; i += 3) {
+        list.ids[list.count] = triples[i]!;
+        list.tfs[list.count] = triples[i + 1]!;
+        list.lengths[list.count++] = triples[i + 2]!;
+      }
+      segment.set(term, encodeList(list));
+      continue;
+    }
     const out = new VarintWriter(triples.length * 5);
     let previous = 0;
     for (let i = 0; i < triples.length; i += 3) previous = out.posting(triples[i]!, previous, triples[i + 1]!, triples[i + 2]!);
@@ -580,7 +661,8 @@ export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike
   const found = new Uint8Array(excluded.length);
   const entries: Array<[string, Uint8Array]> = [];
   for (const [term, { blobs, decode }] of byTerm) {
-    if (!decode) {
+    // A large term's postings outside chunks (pages' few each) are written again, in chunks.
+    if (!decode && !(blobs.reduce((sum, b) => sum + b.length, 0) >= 4 * CHUNK && !blobs.every(chunked))) {
       entries.push([term, joined(blobs)]);
       continue;
     }
@@ -626,9 +708,9 @@ function joined(blobs: readonly Uint8Array[]): Uint8Array {
 
 /** The blob of a decoded list (as `encodePostings` writes it). */
 function encodeList(list: PostingList): Buffer {
-  const out = new VarintWriter(list.count * 15);
-  let previous = 0;
-  for (let i = 0; i < list.count; i++) previous = out.posting(list.ids[i]!, previous, list.tfs[i]!, list.lengths[i]!);
+  // Each of a posting's three varints takes at most 5 bytes (a distance · 8 is under 2³⁵); a chunk's header, its bytes.
+  const out = new VarintWriter(list.count * 15 + Math.ceil(list.count / CHUNK) * HEADER_BYTES);
+  out.list(list);
   return out.done();
 }
 
@@ -658,10 +740,12 @@ export function scorePassages(
   totals: IndexTotals,
   limit: number,
   excluded: Int32Array = NO_IDS,
+  byChunksFrom = BY_CHUNKS_FROM,
 ): ScoredPassage[] {
   if (limit <= 0) return [];
   const n = Math.max(totals.passages, 1);
   const avgdl = Math.max(totals.terms, 1) / n;
+  const byRank = (out: ScoredPassage[]) => out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
   // The term of the most postings is decoded last: when it is the commonest, only its postings
   // of the passages holding another term are kept (`scoreWithoutCommonest`).
   let largest = -1;
@@ -669,6 +753,19 @@ export function scorePassages(
   for (const [i, blobs] of blobsByTerm.entries()) {
     const bytes = blobs.reduce((sum, b) => sum + b.length, 0);
     if (bytes > largestBytes) [largest, largestBytes] = [i, bytes];
+  }
+  // By chunks when every term is large and mostly in chunks (blobs written before chunks were,
+  // until a merge writes them again, are read whole: by chunks they would be read twice). A rare
+  // term beside a common one goes by `scoreWithoutCommonest`, which weighs only its passages.
+  const byChunks = blobsByTerm.every((blobs) => {
+    let bytes = 0;
+    let inChunks = 0;
+    for (const b of blobs) [bytes, inChunks] = [bytes + b.length, inChunks + (b[0] === SKIP ? b.length : 0)];
+    return blobs.length === 0 || (bytes >= byChunksFrom && inChunks * 2 >= bytes);
+  });
+  if (byChunks && largestBytes > 0) {
+    const scored = scoreByChunks(blobsByTerm, n, avgdl, limit, excluded);
+    if (scored) return byRank(scored);
   }
   const present = blobsByTerm.filter((blobs) => blobs.length > 0).length;
   const lists = blobsByTerm.map((blobs, i) => (i === largest && present > 1 ? null : decodePostings(blobs, excluded)));
@@ -685,7 +782,6 @@ export function scorePassages(
     terms.push({ list: list ?? partial!, whole: list !== null, df, idf, blobs: blobsByTerm[i]! });
   }
   if (terms.length === 0) return [];
-  const byRank = (out: ScoredPassage[]) => out.sort((a, b) => b.rounded - a.rounded || a.id - b.id);
   const withoutCommonest = terms.length > 1 ? scoreWithoutCommonest(terms, wanted, best, limit, avgdl) : null;
   if (withoutCommonest) return byRank(withoutCommonest);
 
@@ -903,4 +999,452 @@ function heapReplaceTop(heap: number[], value: number): void {
     i = child;
   }
   heap[i] = value;
+}
+
+// ---- chunks: the postings a search leaves unread ----
+
+/**
+ * In a blob, a byte 1 where a posting starts: a chunk's header. A term of CHUNK postings or more
+ * is written in chunks of CHUNK (the last may be fewer), each behind a header: byte 1,
+ * varint(its postings' bytes), varint(their count), varint(its last id − the id before it),
+ * varint(k), then k pairs varint(count of the term), varint(passage length): those no other
+ * posting of the chunk outweighs (`frontierOf`). A reader that wants every posting steps over
+ * the header; a search reads from it what the chunk's postings can weigh at most and steps over
+ * the chunk when that cannot rank (`scoreByChunks`).
+ */
+const SKIP = 1;
+
+/** Below this, a byte where a posting starts is a marker (RESET, SKIP): a posting's first varint is at least 8. */
+const MARKERS = 8;
+
+/** Postings per chunk. */
+export const CHUNK = 128;
+
+/** A search by chunks when its largest term's blobs are at least this many bytes (`scorePassages`). */
+export const BY_CHUNKS_FROM = 64 * 1024;
+
+/** A chunk's header holds at most this many pairs. */
+const MAX_PAIRS = 8;
+
+/** A chunk's header takes at most this many bytes: byte 1, four varints, and MAX_PAIRS pairs. */
+const HEADER_BYTES = 1 + 4 * 5 + 2 * 5 * MAX_PAIRS;
+
+/**
+ * The (count, length) pairs of the postings from `from` to before `to` that no other posting
+ * outweighs, whatever the idf and the average length: none has both a count as large and a
+ * passage as short. bm25 grows with the count and falls with the length, so the largest weight
+ * of the postings is the largest of these pairs' (`boundOf`). Flat, counts ascending (lengths
+ * ascend with them); at most MAX_PAIRS, neighbours joined into (the larger count, the shorter
+ * length) beyond that, which outweighs both.
+ */
+function frontierOf(tfs: ArrayLike<number>, lengths: ArrayLike<number>, from: number, to: number): number[] {
+  let pairs: Array<[number, number]> = [];
+  for (let i = from; i < to; i++) {
+    const tf = tfs[i]!;
+    const length = lengths[i]!;
+    if (pairs.some(([t, l]) => t >= tf && l <= length)) continue;
+    pairs = pairs.filter(([t, l]) => !(tf >= t && length <= l));
+    pairs.push([tf, length]);
+  }
+  pairs.sort((a, b) => a[0] - b[0]);
+  while (pairs.length > MAX_PAIRS)
+    pairs = Array.from({ length: Math.ceil(pairs.length / 2) }, (_, k) => [pairs[2 * k + 1]?.[0] ?? pairs[2 * k]![0], pairs[2 * k]![1]]);
+  return pairs.flat();
+}
+
+/** The largest bm25 weight of postings whose pairs (`frontierOf`) are those of `pairs` from `at` to before `end`. */
+function boundOf(pairs: Float64Array, at: number, end: number, idf: number, avgdl: number): number {
+  let bound = 0;
+  for (let j = at; j < end; j += 2) bound = Math.max(bound, weightOf(idf, pairs[j]!, pairs[j + 1]!, avgdl));
+  return bound;
+}
+
+/** Where the chunk whose header is at `at` starts its postings. */
+function headerEnd(blob: Uint8Array, at: number): number {
+  longVarint(blob, at + 1);
+  longVarint(blob, longEnd);
+  longVarint(blob, longEnd);
+  const pairs = longVarint(blob, longEnd);
+  for (let j = 0; j < 2 * pairs; j++) longVarint(blob, longEnd);
+  return longEnd;
+}
+
+/** Whether every posting of a blob is in a chunk (a merge writes again a large term's blobs that are not). */
+function chunked(blob: Uint8Array): boolean {
+  let at = 0;
+  while (at < blob.length) {
+    if (blob[at] === RESET) at++;
+    else if (blob[at] === SKIP) at = headerEnd(blob, at) + longVarint(blob, at + 1);
+    else return false;
+  }
+  return true;
+}
+
+/**
+ * The pieces of a query's postings: a chunk, read only when it may rank; or postings already
+ * read (a run without headers, or a term small enough to read whole), a few each. Kept in typed
+ * arrays, grown as needed: a common word is thousands of chunks.
+ */
+class Pieces {
+  /** The room a new one starts with. */
+  static room = 1024;
+  n = 0;
+  /** Room for this many before the arrays grow. */
+  private capacity = Pieces.room;
+  term = new Int32Array(this.capacity);
+  /** A chunk: its blob (an index into `blobs`), its postings' bytes from `from` to before `end`. */
+  blob = new Int32Array(this.capacity);
+  from = new Int32Array(this.capacity);
+  end = new Int32Array(this.capacity);
+  /** A chunk's postings count their ids from `base` (the id before them). */
+  base = new Int32Array(this.capacity);
+  /** Every id of the piece is after `start` and at most `last`. */
+  start = new Int32Array(this.capacity);
+  last = new Int32Array(this.capacity);
+  count = new Int32Array(this.capacity);
+  /** Its (count, length) pairs (`frontierOf`): from `pairsAt` to before `pairsEnd` of `pairs`. */
+  pairsAt = new Int32Array(this.capacity);
+  pairsEnd = new Int32Array(this.capacity);
+  pairs = new Float64Array(4 * this.capacity);
+  pairsCount = 0;
+  bound = new Float64Array(this.capacity);
+  /**
+   * Its postings once read: those of `lists[list]` from `first` to before `after` (list −1: not
+   * read). Chunks are read into one list, `lists[0]`, grown as needed.
+   */
+  list = new Int32Array(this.capacity).fill(-1);
+  lists: PostingList[] = [emptyList(4 * CHUNK)];
+  first = new Int32Array(this.capacity);
+  after = new Int32Array(this.capacity);
+  blobs: Uint8Array[] = [];
+
+  /** A new piece's index: its fields are set by the caller. */
+  add(term: number, start: number, last: number, count: number): number {
+    if (this.n === this.capacity) this.grow();
+    const p = this.n++;
+    this.term[p] = term;
+    this.start[p] = start;
+    this.last[p] = last;
+    this.count[p] = count;
+    this.pairsAt[p] = this.pairsCount;
+    this.pairsEnd[p] = this.pairsCount;
+    return p;
+  }
+
+  pair(p: number, tf: number, length: number): void {
+    if (this.pairsCount + 2 > this.pairs.length) this.pairs = grown(this.pairs, this.pairs.length * 2);
+    this.pairs[this.pairsCount++] = tf;
+    this.pairs[this.pairsCount++] = length;
+    this.pairsEnd[p] = this.pairsCount;
+  }
+
+  private grow(): void {
+    this.capacity *= 2;
+    for (const field of ['term', 'blob', 'from', 'end', 'base', 'start', 'last', 'count', 'pairsAt', 'pairsEnd', 'first', 'after'] as const)
+      this[field] = grown(this[field], this.capacity);
+    const list = grown(this.list, this.capacity);
+    this.list = list.fill(-1, this.n);
+    this.bound = grown(this.bound, this.capacity);
+  }
+
+  /** Postings already read, as pieces of `size`. */
+  addRead(term: number, list: PostingList, size: number): void {
+    for (let from = 0; from < list.count; from += size) {
+      const to = Math.min(list.count, from + size);
+      const p = this.add(term, list.ids[from]! - 1, list.ids[to - 1]!, to - from);
+      if (to - from === 1) this.pair(p, list.tfs[from]!, list.lengths[from]!);
+      else {
+        const pairs = frontierOf(list.tfs, list.lengths, from, to);
+        for (let j = 0; j < pairs.length; j += 2) this.pair(p, pairs[j]!, pairs[j + 1]!);
+      }
+      this.list[p] = this.lists.length;
+      this.first[p] = from;
+      this.after[p] = to;
+    }
+    this.lists.push(list);
+  }
+
+  /** Reads a chunk's postings, leaving out `excluded`. */
+  read(p: number, excluded: Int32Array): void {
+    if (this.list[p]! >= 0) return;
+    let into = this.lists[0]!;
+    if (into.count + this.count[p]! > into.ids.length) {
+      const room = emptyList(Math.max(2 * into.ids.length, into.count + this.count[p]!));
+      room.ids.set(into.ids.subarray(0, into.count));
+      room.tfs.set(into.tfs.subarray(0, into.count));
+      room.lengths.set(into.lengths.subarray(0, into.count));
+      room.count = into.count;
+      this.lists[0] = into = room;
+    }
+    this.first[p] = into.count;
+    readRange(this.blobs[this.blob[p]!]!, this.from[p]!, this.end[p]!, this.base[p]!, this.start[p]! + 1, into, excluded, NO_IDS);
+    this.list[p] = 0;
+    this.after[p] = into.count;
+  }
+
+  /** The list a read piece's postings are in. */
+  postings(p: number): PostingList {
+    return this.lists[this.list[p]!]!;
+  }
+}
+
+function grown<T extends Int32Array | Float64Array>(array: T, capacity: number): T {
+  const out = new (array.constructor as new (n: number) => T)(capacity);
+  out.set(array);
+  return out;
+}
+
+/**
+ * A term's pieces (`Pieces`); returns its postings not excluded (its df). Each chunk is a piece,
+ * read at once only when it holds an excluded id (so that the df is exact); postings outside any
+ * chunk (pages' blobs, or blobs written before chunks were) are read, a piece of CHUNK each.
+ */
+function piecesOf(pieces: Pieces, term: number, blobs: readonly Uint8Array[], excluded: Int32Array): number {
+  let df = 0;
+  for (const blob of blobs) {
+    const blobIndex = pieces.blobs.push(blob) - 1;
+    let at = 0;
+    let id = 0;
+    while (at < blob.length) {
+      const b = blob[at]!;
+      if (b === RESET) {
+        id = 0;
+        at++;
+      } else if (b === SKIP) {
+        // The header: bytes, count, span, pairs; then the first posting's distance (times 8).
+        const bytes = longVarint(blob, at + 1);
+        const count = longVarint(blob, longEnd);
+        const span = longVarint(blob, longEnd);
+        const pairs = longVarint(blob, longEnd);
+        const p = pieces.add(term, 0, id + span, count);
+        for (let j = 0; j < pairs; j++) pieces.pair(p, longVarint(blob, longEnd), longVarint(blob, longEnd));
+        const postings = longEnd;
+        pieces.start[p] = id + Math.floor(longVarint(blob, postings) / 8) - 1;
+        pieces.blob[p] = blobIndex;
+        pieces.from[p] = postings;
+        pieces.end[p] = postings + bytes;
+        pieces.base[p] = id;
+        if (excluded.length > 0 && lowerBound(excluded, id + span + 1) > lowerBound(excluded, pieces.start[p]! + 1)) pieces.read(p, excluded);
+        df += pieces.list[p]! >= 0 ? pieces.after[p]! - pieces.first[p]! : count;
+        at = postings + bytes;
+        id += span;
+      } else {
+        // Up to the next chunk (runs joined by a reset byte follow one another in id order).
+        const list = emptyList(Math.ceil((blob.length - at) / 2));
+        readRange(blob, at, blob.length, id, id + 1, list, excluded, NO_IDS, true);
+        at = rangeEnd;
+        id = rangeId;
+        pieces.addRead(term, list, CHUNK);
+        df += list.count;
+      }
+    }
+  }
+  return df;
+}
+
+/**
+ * `scorePassages` by chunks (block-max): what each piece's postings can weigh at most (bm25 of its
+ * largest count in its shortest passage) bounds the score of every passage in its id range. The
+ * id line is cut where a piece starts or ends; each stretch's bound is the sum of the bounds of
+ * the pieces over it. Stretches are scored best bound first, every passage in them summed over
+ * all its terms in the query's order (as `summed` sums them); once a stretch's bound rounds two
+ * below the limit-th best sum so far, no passage left can reach the cutoff, and the rest is never
+ * read. Null when the pieces are too many to number.
+ */
+function scoreByChunks(
+  blobsByTerm: ReadonlyArray<readonly Uint8Array[]>,
+  n: number,
+  avgdl: number,
+  limit: number,
+  excluded: Int32Array,
+): ScoredPassage[] | null {
+  // A chunk takes over 128 bytes.
+  Pieces.room = Math.max(1024, blobsByTerm.reduce((sum, blobs) => sum + blobs.reduce((n, b) => n + b.length, 0), 0) >> 7);
+  const pieces = new Pieces();
+  const idfs: number[] = [];
+  let best = 0;
+  for (const [t, blobs] of blobsByTerm.entries()) {
+    const df = piecesOf(pieces, t, blobs, excluded);
+    const idf = df === 0 ? 0 : Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
+    idfs.push(idf);
+    if (df > 0) best += idf * 2.2;
+  }
+  const count = pieces.n;
+  if (count === 0) return [];
+  if (count >= PIECES_LIMIT) return null;
+  for (let p = 0; p < count; p++) pieces.bound[p] = boundOf(pieces.pairs, pieces.pairsAt[p]!, pieces.pairsEnd[p]!, idfs[pieces.term[p]!]!, avgdl);
+
+  const { lo, hi, ub, membersFrom, members, count: stretchCount } = stretchesOf(pieces);
+  const stretches = new MaxHeap(ub, stretchCount);
+  const scored = new Scored(limit);
+  for (let s = stretches.pop(); s >= 0; s = stretches.pop()) {
+    if (scored.full() && ub[s]! * (1 + 1e-12) + 2e-9 * best < scored.kth()) break;
+    const from = membersFrom[s]!;
+    const to = membersFrom[s + 1]!;
+    for (let m = from; m < to; m++) pieces.read(members[m]!, excluded);
+    // Read first: a read may move the chunks read before it.
+    for (let m = from; m < to; m++) {
+      const p = members[m]!;
+      const list = pieces.postings(p);
+      cursors[m - from] = {
+        ids: list.ids,
+        tfs: list.tfs,
+        lengths: list.lengths,
+        at: lowerBound(list.ids, lo[s]!, pieces.first[p]!, pieces.after[p]!),
+        end: pieces.after[p]!,
+        idf: idfs[pieces.term[p]!]!,
+      };
+    }
+    scoreStretch(cursors, to - from, hi[s]!, avgdl, scored);
+  }
+  return bestOf({ ids: Int32Array.from(scored.ids), sums: Float64Array.from(scored.sums), count: scored.ids.length, lo: 0 }, best, limit);
+}
+
+/**
+ * The stretches of the id line between where pieces start and end, each with its bound (the sum
+ * of its pieces' bounds) and its pieces (`members` from `membersFrom[s]` to before
+ * `membersFrom[s + 1]`, in their terms' order).
+ */
+function stretchesOf(pieces: Pieces) {
+  const count = pieces.n;
+  // Where a piece starts (key · 2 + 1) or ends (key · 2), in id order.
+  const events = new Float64Array(2 * count);
+  for (let p = 0; p < count; p++) {
+    events[2 * p] = (pieces.start[p]! + 1) * EVENT_SCALE + 2 * p + 1;
+    events[2 * p + 1] = (pieces.last[p]! + 1) * EVENT_SCALE + 2 * p;
+  }
+  events.sort();
+  const active: number[] = [];
+  const lo = new Int32Array(2 * count);
+  const hi = new Int32Array(2 * count);
+  const ub = new Float64Array(2 * count);
+  const membersFrom = new Int32Array(2 * count + 1);
+  const members: number[] = [];
+  let stretchCount = 0;
+  for (let i = 0; i < events.length; ) {
+    const at = Math.floor(events[i]! / EVENT_SCALE);
+    for (; i < events.length && Math.floor(events[i]! / EVENT_SCALE) === at; i++) {
+      const low = events[i]! - at * EVENT_SCALE;
+      const p = low >>> 1;
+      if (low & 1) active.push(p);
+      else {
+        const k = active.indexOf(p);
+        active[k] = active[active.length - 1]!;
+        active.pop();
+      }
+    }
+    if (active.length === 0) continue;
+    // In the terms' order (an insertion sort: a few), so that a passage's weights are summed as `summed` sums them.
+    let bound = 0;
+    for (let k = 0; k < active.length; k++) {
+      const p = active[k]!;
+      let j = k;
+      for (; j > 0 && pieces.term[active[j - 1]!]! > pieces.term[p]!; j--) active[j] = active[j - 1]!;
+      active[j] = p;
+      bound += pieces.bound[p]!;
+    }
+    for (const p of active) members.push(p);
+    lo[stretchCount] = at;
+    hi[stretchCount] = Math.floor(events[i]! / EVENT_SCALE) - 1;
+    ub[stretchCount++] = bound;
+    membersFrom[stretchCount] = members.length;
+  }
+
+  return { lo, hi, ub, membersFrom, members, count: stretchCount };
+}
+
+/** A read piece's postings from `at` to before `end`, and its term's idf. */
+interface Cursor {
+  ids: Int32Array;
+  tfs: Uint16Array;
+  lengths: Uint32Array;
+  at: number;
+  end: number;
+  idf: number;
+}
+
+const cursors: Cursor[] = [];
+
+/** The passages scored by chunks: each one's sum, and the `limit` largest (a min-heap). */
+class Scored {
+  ids: number[] = [];
+  sums: number[] = [];
+  private readonly top: number[] = [];
+  constructor(private readonly limit: number) {}
+  add(id: number, sum: number): void {
+    this.ids.push(id);
+    this.sums.push(sum);
+    if (this.top.length < this.limit) heapPush(this.top, sum);
+    else if (sum > this.top[0]!) heapReplaceTop(this.top, sum);
+  }
+  full(): boolean {
+    return this.top.length === this.limit;
+  }
+  /** The limit-th largest sum so far. */
+  kth(): number {
+    return this.top[0]!;
+  }
+}
+
+/** Each passage of a stretch (up to `hi`) summed over the pieces' postings, in their order (the terms'). */
+function scoreStretch(cursors: Cursor[], count: number, hi: number, avgdl: number, scored: Scored): void {
+  for (;;) {
+    let next = hi + 1;
+    for (let m = 0; m < count; m++) {
+      const c = cursors[m]!;
+      if (c.at < c.end && c.ids[c.at]! < next) next = c.ids[c.at]!;
+    }
+    if (next > hi) return;
+    let sum = 0;
+    for (let m = 0; m < count; m++) {
+      const c = cursors[m]!;
+      if (c.at < c.end && c.ids[c.at] === next) {
+        sum += weightOf(c.idf, c.tfs[c.at]!, c.lengths[c.at]!, avgdl);
+        c.at++;
+      }
+    }
+    scored.add(next, sum);
+  }
+}
+
+/** An event's id (at most 2³¹) times this, plus its piece · 2 (+ 1 where the piece starts): under 2⁵³, exact. */
+const EVENT_SCALE = 2 ** 21;
+const PIECES_LIMIT = 2 ** 20;
+
+/** Indices of `keys`, largest key first. */
+class MaxHeap {
+  private readonly heap: Int32Array;
+  private size: number;
+  /** The first `size` of `keys`. */
+  constructor(
+    private readonly keys: Float64Array,
+    size: number,
+  ) {
+    this.size = size;
+    this.heap = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) this.heap[i] = i;
+    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+  /** The index of the largest key left, or −1. */
+  pop(): number {
+    if (this.size === 0) return -1;
+    const top = this.heap[0]!;
+    this.heap[0] = this.heap[--this.size]!;
+    this.down(0);
+    return top;
+  }
+  private down(from: number): void {
+    const { heap, keys } = this;
+    let i = from;
+    const item = heap[i]!;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= this.size) break;
+      if (child + 1 < this.size && keys[heap[child + 1]!]! > keys[heap[child]!]!) child++;
+      if (keys[heap[child]!]! <= keys[item]!) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = item;
+  }
 }
