@@ -310,8 +310,8 @@ function chunkHeaderAt(blob: Uint8Array, at: number) {
 
 describe('scoring', () => {
   /**
-   * `scorePassages`' last argument: by chunks only when a term's blobs are 64 KiB or more (as the
-   * service scores); always, every term by chunks; always, terms of under 2,000 bytes read whole.
+   * `scorePassages`' last argument: by chunks when every term is 64 KiB or more (as the service
+   * scores); by chunks whatever the sizes; by chunks when every term is 2,000 bytes or more.
    */
   const WAYS = [undefined, 0, 2000];
 
