@@ -472,6 +472,16 @@ describe('scoring', () => {
           .sort((a, b) => a - b),
         `words ${used}`,
       ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // A rare word beside the common one: its ten passages of five occurrences (ids 1–10) rank
+    // first, its ten of one (ids 1,501–1,510) cannot; the common word's weight is looked up in
+    // the first chunk alone, and the spoiled ones are never read.
+    const rare = [
+      ...Array.from({ length: 10 }, (_, i) => ({ id: i + 1, tf: 5, length: 50 })),
+      ...Array.from({ length: 10 }, (_, i) => ({ id: 1501 + i, tf: 1, length: 50 })),
+    ];
+    const beside = scorePassages([spoiled[0]!, [encodePostings(rare)]], totals, 10, undefined, 0);
+    expect(beside).toEqual(expected([words[0]!, rare], totals, 10));
+    expect(beside.map((p) => p.id).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     // Read whole (not by chunks: under 64 KiB), the spoiled postings outrank them.
     expect(scorePassages([spoiled[0]!], totals, 10).some((p) => p.id > 10)).toBe(true);
   });

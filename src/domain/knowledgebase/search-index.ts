@@ -758,10 +758,8 @@ export function scorePassages(
   // until a merge writes them again, are read whole: by chunks they would be read twice). A rare
   // term beside a common one goes by `scoreWithoutCommonest`, which weighs only its passages.
   const byChunks = blobsByTerm.every((blobs) => {
-    let bytes = 0;
-    let inChunks = 0;
-    for (const b of blobs) [bytes, inChunks] = [bytes + b.length, inChunks + (b[0] === SKIP ? b.length : 0)];
-    return blobs.length === 0 || (bytes >= byChunksFrom && inChunks * 2 >= bytes);
+    const bytes = blobs.reduce((sum, b) => sum + b.length, 0);
+    return blobs.length === 0 || (bytes >= byChunksFrom && inChunks(blobs) * 2 >= bytes);
   });
   if (byChunks && largestBytes > 0) {
     const scored = scoreByChunks(blobsByTerm, n, avgdl, limit, excluded);
@@ -771,13 +769,17 @@ export function scorePassages(
   const lists = blobsByTerm.map((blobs, i) => (i === largest && present > 1 ? null : decodePostings(blobs, excluded)));
   const others = lists.reduce((sum, list) => sum + (list?.count ?? 0), 0);
   const wanted = lists[largest] === null && others > 0 ? idsOf(lists) : NO_IDS;
+  if (wanted.length >= limit && largestBytes >= byChunksFrom && inChunks(blobsByTerm[largest]!) * 2 >= largestBytes) {
+    const beside = scoreBesideChunks(blobsByTerm, lists, largest, wanted, n, avgdl, limit, excluded);
+    if (beside) return byRank(beside);
+  }
   const partial = lists[largest] === null ? decodePostings(blobsByTerm[largest]!, excluded, wanted) : null;
   const terms: TermPostings[] = [];
   let best = 0;
   for (const [i, list] of lists.entries()) {
     const df = list ? list.count : partial!.walked;
     if (df === 0) continue;
-    const idf = Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
+    const idf = idfOf(n, df);
     best += idf * 2.2;
     terms.push({ list: list ?? partial!, whole: list !== null, df, idf, blobs: blobsByTerm[i]! });
   }
@@ -861,6 +863,112 @@ function scoreWithoutCommonest(terms: TermPostings[], wanted: Int32Array, best: 
   const bound = commonest.idf * 2.2;
   return Math.floor((bound / best) * 1_000_000_000 + 0.5) < cutoff ? scored : null;
 }
+
+/** bm25's idf of a term in `df` of `n` passages. */
+const idfOf = (n: number, df: number): number => Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
+
+/** The bytes of blobs that start with a chunk. */
+const inChunks = (blobs: readonly Uint8Array[]): number => blobs.reduce((sum, b) => sum + (b[0] === SKIP ? b.length : 0), 0);
+
+/**
+ * Rarer words beside a common one in chunks ("request timeout"). The rarer words' passages
+ * (`wanted`) are summed over those words alone (`others`); the common word adds at most its
+ * chunks' largest bound. The passages are taken by `others`, largest first, each weighed whole
+ * (the common word's weight read from the one chunk that may hold it, decoded once), until one's
+ * `others` plus that bound falls two rounding steps below the limit-th best sum so far: no
+ * passage after it can reach the cutoff. A passage holding the common word alone scores at most
+ * that bound, which must fall below the limit-th best of `others`. Each sum is taken over all
+ * the passage's terms in the query's order, as `scoreWithoutCommonest` takes it. Null when it
+ * cannot be.
+ */
+function scoreBesideChunks(
+  blobsByTerm: ReadonlyArray<readonly Uint8Array[]>,
+  lists: ReadonlyArray<PostingList | null>,
+  largest: number,
+  wanted: Int32Array,
+  n: number,
+  avgdl: number,
+  limit: number,
+  excluded: Int32Array,
+): ScoredPassage[] | null {
+  const pieces = new Pieces();
+  // Where each blob's pieces start, to find the piece that may hold an id.
+  const blobStarts: number[] = [];
+  let df = 0;
+  for (const blob of blobsByTerm[largest]!) {
+    blobStarts.push(pieces.n);
+    df += piecesOf(pieces, largest, [blob], excluded);
+  }
+  blobStarts.push(pieces.n);
+  if (df === 0) return null;
+  const idfs = lists.map((list, t) => (t === largest ? idfOf(n, df) : list && list.count > 0 ? idfOf(n, list.count) : 0));
+  let best = 0;
+  for (const [t, idf] of idfs.entries()) if (t === largest || lists[t]!.count > 0) best += idf * 2.2;
+  let bound = 0;
+  for (let p = 0; p < pieces.n; p++) bound = Math.max(bound, boundOf(pieces.pairs, pieces.pairsAt[p]!, pieces.pairsEnd[p]!, idfs[largest]!, avgdl));
+  const below = (value: number, than: number) => value * (1 + 1e-12) + 2e-9 * best < than;
+  const others = new Float64Array(wanted.length);
+  for (const [t, list] of lists.entries()) {
+    if (t === largest || !list) continue;
+    let at = 0;
+    for (let i = 0; i < list.count; i++) {
+      at = lowerBound(wanted, list.ids[i]!, at);
+      others[at] += weightOf(idfs[t]!, list.tfs[i]!, list.lengths[i]!, avgdl);
+    }
+  }
+  const floor = kthLargest(others, others.length, limit);
+  if (floor === null || !below(bound, floor)) return null;
+  const order = Array.from({ length: wanted.length }, (_, i) => i)
+    .filter((i) => !below(others[i]! + bound, floor))
+    .sort((a, b) => others[b]! - others[a]!);
+  const scored = new Scored(limit);
+  for (const i of order) {
+    if (scored.full() && below(others[i]! + bound, scored.kth())) break;
+    const id = wanted[i]!;
+    let sum = 0;
+    for (const [t, list] of lists.entries()) {
+      if (t === largest) {
+        const list = postingOf(pieces, blobStarts, id, excluded);
+        if (list) sum += weightOf(idfs[t]!, list.tfs[postingAt]!, list.lengths[postingAt]!, avgdl);
+      } else if (list && list.count > 0) {
+        const at = lowerBound(list.ids, id, 0, list.count);
+        if (at < list.count && list.ids[at] === id) sum += weightOf(idfs[t]!, list.tfs[at]!, list.lengths[at]!, avgdl);
+      }
+    }
+    scored.add(id, sum);
+  }
+  return scored.best(best);
+}
+
+/**
+ * The list that holds the posting of `id` among the pieces (each blob's from `blobStarts[k]`, in
+ * id order), its chunk read first, with the posting at `postingAt`; null when none holds it.
+ */
+function postingOf(pieces: Pieces, blobStarts: readonly number[], id: number, excluded: Int32Array): PostingList | null {
+  for (let k = 0; k + 1 < blobStarts.length; k++) {
+    // The last piece of the blob that starts before `id`.
+    let lo = blobStarts[k]!;
+    let hi = blobStarts[k + 1]!;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (pieces.start[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    const p = lo - 1;
+    if (p < blobStarts[k]! || pieces.last[p]! < id) continue;
+    pieces.read(p, excluded);
+    const list = pieces.postings(p);
+    const at = lowerBound(list.ids, id, pieces.first[p]!, pieces.after[p]!);
+    if (at < pieces.after[p]! && list.ids[at] === id) {
+      postingAt = at;
+      return list;
+    }
+  }
+  return null;
+}
+
+/** Where `postingOf`'s posting is in its list. */
+let postingAt = 0;
 
 /** The commonest word's passages are not weighed one by one when the others' are at most this many times fewer. */
 const PRUNE_RATIO = 4;
@@ -1265,7 +1373,7 @@ function scoreByChunks(
   let best = 0;
   for (const [t, blobs] of blobsByTerm.entries()) {
     const df = piecesOf(pieces, t, blobs, excluded);
-    const idf = df === 0 ? 0 : Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
+    const idf = df === 0 ? 0 : idfOf(n, df);
     idfs.push(idf);
     if (df > 0) best += idf * 2.2;
   }
@@ -1297,7 +1405,7 @@ function scoreByChunks(
     }
     scoreStretch(cursors, to - from, hi[s]!, avgdl, scored);
   }
-  return bestOf({ ids: Int32Array.from(scored.ids), sums: Float64Array.from(scored.sums), count: scored.ids.length, lo: 0 }, best, limit);
+  return scored.best(best);
 }
 
 /**
@@ -1383,6 +1491,10 @@ class Scored {
   /** The limit-th largest sum so far. */
   kth(): number {
     return this.top[0]!;
+  }
+  /** The passages whose rounded score reaches the limit-th best (`bestOf`). */
+  best(best: number): ScoredPassage[] {
+    return bestOf({ ids: Int32Array.from(this.ids), sums: Float64Array.from(this.sums), count: this.ids.length, lo: 0 }, best, this.limit);
   }
 }
 
