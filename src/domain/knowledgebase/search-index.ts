@@ -891,7 +891,7 @@ function scoreBesideChunks(
   limit: number,
   excluded: Int32Array,
 ): ScoredPassage[] | null {
-  const pieces = new Pieces();
+  const pieces = new Pieces(blobsByTerm[largest]!.reduce((n, b) => n + b.length, 0) >> 7);
   // Where each blob's pieces start, to find the piece that may hold an id.
   const blobStarts: number[] = [];
   let df = 0;
@@ -1194,37 +1194,55 @@ function chunked(blob: Uint8Array): boolean {
  * arrays, grown as needed: a common word is thousands of chunks.
  */
 class Pieces {
-  /** The room a new one starts with. */
-  static room = 1024;
   n = 0;
   /** Room for this many before the arrays grow. */
-  private capacity = Pieces.room;
-  term = new Int32Array(this.capacity);
+  private capacity: number;
+  term: Int32Array;
   /** A chunk: its blob (an index into `blobs`), its postings' bytes from `from` to before `end`. */
-  blob = new Int32Array(this.capacity);
-  from = new Int32Array(this.capacity);
-  end = new Int32Array(this.capacity);
+  blob: Int32Array;
+  from: Int32Array;
+  end: Int32Array;
   /** A chunk's postings count their ids from `base` (the id before them). */
-  base = new Int32Array(this.capacity);
+  base: Int32Array;
   /** Every id of the piece is after `start` and at most `last`. */
-  start = new Int32Array(this.capacity);
-  last = new Int32Array(this.capacity);
-  count = new Int32Array(this.capacity);
+  start: Int32Array;
+  last: Int32Array;
+  count: Int32Array;
   /** Its (count, length) pairs (`frontierOf`): from `pairsAt` to before `pairsEnd` of `pairs`. */
-  pairsAt = new Int32Array(this.capacity);
-  pairsEnd = new Int32Array(this.capacity);
-  pairs = new Float64Array(4 * this.capacity);
+  pairsAt: Int32Array;
+  pairsEnd: Int32Array;
+  pairs: Float64Array;
   pairsCount = 0;
-  bound = new Float64Array(this.capacity);
+  bound: Float64Array;
   /**
    * Its postings once read: those of `lists[list]` from `first` to before `after` (list −1: not
    * read). Chunks are read into one list, `lists[0]`, grown as needed.
    */
-  list = new Int32Array(this.capacity).fill(-1);
+  list: Int32Array;
   lists: PostingList[] = [emptyList(4 * CHUNK)];
-  first = new Int32Array(this.capacity);
-  after = new Int32Array(this.capacity);
+  first: Int32Array;
+  after: Int32Array;
   blobs: Uint8Array[] = [];
+
+  /** With room for `room` pieces (a chunk takes over 128 bytes: a query's bytes / 128 is enough). */
+  constructor(room = 1024) {
+    this.capacity = Math.max(16, room);
+    const ints = () => new Int32Array(this.capacity);
+    [this.term, this.blob, this.from, this.end, this.base, this.start, this.last, this.count] = [
+      ints(),
+      ints(),
+      ints(),
+      ints(),
+      ints(),
+      ints(),
+      ints(),
+      ints(),
+    ];
+    [this.pairsAt, this.pairsEnd, this.first, this.after] = [ints(), ints(), ints(), ints()];
+    this.list = ints().fill(-1);
+    this.pairs = new Float64Array(4 * this.capacity);
+    this.bound = new Float64Array(this.capacity);
+  }
 
   /** A new piece's index: its fields are set by the caller. */
   add(term: number, start: number, last: number, count: number): number {
@@ -1366,9 +1384,7 @@ function scoreByChunks(
   limit: number,
   excluded: Int32Array,
 ): ScoredPassage[] | null {
-  // A chunk takes over 128 bytes.
-  Pieces.room = Math.max(1024, blobsByTerm.reduce((sum, blobs) => sum + blobs.reduce((n, b) => n + b.length, 0), 0) >> 7);
-  const pieces = new Pieces();
+  const pieces = new Pieces(blobsByTerm.reduce((sum, blobs) => sum + blobs.reduce((n, b) => n + b.length, 0), 0) >> 7);
   const idfs: number[] = [];
   let best = 0;
   for (const [t, blobs] of blobsByTerm.entries()) {
