@@ -73,7 +73,7 @@ class VarintWriter {
   }
   /**
    * A list's postings (ids ascending): behind a chunk header every CHUNK postings when there are
-   * CHUNK or more (`chunksOf`).
+   * CHUNK or more (`SKIP`).
    */
   list(list: PostingList): void {
     const { ids, tfs, lengths, count } = list;
@@ -662,7 +662,8 @@ export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike
   const entries: Array<[string, Uint8Array]> = [];
   for (const [term, { blobs, decode }] of byTerm) {
     // A large term's postings outside chunks (pages' few each) are written again, in chunks.
-    if (!decode && !(blobs.reduce((sum, b) => sum + b.length, 0) >= 4 * CHUNK && !blobs.every(chunked))) {
+    const rechunk = blobs.reduce((sum, b) => sum + b.length, 0) >= 4 * CHUNK && !blobs.every(chunked);
+    if (!decode && !rechunk) {
       entries.push([term, joined(blobs)]);
       continue;
     }
@@ -904,9 +905,9 @@ function scoreBesideChunks(
   const idfs = lists.map((list, t) => (t === largest ? idfOf(n, df) : list && list.count > 0 ? idfOf(n, list.count) : 0));
   let best = 0;
   for (const [t, idf] of idfs.entries()) if (t === largest || lists[t]!.count > 0) best += idf * 2.2;
-  let bound = 0;
-  for (let p = 0; p < pieces.n; p++) bound = Math.max(bound, boundOf(pieces.pairs, pieces.pairsAt[p]!, pieces.pairsEnd[p]!, idfs[largest]!, avgdl));
-  const below = (value: number, than: number) => value * (1 + 1e-12) + 2e-9 * best < than;
+  pieces.weigh(idfs, avgdl);
+  const bound = pieces.bound.subarray(0, pieces.n).reduce((max, b) => Math.max(max, b), 0);
+  const below = (value: number, than: number) => belowCutoff(value, than, best);
   const others = new Float64Array(wanted.length);
   for (const [t, list] of lists.entries()) {
     if (t === largest || !list) continue;
@@ -946,15 +947,8 @@ function scoreBesideChunks(
  */
 function postingOf(pieces: Pieces, blobStarts: readonly number[], id: number, excluded: Int32Array): PostingList | null {
   for (let k = 0; k + 1 < blobStarts.length; k++) {
-    // The last piece of the blob that starts before `id`.
-    let lo = blobStarts[k]!;
-    let hi = blobStarts[k + 1]!;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (pieces.start[mid]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    const p = lo - 1;
+    // The last piece of the blob whose first id is at most `id` (its `start` is below it).
+    const p = lowerBound(pieces.start, id, blobStarts[k]!, blobStarts[k + 1]!) - 1;
     if (p < blobStarts[k]! || pieces.last[p]! < id) continue;
     pieces.read(p, excluded);
     const list = pieces.postings(p);
@@ -966,6 +960,13 @@ function postingOf(pieces: Pieces, blobStarts: readonly number[], id: number, ex
   }
   return null;
 }
+
+/**
+ * Whether a bound on a sum (computed in another order: a relative slack) rounds two steps below
+ * `than` (the score rounds to 10⁻⁹ of `best`), so that nothing it bounds reaches a cutoff `than`
+ * rounds to.
+ */
+const belowCutoff = (bound: number, than: number, best: number): boolean => bound * (1 + 1e-12) + 2e-9 * best < than;
 
 /** Where `postingOf`'s posting is in its list. */
 let postingAt = 0;
@@ -1128,7 +1129,7 @@ const MARKERS = 8;
 /** Postings per chunk. */
 export const CHUNK = 128;
 
-/** A search by chunks when its largest term's blobs are at least this many bytes (`scorePassages`). */
+/** A search by chunks when each of its terms' blobs are at least this many bytes (`scorePassages`). */
 export const BY_CHUNKS_FROM = 64 * 1024;
 
 /** A chunk's header holds at most this many pairs. */
@@ -1190,7 +1191,7 @@ function chunked(blob: Uint8Array): boolean {
 
 /**
  * The pieces of a query's postings: a chunk, read only when it may rank; or postings already
- * read (a run without headers, or a term small enough to read whole), a few each. Kept in typed
+ * read (a run without headers), CHUNK each. Kept in typed
  * arrays, grown as needed: a common word is thousands of chunks.
  */
 class Pieces {
@@ -1278,11 +1279,8 @@ class Pieces {
     for (let from = 0; from < list.count; from += size) {
       const to = Math.min(list.count, from + size);
       const p = this.add(term, list.ids[from]! - 1, list.ids[to - 1]!, to - from);
-      if (to - from === 1) this.pair(p, list.tfs[from]!, list.lengths[from]!);
-      else {
-        const pairs = frontierOf(list.tfs, list.lengths, from, to);
-        for (let j = 0; j < pairs.length; j += 2) this.pair(p, pairs[j]!, pairs[j + 1]!);
-      }
+      const pairs = frontierOf(list.tfs, list.lengths, from, to);
+      for (let j = 0; j < pairs.length; j += 2) this.pair(p, pairs[j]!, pairs[j + 1]!);
       this.list[p] = this.lists.length;
       this.first[p] = from;
       this.after[p] = to;
@@ -1306,6 +1304,11 @@ class Pieces {
     readRange(this.blobs[this.blob[p]!]!, this.from[p]!, this.end[p]!, this.base[p]!, this.start[p]! + 1, into, excluded, NO_IDS);
     this.list[p] = 0;
     this.after[p] = into.count;
+  }
+
+  /** Each piece's bound: the largest weight of its pairs, with its term's idf. */
+  weigh(idfs: readonly number[], avgdl: number): void {
+    for (let p = 0; p < this.n; p++) this.bound[p] = boundOf(this.pairs, this.pairsAt[p]!, this.pairsEnd[p]!, idfs[this.term[p]!]!, avgdl);
   }
 
   /** The list a read piece's postings are in. */
@@ -1369,8 +1372,8 @@ function piecesOf(pieces: Pieces, term: number, blobs: readonly Uint8Array[], ex
 }
 
 /**
- * `scorePassages` by chunks (block-max): what each piece's postings can weigh at most (bm25 of its
- * largest count in its shortest passage) bounds the score of every passage in its id range. The
+ * `scorePassages` by chunks (block-max): what each piece's postings can weigh at most (the
+ * largest bm25 of its pairs, `frontierOf`) bounds the score of every passage in its id range. The
  * id line is cut where a piece starts or ends; each stretch's bound is the sum of the bounds of
  * the pieces over it. Stretches are scored best bound first, every passage in them summed over
  * all its terms in the query's order (as `summed` sums them); once a stretch's bound rounds two
@@ -1396,13 +1399,13 @@ function scoreByChunks(
   const count = pieces.n;
   if (count === 0) return [];
   if (count >= PIECES_LIMIT) return null;
-  for (let p = 0; p < count; p++) pieces.bound[p] = boundOf(pieces.pairs, pieces.pairsAt[p]!, pieces.pairsEnd[p]!, idfs[pieces.term[p]!]!, avgdl);
+  pieces.weigh(idfs, avgdl);
 
   const { lo, hi, ub, membersFrom, members, count: stretchCount } = stretchesOf(pieces);
   const stretches = new MaxHeap(ub, stretchCount);
   const scored = new Scored(limit);
   for (let s = stretches.pop(); s >= 0; s = stretches.pop()) {
-    if (scored.full() && ub[s]! * (1 + 1e-12) + 2e-9 * best < scored.kth()) break;
+    if (scored.full() && belowCutoff(ub[s]!, scored.kth(), best)) break;
     const from = membersFrom[s]!;
     const to = membersFrom[s + 1]!;
     for (let m = from; m < to; m++) pieces.read(members[m]!, excluded);
