@@ -324,13 +324,14 @@ function longVarint(blob: Uint8Array, at: number): number {
     return first;
   }
   let value = 0;
-  let shift = 0;
+  // 128 to the byte's place (a product: a power of a variable is a call).
+  let place = 1;
   let byte: number;
   let i = at;
   do {
     byte = blob[i++] ?? 0;
-    value += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
+    value += (byte & 0x7f) * place;
+    place *= 128;
   } while (byte & 0x80);
   longEnd = i;
   return value;
@@ -814,6 +815,9 @@ function wholeList(t: TermPostings, excluded: Int32Array): PostingList {
 
 /** The passages of the lists (ascending), once each. */
 function idsOf(lists: ReadonlyArray<PostingList | null>): Int32Array {
+  const present = lists.filter((list) => list !== null && list.count > 0);
+  // One list's ids ascend, each once.
+  if (present.length === 1) return present[0]!.ids.slice(0, present[0]!.count);
   const all = new Int32Array(lists.reduce((sum, list) => sum + (list?.count ?? 0), 0));
   let filled = 0;
   for (const list of lists) {
@@ -911,20 +915,20 @@ function scoreBesideChunks(
   const others = new Float64Array(wanted.length);
   for (const [t, list] of lists.entries()) {
     if (t === largest || !list) continue;
+    // Both ascend, and every id of the list is in `wanted`.
     let at = 0;
     for (let i = 0; i < list.count; i++) {
-      at = lowerBound(wanted, list.ids[i]!, at);
+      while (wanted[at]! < list.ids[i]!) at++;
       others[at] += weightOf(idfs[t]!, list.tfs[i]!, list.lengths[i]!, avgdl);
     }
   }
   const floor = kthLargest(others, others.length, limit);
   if (floor === null || !below(bound, floor)) return null;
-  const order = Array.from({ length: wanted.length }, (_, i) => i)
-    .filter((i) => !below(others[i]! + bound, floor))
-    .sort((a, b) => others[b]! - others[a]!);
+  // Largest `others` first, popped only as far as the loop goes (most are never reached).
+  const order = new MaxHeap(others, others.length);
   const scored = new Scored(limit);
-  for (const i of order) {
-    if (scored.full() && below(others[i]! + bound, scored.kth())) break;
+  for (let i = order.pop(); i >= 0; i = order.pop()) {
+    if (below(others[i]! + bound, scored.full() ? scored.kth() : floor)) break;
     const id = wanted[i]!;
     let sum = 0;
     for (const [t, list] of lists.entries()) {
