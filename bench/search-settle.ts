@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mergeSegments, scoreWithHeads } from '../src/domain/knowledgebase/search-index.js';
+import { mergeSegments, scorePassages } from '../src/domain/knowledgebase/search-index.js';
 import { openStorage } from '../src/storage/database.js';
 import { searchPassages } from '../src/storage/knowledge-base.repository.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
@@ -51,10 +51,10 @@ async function measure(label: string) {
     for (const q of queries) {
       const t = performance.now();
       let scored = 0;
-      await searchPassages(storage.scanDb, storage.dialect, bot, queryTerms(q), 10, (...args) => {
+      await searchPassages(storage.scanDb, storage.dialect, bot, queryTerms(q), 10, (b, totals, limit, x) => {
         const s0 = performance.now();
-        const out = scoreWithHeads(...args);
-        scored += performance.now() - s0;
+        const out = scorePassages(b, totals, limit, x);
+        scored = performance.now() - s0;
         return out;
       });
       const took = performance.now() - t;

@@ -213,8 +213,6 @@ export interface KbBlocksRow {
   first_term: string;
   /** Its terms' blobs (search-index.ts `blocksOf`). */
   block: Uint8Array;
-  /** A block of one large term in chunks: its chunk headers alone (`headsOf`); otherwise null. */
-  heads: Uint8Array | null;
 }
 
 /** A bot's deleted passages that some segment still holds: searches leave them out; merges drop them. */

@@ -1,19 +1,12 @@
-import { sql } from 'kysely';
 import {
-  blobRange,
-  budgetOf,
-  MAX_CALLS,
-  toRead,
-  type BytesNeeded,
-  type ScoreAnswer,
-  type ScoreCall,
-  type BytesRead,
   decodeIds,
   encodeIds,
+  type IndexTotals,
   MERGE_FACTOR,
   type MergedSegment,
   type MergeInput,
-  scoreWithHeads,
+  type ScoredPassage,
+  scorePassages,
   blocksOf,
   compareCodePoints,
   postingsIn,
@@ -46,7 +39,7 @@ import { inTransaction } from './transaction.js';
  *   snapshot, scores them (on a task thread in the service), and reads the best passages.
  */
 
-/** Rows per INSERT into kb_blocks (5 values each: well under both databases' parameter limits). */
+/** Rows per INSERT into kb_blocks (4 values each: well under both databases' parameter limits). */
 const BLOCKS_INSERT_BATCH = 2000;
 
 /** Ids per `IN (…)` list when reading passages by id. */
@@ -89,7 +82,7 @@ async function insertBlocks(db: Db, botId: string, segment: number, blocks: read
   for (let i = 0; i < blocks.length; i += BLOCKS_INSERT_BATCH)
     await db
       .insertInto('kb_blocks')
-      .values(blocks.slice(i, i + BLOCKS_INSERT_BATCH).map((b) => ({ bot_id: botId, segment, first_term: b.firstTerm, block: b.block, heads: b.heads })))
+      .values(blocks.slice(i, i + BLOCKS_INSERT_BATCH).map((b) => ({ bot_id: botId, segment, first_term: b.firstTerm, block: b.block })))
       .execute();
 }
 
@@ -213,11 +206,13 @@ class MergeOvertaken extends Error {}
 
 // ---- search ----
 
-/**
- * Scores a query's postings (search-index.ts `scoreWithHeads`), or says which bytes of heads it
- * needs read first: on a task thread in the service.
- */
-export type PassageScorer = (...call: ScoreCall) => ScoreAnswer | Promise<ScoreAnswer>;
+/** Scores a query's postings (search-index.ts `scorePassages`): on a task thread in the service. */
+export type PassageScorer = (
+  blobsByTerm: Uint8Array[][],
+  totals: IndexTotals,
+  limit: number,
+  excluded: Int32Array,
+) => ScoredPassage[] | Promise<ScoredPassage[]>;
 
 export interface PassageHit {
   link_id: string;
@@ -251,8 +246,7 @@ export async function searchPassages(
   botId: string,
   terms: readonly string[],
   limit: number,
-  score: PassageScorer = scoreWithHeads,
-  heads = dialect === 'postgres',
+  score: PassageScorer = scorePassages,
 ): Promise<PassageHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   const search = async (trx: Db): Promise<PassageHit[]> => {
@@ -268,15 +262,13 @@ export async function searchPassages(
     const excluded = unionIds(decodeIds(excludedRow?.ids), Int32Array.from(hidden, (h) => Number(h.id)).sort());
     // Each term's block in each of the bot's segments (the one whose first term is the greatest
     // not after it), the segments in the order of their first ids: most follow one another.
-    // With `heads`, a block that is one large term in chunks is read as its heads.
     const rows = await trx
       .selectFrom('kb_segments as s')
-      .select('s.id as segment')
       .select((eb) =>
         terms.map((term, i) =>
           eb
             .selectFrom('kb_blocks as b')
-            .select(heads ? sql<Uint8Array>`coalesce(b.heads, b.block)`.as('block') : 'b.block')
+            .select('b.block')
             .whereRef('b.bot_id', '=', 's.bot_id')
             .whereRef('b.segment', '=', 's.id')
             .where('b.first_term', '<=', term)
@@ -288,30 +280,17 @@ export async function searchPassages(
       .where('s.bot_id', '=', botId)
       .orderBy('s.min_id')
       .execute();
-    // Each blob's segment, to read its bytes when it is heads.
-    const segmentOf: number[][] = [];
     const blobsByTerm = terms.map((term, i) => {
       const bytes = Buffer.from(term, 'utf8');
       const blobs: Uint8Array[] = [];
-      segmentOf.push([]);
-      for (const row of rows as Array<Record<string, Uint8Array | null> & { segment: number | string }>) {
+      for (const row of rows as Array<Record<string, Uint8Array | null>>) {
         const block = row[`t${i}`];
         const blob = block ? postingsIn(block, bytes) : null;
-        if (blob) {
-          blobs.push(blob);
-          segmentOf[i]!.push(Number(row.segment));
-        }
+        if (blob) blobs.push(blob);
       }
       return blobs;
     });
-    const read: BytesRead[] = [];
-    let scored: ScoreAnswer = [];
-    for (let call = 0; call < MAX_CALLS; call++) {
-      scored = await score(blobsByTerm, { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded, read, budgetOf(call));
-      if (!('need' in scored)) break;
-      await readNeeded(trx, dialect, botId, terms, segmentOf, blobsByTerm, toRead(call, scored.need, blobsByTerm), read);
-    }
-    if ('need' in scored) throw new Error(`A search by heads asked for bytes in its last call (${MAX_CALLS}), which has every blob whole`);
+    const scored = await score(blobsByTerm, { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded);
     if (scored.length === 0) return [];
     // Ties at the cutoff go by URL, then passage: more than `limit` are ordered by those first.
     const place = new Map<number, { link_id: string; url: string; seq: number }>();
@@ -352,58 +331,4 @@ export async function searchPassages(
   return dialect === 'postgres'
     ? db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(search)
     : db.transaction().execute(search);
-}
-
-/** Chunks of a blob this close (a header apart) are read as one range. */
-const RANGE_GAP = 256;
-
-/**
- * Reads what a search by heads needs (`scoreWithHeads`) in one statement: ranges of the blocks
- * whose heads it was given, neighbouring chunks as one range, each cut out by the database (the
- * rest of the block is not sent). A blob needed whole replaces its heads.
- */
-async function readNeeded(
-  db: Db,
-  dialect: DialectName,
-  botId: string,
-  terms: readonly string[],
-  segmentOf: readonly number[][],
-  blobsByTerm: Uint8Array[][],
-  needs: readonly BytesNeeded[],
-  read: BytesRead[],
-): Promise<void> {
-  const ranges: BytesNeeded[] = [];
-  for (const n of [...needs].sort((a, b) => a.term - b.term || a.blob - b.blob || a.from - b.from)) {
-    const last = ranges.at(-1);
-    if (last && last.term === n.term && last.blob === n.blob && n.from - last.to <= RANGE_GAP) last.to = Math.max(last.to, n.to);
-    else ranges.push({ ...n });
-  }
-  const json = JSON.stringify(
-    ranges.map((r, i) => ({
-      i,
-      s: segmentOf[r.term]![r.blob]!,
-      t: terms[r.term]!,
-      o: blobRange(blobsByTerm[r.term]![r.blob]!).offset + r.from,
-      l: r.to - r.from,
-    })),
-  );
-  // The block a blob is in: as the search found it, the one whose first term is the greatest not after the term.
-  const { rows } =
-    dialect === 'postgres'
-      ? await sql<{ i: number; bytes: Uint8Array }>`
-          select x.i, substring((select b.block from kb_blocks b
-            where b.bot_id = ${botId} and b.segment = x.s and b.first_term <= x.t collate "C"
-            order by b.first_term desc limit 1) from x.o + 1 for x.l) as bytes
-          from jsonb_to_recordset(${json}::jsonb) as x(i int, s bigint, t text, o int, l int)`.execute(db)
-      : await sql<{ i: number; bytes: Uint8Array }>`
-          select j.value ->> 'i' as i, substr((select b.block from kb_blocks b
-            where b.bot_id = ${botId} and b.segment = j.value ->> 's' and b.first_term <= j.value ->> 't'
-            order by b.first_term desc limit 1), (j.value ->> 'o') + 1, j.value ->> 'l') as bytes
-          from json_each(${json}) as j`.execute(db);
-  for (const row of rows) {
-    const r = ranges[Number(row.i)]!;
-    const blobs = blobsByTerm[r.term]!;
-    if (r.from === 0 && r.to === blobRange(blobs[r.blob]!).length) blobs[r.blob] = row.bytes;
-    else read.push({ term: r.term, blob: r.blob, from: r.from, bytes: row.bytes });
-  }
 }

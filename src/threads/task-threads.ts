@@ -28,7 +28,7 @@ import type { UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
-import type { MergedSegment, MergeInput, ScoreAnswer, ScoreCall } from '../domain/knowledgebase/search-index.js';
+import type { IndexTotals, MergedSegment, MergeInput, ScoredPassage } from '../domain/knowledgebase/search-index.js';
 import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
@@ -213,12 +213,10 @@ export class TaskThreads {
    * most of a million passages hold is a loop over a million postings, which on the event loop
    * would hold every other request. The postings are copied there.
    */
-  scoreOnThread(...call: ScoreCall): Promise<ScoreAnswer> {
-    const [blobsByTerm, , , excluded, read] = call;
+  scoreOnThread(blobsByTerm: Uint8Array[][], totals: IndexTotals, limit: number, excluded: Int32Array): Promise<ScoredPassage[]> {
     let bytes = excluded.byteLength;
     for (const blobs of blobsByTerm) for (const b of blobs) bytes += b.length;
-    for (const r of read) bytes += r.bytes.length;
-    return this.runForRequest('scorePassages', call, { bytes }, 'with other searches');
+    return this.runForRequest('scorePassages', [blobsByTerm, totals, limit, excluded], { bytes }, 'with other searches');
   }
 
   /** A merge of a bot's index segments (search-index.ts `mergeSegments`) on a task thread; the blocks are copied there. */

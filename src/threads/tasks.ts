@@ -11,7 +11,14 @@ import { redactText } from '../domain/knowledgebase/redact.js';
 import { passageTerms } from '../text/search-terms.js';
 import { readPageLinks, readSitemap, type CrawledPage, type SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
-import { type MergedSegment, type MergeInput, mergeSegments, scoreWithHeads, type ScoreAnswer, type ScoreCall } from '../domain/knowledgebase/search-index.js';
+import {
+  type IndexTotals,
+  type MergedSegment,
+  type MergeInput,
+  mergeSegments,
+  type ScoredPassage,
+  scorePassages,
+} from '../domain/knowledgebase/search-index.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
 import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
@@ -80,9 +87,9 @@ export const tasks = {
       throw err;
     }
   },
-  /** A knowledge-base search's best passages from its terms' postings, or the bytes of heads it needs read first (search-index.ts). */
-  scorePassages(...call: ScoreCall): ScoreAnswer {
-    return scoreWithHeads(...call);
+  /** A knowledge-base search's best passages from its terms' postings (search-index.ts). */
+  scorePassages(blobsByTerm: Uint8Array[][], totals: IndexTotals, limit: number, excluded: Int32Array): ScoredPassage[] {
+    return scorePassages(blobsByTerm, totals, limit, excluded);
   },
   /** A merge of segments of a bot's search index (search-index.ts). */
   mergeSegments(inputs: MergeInput[], excluded: Int32Array): MergedSegment {

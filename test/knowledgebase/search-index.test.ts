@@ -7,10 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BLOCK_BYTES,
-  blobRange,
   blocksOf,
-  budgetOf,
-  type BytesRead,
   CHUNK,
   compareCodePoints,
   decodeIds,
@@ -23,11 +20,8 @@ import {
   type Posting,
   postingsIn,
   segmentOf,
-  MAX_CALLS,
   scorePassages,
-  scoreWithHeads,
   segmentsToMerge,
-  toRead,
   tierOf,
   unionIds,
   unpackBlock,
@@ -314,47 +308,6 @@ function chunkHeaderAt(blob: Uint8Array, at: number) {
   return { bytes, count, span, pairs, postings: i };
 }
 
-/**
- * A search by heads, as the storage runs it: each blob in a block of its own, given as its heads
- * when it has them (all in chunks: `blocksOf`), every call's `need` cut out of the blocks. The
- * answer, the calls taken, and the bytes read besides the heads.
- */
-function scoreByHeads(
-  blobsByTerm: Uint8Array[][],
-  totals: { passages: number; terms: number },
-  limit: number,
-  excluded: Int32Array = new Int32Array(0),
-  byChunksFrom?: number,
-) {
-  const term = Buffer.from('t');
-  const blocks = blobsByTerm.map((blobs) => blobs.map((blob) => blocksOf([['t', blob]], 0)[0]!));
-  const given = blocks.map((bs) => bs.map((b) => postingsIn(b.heads ?? b.block, term)!));
-  const read: BytesRead[] = [];
-  let bytes = 0;
-  for (let call = 0; call < MAX_CALLS; call++) {
-    const answer = scoreWithHeads(given, totals, limit, excluded, read, budgetOf(call), byChunksFrom);
-    if (!('need' in answer)) return { scored: answer, calls: call + 1, bytes };
-    for (const n of toRead(call, answer.need, given)) {
-      const { offset, length } = blobRange(given[n.term]![n.blob]!);
-      const cut = blocks[n.term]![n.blob]!.block.subarray(offset + n.from, offset + n.to);
-      bytes += cut.length;
-      if (n.from === 0 && n.to === length) given[n.term]![n.blob] = cut;
-      else read.push({ ...n, bytes: cut });
-    }
-  }
-  throw new Error(`no answer in ${MAX_CALLS} calls`);
-}
-
-/** `scorePassages` over whole blobs, checked to answer the same by heads (`scoreByHeads`). */
-function scoredBoth(blobsByTerm: Uint8Array[][], totals: { passages: number; terms: number }, limit: number, excluded?: Int32Array, byChunksFrom?: number) {
-  const whole = scorePassages(blobsByTerm, totals, limit, excluded, byChunksFrom);
-  expect(
-    scoreByHeads(blobsByTerm, totals, limit, excluded, byChunksFrom).scored,
-    `by heads: ${blobsByTerm.map((b) => b.length)} terms' blobs, ${excluded?.length ?? 0} excluded, limit ${limit}, by chunks from ${byChunksFrom}`,
-  ).toEqual(whole);
-  return whole;
-}
-
 describe('scoring', () => {
   /**
    * `scorePassages`' last argument: by chunks when every term is 64 KiB or more (as the service
@@ -398,7 +351,7 @@ describe('scoring', () => {
       for (const limit of [1, 10, 100, 5000])
         for (const used of [[0], [0, 1], [0, 1, 2], [2]])
           for (const byChunksFrom of WAYS) {
-            const got = scoredBoth(
+            const got = scorePassages(
               used.map((t) => blobs[t]!),
               totals,
               limit,
@@ -460,13 +413,14 @@ describe('scoring', () => {
           for (const byChunksFrom of WAYS) {
             const kept = all.filter((p) => !excluded.includes(p.id));
             const how = `${layout}, ${excluded.length} excluded, limit ${limit}, by chunks from ${byChunksFrom}`;
-            expect(scoredBoth([blobs], totals, limit, Int32Array.from(excluded), byChunksFrom), how).toEqual(expected([kept], totals, limit));
+            expect(scorePassages([blobs], totals, limit, Int32Array.from(excluded), byChunksFrom), how).toEqual(expected([kept], totals, limit));
             // The same word beside a rare one (of its postings, only those of the rare word's passages decoded), and
             // beside words with no postings.
             const rare = kept.filter((_, i) => i % 97 === 0).map((p) => ({ ...p, tf: 1 }));
-            expect(scoredBoth([[], blobs, [encodePostings(rare)]], totals, limit, Int32Array.from(excluded), byChunksFrom), `${how}, with a rare word`).toEqual(
-              expected([[], kept, rare], totals, limit),
-            );
+            expect(
+              scorePassages([[], blobs, [encodePostings(rare)]], totals, limit, Int32Array.from(excluded), byChunksFrom),
+              `${how}, with a rare word`,
+            ).toEqual(expected([[], kept, rare], totals, limit));
           }
   });
 
@@ -484,17 +438,17 @@ describe('scoring', () => {
     expect(blobs[1]![0]!.length).toBeGreaterThan(blobs[0]![0]!.length);
     for (const limit of [1, 10, 60])
       for (const byChunksFrom of WAYS)
-        expect(scoredBoth(blobs, totals, limit, undefined, byChunksFrom), `limit ${limit}, by chunks from ${byChunksFrom}`).toEqual(
+        expect(scorePassages(blobs, totals, limit, undefined, byChunksFrom), `limit ${limit}, by chunks from ${byChunksFrom}`).toEqual(
           expected([common, bulky], totals, limit),
         );
   });
 
   it('never reads a chunk whose postings cannot rank', () => {
-    // Two words over 8,000 passages; the ten that hold both nine times are in the first chunks.
+    // Two words over 2,000 passages; the ten that hold both nine times are in the first chunks.
     // Every other chunk's postings are spoiled (each byte 0x0f: a distance of 1, 15 occurrences in a
     // passage of 15 terms, which would outrank all): read, they would change the answer.
-    const totals = { passages: 8000, terms: 8000 * 50 };
-    const words = [0, 1].map((w) => Array.from({ length: 8000 }, (_, i) => ({ id: i + 1, tf: i < 10 ? 9 : 1 + ((i + w) % 2), length: 50 + (i % 5) })));
+    const totals = { passages: 2000, terms: 2000 * 50 };
+    const words = [0, 1].map((w) => Array.from({ length: 2000 }, (_, i) => ({ id: i + 1, tf: i < 10 ? 9 : 1 + ((i + w) % 2), length: 50 + (i % 5) })));
     const spoiled = words.map((list) => {
       const blob = Buffer.from(encodePostings(list));
       let at = 0;
@@ -507,7 +461,7 @@ describe('scoring', () => {
     });
     for (const used of [[0], [0, 1]])
       expect(
-        scoredBoth(
+        scorePassages(
           used.map((w) => spoiled[w]!),
           totals,
           10,
@@ -518,20 +472,6 @@ describe('scoring', () => {
           .sort((a, b) => a - b),
         `words ${used}`,
       ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    // By heads (as PostgreSQL searches): the same, in two calls, the second given the best
-    // stretches' chunks the first asked for (its budget), not the rest of the blob.
-    for (const used of [[0], [0, 1]]) {
-      const { scored, bytes, calls } = scoreByHeads(
-        used.map((w) => spoiled[w]!),
-        totals,
-        10,
-        undefined,
-        0,
-      );
-      expect(scored.map((p) => p.id).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      expect(calls, `words ${used}`).toBe(2);
-      expect(bytes, `words ${used}`).toBeLessThanOrEqual(budgetOf(0) * (chunkHeaderAt(spoiled[0]![0]!, 0).bytes + 8));
-    }
     // A rare word beside the common one: its ten passages of five occurrences (ids 1–10) rank
     // first, its ten of one (ids 1,501–1,510) cannot; the common word's weight is looked up in
     // the first chunk alone, and the spoiled ones are never read.
@@ -539,13 +479,11 @@ describe('scoring', () => {
       ...Array.from({ length: 10 }, (_, i) => ({ id: i + 1, tf: 5, length: 50 })),
       ...Array.from({ length: 10 }, (_, i) => ({ id: 1501 + i, tf: 1, length: 50 })),
     ];
-    const beside = scoredBoth([spoiled[0]!, [encodePostings(rare)]], totals, 10, undefined, 0);
+    const beside = scorePassages([spoiled[0]!, [encodePostings(rare)]], totals, 10, undefined, 0);
     expect(beside).toEqual(expected([words[0]!, rare], totals, 10));
     expect(beside.map((p) => p.id).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    const byHeads = scoreByHeads([spoiled[0]!, [encodePostings(rare)]], totals, 10, undefined, 0);
-    expect([byHeads.calls, byHeads.bytes]).toEqual([2, chunkHeaderAt(spoiled[0]![0]!, 0).bytes]);
     // Read whole (not by chunks: under 64 KiB), the spoiled postings outrank them.
-    expect(scoredBoth([spoiled[0]!], totals, 10).some((p) => p.id > 10)).toBe(true);
+    expect(scorePassages([spoiled[0]!], totals, 10).some((p) => p.id > 10)).toBe(true);
   });
 
   it('keeps a passage whose score rounds to the cutoff though it sums a little less than the limit-th', () => {
@@ -555,7 +493,7 @@ describe('scoring', () => {
       { id: 1, tf: 1, length: 21 },
       { id: 2, tf: 1, length: 20 },
     ]);
-    const scored = scoredBoth([[blob]], totals, 1);
+    const scored = scorePassages([[blob]], totals, 1);
     expect(scored.map((p) => p.id)).toEqual([1, 2]);
     const [longer, shorter] = scored;
     expect(longer!.score).toBeLessThan(shorter!.score);
@@ -571,12 +509,12 @@ describe('scoring', () => {
     const blobs = [[encodePostings(common)], [encodePostings(other)]];
     for (const limit of [1, 10, 50])
       for (const byChunksFrom of WAYS) {
-        const got = scoredBoth(blobs, totals, limit, undefined, byChunksFrom);
+        const got = scorePassages(blobs, totals, limit, undefined, byChunksFrom);
         expect(got, `limit ${limit}`).toEqual(expected([common, other], totals, limit));
         expect(got.some((p) => p.id <= 10)).toBe(true);
       }
     // And the other way round: a rare word's passages outrank all, the commonest word's alone never weighed.
     const rare = Array.from({ length: 100 }, (_, i) => ({ id: 2 + i * 9, tf: 1, length: 50 }));
-    expect(scoredBoth([[encodePostings(common)], [encodePostings(rare)]], totals, 10)).toEqual(expected([common, rare], totals, 10));
+    expect(scorePassages([[encodePostings(common)], [encodePostings(rare)]], totals, 10)).toEqual(expected([common, rare], totals, 10));
   });
 });

@@ -5,10 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scoreWithHeads } from '../../src/domain/knowledgebase/search-index.js';
+import { scorePassages } from '../../src/domain/knowledgebase/search-index.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
-import type { PassageScorer } from '../../src/storage/search-index.repository.js';
 import { queryTerms } from '../../src/text/search-terms.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
 import { searchCorpus as corpus, searchReference as reference } from '../support/search-corpus.js';
@@ -40,7 +39,7 @@ for (const dialect of DIALECTS) {
         'rare39 fillera0',
       ];
       // As the service scores; and by chunks whatever the terms' sizes (the service: 64 KiB or more).
-      const scorers = { service: undefined, 'by chunks': (...args: Parameters<PassageScorer>) => scoreWithHeads(...args, 0) };
+      const scorers = { service: undefined, 'by chunks': (...args: Parameters<typeof scorePassages>) => scorePassages(args[0], args[1], args[2], args[3], 0) };
       for (const [how, scorer] of Object.entries(scorers))
         for (const q of queries)
           for (const limit of [1, 5, 10, 50]) {

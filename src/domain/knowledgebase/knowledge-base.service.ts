@@ -144,7 +144,9 @@ export async function searchKnowledgeBase(
   if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
   const terms = queryTerms(q);
   const hits = await storage
-    .scan(id, (db) => kb.searchPassages(db, storage.dialect, id, terms, limit, (...args) => scorer.scoreOnThread(...args)))
+    .scan(id, (db) =>
+      kb.searchPassages(db, storage.dialect, id, terms, limit, (blobs, totals, n, excluded) => scorer.scoreOnThread(blobs, totals, n, excluded)),
+    )
     .catch((err: unknown) => {
       if (err instanceof TooManyScans) {
         throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {

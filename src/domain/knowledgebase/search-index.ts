@@ -440,19 +440,10 @@ export interface TermBlock {
   firstTerm: string;
   /** For each term: varint(its UTF-8 length), its UTF-8 bytes, varint(its blob's length), its blob. */
   block: Uint8Array;
-  /**
-   * A block of one term whose blob is BY_CHUNKS_FROM bytes or more (`blocksOf`), all in chunks:
-   * the same block, its blob replaced by its heads (`headsOf`), which a search reads first.
-   * Otherwise null.
-   */
-  heads: Uint8Array | null;
 }
 
-/**
- * A segment's (term, blob) entries packed into blocks, in term order; a block of one term's blob
- * of `headsFrom` bytes or more, all in chunks, with its heads.
- */
-export function blocksOf(entries: Iterable<readonly [string, Uint8Array]>, headsFrom = BY_CHUNKS_FROM): TermBlock[] {
+/** A segment's (term, blob) entries packed into blocks, in term order. */
+export function blocksOf(entries: Iterable<readonly [string, Uint8Array]>): TermBlock[] {
   const sorted = Array.from(entries, ([term, blob]) => ({ term, length: Buffer.byteLength(term, 'utf8'), blob })).sort((a, b) =>
     compareCodePoints(a.term, b.term),
   );
@@ -460,23 +451,15 @@ export function blocksOf(entries: Iterable<readonly [string, Uint8Array]>, heads
   let from = 0;
   let size = 0;
   const close = (to: number) => {
-    const write = (entries: ReadonlyArray<{ term: string; length: number; blob: Uint8Array }>, bytes: number) => {
-      const out = new VarintWriter(bytes);
-      for (const e of entries) {
-        out.varint(e.length);
-        out.text(e.term, e.length);
-        out.varint(e.blob.length);
-        out.bytes(e.blob);
-      }
-      return out.done();
-    };
-    const e = sorted[from]!;
-    let heads: Uint8Array | null = null;
-    if (to === from + 1 && e.blob.length >= headsFrom && chunked(e.blob)) {
-      const blob = headsOf(e.blob, varintBytes(e.length) + e.length + varintBytes(e.blob.length));
-      heads = write([{ ...e, blob }], e.length + blob.length + 10);
+    const out = new VarintWriter(size);
+    for (let i = from; i < to; i++) {
+      const e = sorted[i]!;
+      out.varint(e.length);
+      out.text(e.term, e.length);
+      out.varint(e.blob.length);
+      out.bytes(e.blob);
     }
-    blocks.push({ firstTerm: e.term, block: write(sorted.slice(from, to), size), heads });
+    blocks.push({ firstTerm: sorted[from]!.term, block: out.done() });
     from = to;
     size = 0;
   };
@@ -653,7 +636,7 @@ export interface MergeInput {
  * that hold no excluded id are joined as they are, in id order, each after a reset byte
  * (RESET): no posting is decoded. Other terms are decoded, merged and written again.
  */
-export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike<number>, headsFrom = BY_CHUNKS_FROM): MergedSegment {
+export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike<number>): MergedSegment {
   const ordered = [...inputs].sort((a, b) => a.minId - b.minId);
   const apart = ordered.every((s, i) => i === 0 || ordered[i - 1]!.maxId < s.minId);
   const byTerm = new Map<string, { blobs: Uint8Array[]; decode: boolean }>();
@@ -704,7 +687,7 @@ export function mergeSegments(inputs: readonly MergeInput[], excluded: ArrayLike
   for (let i = 0; i < found.length; i++) if (found[i]) dropped[d++] = excluded[i]!;
   const inputPassages = inputs.reduce((n, s) => n + s.passages, 0);
   const passages = Math.max(0, inputPassages - dropped.length);
-  return { blocks: blocksOf(entries, headsFrom), passages, minId: entries.length === 0 ? 0 : minId, maxId, dropped };
+  return { blocks: blocksOf(entries), passages, minId: entries.length === 0 ? 0 : minId, maxId, dropped };
 }
 
 /**
@@ -761,107 +744,6 @@ export function scorePassages(
   excluded: Int32Array = NO_IDS,
   byChunksFrom = BY_CHUNKS_FROM,
 ): ScoredPassage[] {
-  const answer = scoreWithHeads(blobsByTerm, totals, limit, excluded, [], Number.POSITIVE_INFINITY, byChunksFrom);
-  if ('need' in answer) throw new Error('Heads (kb_blocks.heads) are scored by scoreWithHeads, which asks for their bytes');
-  return answer;
-}
-
-/**
- * `scorePassages` where a term's blob may be its heads (kb_blocks.heads: chunk headers alone).
- * A chunk of heads is read from `read` (bytes the caller read before); one not read yet is
- * asked for, and the search goes on without it until `budget` chunks are asked for; a way of
- * scoring that decodes every posting of a term asks for its blobs whole. When anything was asked
- * for, the answer is what to read (`need`): the caller reads it and calls again with it. Passages
- * left aside meanwhile only make the cutoff lower, so a call asks for at least what the next
- * needs; the last call reads no chunk it was not given and answers as `scorePassages` over the
- * whole blobs.
- */
-export function scoreWithHeads(
-  blobsByTerm: ReadonlyArray<readonly Uint8Array[]>,
-  totals: IndexTotals,
-  limit: number,
-  excluded: Int32Array,
-  read: readonly BytesRead[],
-  budget: number,
-  byChunksFrom = BY_CHUNKS_FROM,
-): ScoredPassage[] | { need: BytesNeeded[] } {
-  const byBlob = new Map<string, BytesRead[]>();
-  for (const r of read) {
-    const key = `${r.term}:${r.blob}`;
-    const list = byBlob.get(key);
-    if (list) list.push(r);
-    else byBlob.set(key, [r]);
-  }
-  reading = { read: byBlob, needs: [], budget };
-  try {
-    const scored = scoreBlobs(blobsByTerm, totals, limit, excluded, byChunksFrom);
-    return reading.needs.length > 0 ? { need: reading.needs } : scored;
-  } finally {
-    reading = null;
-  }
-}
-
-/**
- * The chunks a search by heads may ask for in its `call`-th call (0 first) before it knows a
- * cutoff (`overBudget`): 16 (4 KiB or so), then four times more in each of the next two, then
- * as many as it needs.
- */
-export const budgetOf = (call: number): number => (call < 3 ? 16 * 4 ** call : Number.POSITIVE_INFINITY);
-
-/** Calls a search by heads takes at most (`toRead`). */
-export const MAX_CALLS = 5;
-
-/**
- * What to read after the `call`-th call (0 first) asked for `need`: that, or, before the last
- * call, every blob of heads whole, so that the last call cannot ask (its answer is that of the
- * whole blobs).
- */
-export function toRead(call: number, need: BytesNeeded[], blobsByTerm: ReadonlyArray<readonly Uint8Array[]>): BytesNeeded[] {
-  if (call + 2 < MAX_CALLS) return need;
-  const whole: BytesNeeded[] = [];
-  for (const [term, blobs] of blobsByTerm.entries())
-    for (const [blob, bytes] of blobs.entries()) if (bytes[0] === HEADS) whole.push({ term, blob, from: 0, to: blobRange(bytes).length });
-  return whole;
-}
-
-/** A search's call to score (`scoreWithHeads`), as the storage makes it (on a task thread in the service). */
-export type ScoreCall = [blobsByTerm: Uint8Array[][], totals: IndexTotals, limit: number, excluded: Int32Array, read: BytesRead[], budget: number];
-
-/** The answer of a call to score: the passages, or what to read first. */
-export type ScoreAnswer = ScoredPassage[] | { need: BytesNeeded[] };
-
-/** Whether a search by heads asked for bytes (its answer is then what it needs). */
-const asked = (): boolean => reading !== null && reading.needs.length > 0;
-
-/**
- * Whether a search by heads asked for as many chunks as it may in one call: while fewer than
- * `limit` passages are scored (no cutoff yet), it stops there; once a cutoff is known, it asks
- * for every chunk the cutoff leaves.
- */
-const overBudget = (): boolean => reading !== null && reading.needs.length >= reading.budget;
-
-/** Asks for the terms' heads whole (a way of scoring that decodes every posting); whether any were. */
-function askWhole(blobsByTerm: ReadonlyArray<readonly Uint8Array[]>, terms: readonly number[]): boolean {
-  let any = false;
-  for (const t of terms)
-    for (const [k, blob] of blobsByTerm[t]!.entries())
-      if (blob[0] === HEADS) {
-        need(t, k, 0, blobRange(blob).length);
-        any = true;
-      }
-  return any;
-}
-
-/** A term's bytes of postings (heads count as the blob they stand for). */
-const termBytes = (blobs: readonly Uint8Array[]): number => blobs.reduce((sum, b) => sum + (b[0] === HEADS ? blobRange(b).length : b.length), 0);
-
-function scoreBlobs(
-  blobsByTerm: ReadonlyArray<readonly Uint8Array[]>,
-  totals: IndexTotals,
-  limit: number,
-  excluded: Int32Array,
-  byChunksFrom: number,
-): ScoredPassage[] {
   if (limit <= 0) return [];
   const n = Math.max(totals.passages, 1);
   const avgdl = Math.max(totals.terms, 1) / n;
@@ -871,34 +753,28 @@ function scoreBlobs(
   let largest = -1;
   let largestBytes = -1;
   for (const [i, blobs] of blobsByTerm.entries()) {
-    const bytes = termBytes(blobs);
+    const bytes = blobs.reduce((sum, b) => sum + b.length, 0);
     if (bytes > largestBytes) [largest, largestBytes] = [i, bytes];
   }
   // By chunks when every term is large and mostly in chunks (blobs written before chunks were,
   // until a merge writes them again, are read whole: by chunks they would be read twice). A rare
   // term beside a common one goes by `scoreWithoutCommonest`, which weighs only its passages.
   const byChunks = blobsByTerm.every((blobs) => {
-    const bytes = termBytes(blobs);
+    const bytes = blobs.reduce((sum, b) => sum + b.length, 0);
     return blobs.length === 0 || (bytes >= byChunksFrom && inChunks(blobs) * 2 >= bytes);
   });
   if (byChunks && largestBytes > 0) {
     const scored = scoreByChunks(blobsByTerm, n, avgdl, limit, excluded);
-    if (asked()) return [];
     if (scored) return byRank(scored);
   }
   const present = blobsByTerm.filter((blobs) => blobs.length > 0).length;
-  // Decoded whole below: heads are asked for whole.
-  const decoded = blobsByTerm.map((_, i) => i).filter((i) => i !== largest || present === 1);
-  if (askWhole(blobsByTerm, decoded)) return [];
   const lists = blobsByTerm.map((blobs, i) => (i === largest && present > 1 ? null : decodePostings(blobs, excluded)));
   const others = lists.reduce((sum, list) => sum + (list?.count ?? 0), 0);
   const wanted = lists[largest] === null && others > 0 ? idsOf(lists) : NO_IDS;
   if (wanted.length >= limit && largestBytes >= byChunksFrom && inChunks(blobsByTerm[largest]!) * 2 >= largestBytes) {
     const beside = scoreBesideChunks(blobsByTerm, lists, largest, wanted, n, avgdl, limit, excluded);
-    if (asked()) return [];
     if (beside) return byRank(beside);
   }
-  if (askWhole(blobsByTerm, [largest])) return [];
   const partial = lists[largest] === null ? decodePostings(blobsByTerm[largest]!, excluded, wanted) : null;
   const terms: TermPostings[] = [];
   let best = 0;
@@ -997,8 +873,7 @@ function scoreWithoutCommonest(terms: TermPostings[], wanted: Int32Array, best: 
 const idfOf = (n: number, df: number): number => Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5));
 
 /** The bytes of blobs that start with a chunk. */
-const inChunks = (blobs: readonly Uint8Array[]): number =>
-  blobs.reduce((sum, b) => sum + (b[0] === SKIP ? b.length : b[0] === HEADS ? blobRange(b).length : 0), 0);
+const inChunks = (blobs: readonly Uint8Array[]): number => blobs.reduce((sum, b) => sum + (b[0] === SKIP ? b.length : 0), 0);
 
 /**
  * Rarer words beside a common one in chunks ("request timeout"). The rarer words' passages
@@ -1021,13 +896,13 @@ function scoreBesideChunks(
   limit: number,
   excluded: Int32Array,
 ): ScoredPassage[] | null {
-  const pieces = new Pieces(termBytes(blobsByTerm[largest]!) >> 7);
+  const pieces = new Pieces(blobsByTerm[largest]!.reduce((n, b) => n + b.length, 0) >> 7);
   // Where each blob's pieces start, to find the piece that may hold an id.
   const blobStarts: number[] = [];
   let df = 0;
-  for (const [k, blob] of blobsByTerm[largest]!.entries()) {
+  for (const blob of blobsByTerm[largest]!) {
     blobStarts.push(pieces.n);
-    df += piecesOf(pieces, largest, [blob], excluded, k);
+    df += piecesOf(pieces, largest, [blob], excluded);
   }
   blobStarts.push(pieces.n);
   if (df === 0) return null;
@@ -1052,19 +927,17 @@ function scoreBesideChunks(
   // Largest `others` first, popped only as far as the loop goes (most are never reached).
   const order = new MaxHeap(others, others.length);
   const scored = new Scored(limit);
-  for (let i = order.pop(); i >= 0 && !(overBudget() && !scored.full()); i = order.pop()) {
+  for (let i = order.pop(); i >= 0; i = order.pop()) {
     if (below(others[i]! + bound, scored.full() ? scored.kth() : floor)) break;
     const id = wanted[i]!;
-    // A passage whose chunk of heads is not read yet is left for the next call (asked for).
-    const list = postingOf(pieces, blobStarts, id, excluded);
-    if (list === UNREAD) continue;
     let sum = 0;
-    for (const [t, other] of lists.entries()) {
+    for (const [t, list] of lists.entries()) {
       if (t === largest) {
+        const list = postingOf(pieces, blobStarts, id, excluded);
         if (list) sum += weightOf(idfs[t]!, list.tfs[postingAt]!, list.lengths[postingAt]!, avgdl);
-      } else if (other && other.count > 0) {
-        const at = lowerBound(other.ids, id, 0, other.count);
-        if (at < other.count && other.ids[at] === id) sum += weightOf(idfs[t]!, other.tfs[at]!, other.lengths[at]!, avgdl);
+      } else if (list && list.count > 0) {
+        const at = lowerBound(list.ids, id, 0, list.count);
+        if (at < list.count && list.ids[at] === id) sum += weightOf(idfs[t]!, list.tfs[at]!, list.lengths[at]!, avgdl);
       }
     }
     scored.add(id, sum);
@@ -1072,25 +945,16 @@ function scoreBesideChunks(
   return scored.best(best);
 }
 
-/** `postingOf` when the chunk that may hold the posting is of heads not read yet. */
-const UNREAD = emptyList(0);
-
 /**
  * The list that holds the posting of `id` among the pieces (each blob's from `blobStarts[k]`, in
- * id order), its chunk read first, with the posting at `postingAt`; null when none holds it;
- * UNREAD when its chunk is of heads not read yet (asked for).
+ * id order), its chunk read first, with the posting at `postingAt`; null when none holds it.
  */
 function postingOf(pieces: Pieces, blobStarts: readonly number[], id: number, excluded: Int32Array): PostingList | null {
-  let unread = false;
   for (let k = 0; k + 1 < blobStarts.length; k++) {
     // The last piece of the blob whose first id is at most `id` (its `start` is below it).
     const p = lowerBound(pieces.start, id, blobStarts[k]!, blobStarts[k + 1]!) - 1;
     if (p < blobStarts[k]! || pieces.last[p]! < id) continue;
-    // Every chunk that may hold it is asked for at once (a passage is in one blob).
-    if (!pieces.read(p, excluded)) {
-      unread = true;
-      continue;
-    }
+    pieces.read(p, excluded);
     const list = pieces.postings(p);
     const at = lowerBound(list.ids, id, pieces.first[p]!, pieces.after[p]!);
     if (at < pieces.after[p]! && list.ids[at] === id) {
@@ -1098,7 +962,7 @@ function postingOf(pieces: Pieces, blobStarts: readonly number[], id: number, ex
       return list;
     }
   }
-  return unread ? UNREAD : null;
+  return null;
 }
 
 /**
@@ -1330,78 +1194,6 @@ function chunked(blob: Uint8Array): boolean {
 }
 
 /**
- * A blob's first byte when it is a large term's heads (kb_blocks.heads), not its postings: byte 2,
- * varint(the blob's length), varint(where the blob starts in its block), then, in the blob's
- * order, each reset byte, and each chunk's header followed by its first posting's first varint
- * (where its ids start); the postings are left out. No posting starts with byte 2 either. A
- * search reads the heads, and then only the chunks that may rank (`scoreWithHeads`).
- */
-const HEADS = 2;
-
-/** The heads of a blob all in chunks (`chunked`), which starts at `offset` in its block. */
-export function headsOf(blob: Uint8Array, offset: number): Buffer {
-  const start = new VarintWriter(11);
-  start.varint(HEADS);
-  start.varint(blob.length);
-  start.varint(offset);
-  const parts: Uint8Array[] = [start.done()];
-  let at = 0;
-  while (at < blob.length) {
-    if (blob[at] === RESET) {
-      parts.push(blob.subarray(at, ++at));
-      continue;
-    }
-    const postings = headerEnd(blob, at);
-    longVarint(blob, postings);
-    parts.push(blob.subarray(at, longEnd));
-    at = postings + longVarint(blob, at + 1);
-  }
-  return Buffer.concat(parts);
-}
-
-/** A blob's length, and where it starts in its block: the blob's own, or that its heads give. */
-export function blobRange(blob: Uint8Array): { length: number; offset: number } {
-  if (blob[0] !== HEADS) return { length: blob.length, offset: 0 };
-  const length = longVarint(blob, 1);
-  return { length, offset: longVarint(blob, longEnd) };
-}
-
-/** Bytes a search by heads needs before it can answer: from `from` to before `to` of the blob `blob` of the term `term`. */
-export interface BytesNeeded {
-  term: number;
-  blob: number;
-  from: number;
-  to: number;
-}
-
-/** Bytes read for a search by heads: those of the term's blob from `from` on. */
-export interface BytesRead {
-  term: number;
-  blob: number;
-  from: number;
-  bytes: Uint8Array;
-}
-
-/**
- * What a search by heads read so far, what it needs, and how many chunks it may ask for before it
- * stops to ask (set by `scoreWithHeads` for one call).
- */
-let reading: { read: Map<string, BytesRead[]>; needs: BytesNeeded[]; budget: number } | null = null;
-
-/** The bytes of `[from, end)` of a heads blob, if read: the bytes, and where they start in the blob. */
-function bytesOf(term: number, blob: number, from: number, end: number): BytesRead | null {
-  for (const r of reading?.read.get(`${term}:${blob}`) ?? []) if (r.from <= from && end <= r.from + r.bytes.length) return r;
-  return null;
-}
-
-/** Notes bytes of a heads blob a search needs; whether it may go on (the chunks asked for are under its budget). */
-function need(term: number, blob: number, from: number, to: number): boolean {
-  if (!reading) throw new Error('A search by heads needs scoreWithHeads');
-  reading.needs.push({ term, blob, from, to });
-  return reading.needs.length < reading.budget;
-}
-
-/**
  * The pieces of a query's postings: a chunk, read only when it may rank; or postings already
  * read (a run without headers), CHUNK each. Kept in typed
  * arrays, grown as needed: a common word is thousands of chunks.
@@ -1436,9 +1228,6 @@ class Pieces {
   first: Int32Array;
   after: Int32Array;
   blobs: Uint8Array[] = [];
-  /** Each blob's term and its place among the term's blobs (what a search by heads asks bytes of). */
-  blobTerm: number[] = [];
-  blobPlace: number[] = [];
 
   /** With room for `room` pieces (a chunk takes over 128 bytes: a query's bytes / 128 is enough). */
   constructor(room = 1024) {
@@ -1503,24 +1292,9 @@ class Pieces {
     this.lists.push(list);
   }
 
-  /**
-   * Reads a chunk's postings, leaving out `excluded`. False when it is a chunk of heads whose
-   * bytes were not read: they are asked for (`need`), once.
-   */
-  read(p: number, excluded: Int32Array): boolean {
-    if (this.list[p]! >= 0) return true;
-    const b = this.blob[p]!;
-    let blob = this.blobs[b]!;
-    let [from, end] = [this.from[p]!, this.end[p]!];
-    if (blob[0] === HEADS) {
-      const bytes = bytesOf(this.blobTerm[b]!, this.blobPlace[b]!, from, end);
-      if (!bytes) {
-        if (this.list[p] === -1) need(this.blobTerm[b]!, this.blobPlace[b]!, from, end);
-        this.list[p] = -2;
-        return false;
-      }
-      [blob, from, end] = [bytes.bytes, from - bytes.from, end - bytes.from];
-    }
+  /** Reads a chunk's postings, leaving out `excluded`. */
+  read(p: number, excluded: Int32Array): void {
+    if (this.list[p]! >= 0) return;
     let into = this.lists[0]!;
     if (into.count + this.count[p]! > into.ids.length) {
       const room = emptyList(Math.max(2 * into.ids.length, into.count + this.count[p]!));
@@ -1531,10 +1305,9 @@ class Pieces {
       this.lists[0] = into = room;
     }
     this.first[p] = into.count;
-    readRange(blob, from, end, this.base[p]!, this.start[p]! + 1, into, excluded, NO_IDS);
+    readRange(this.blobs[this.blob[p]!]!, this.from[p]!, this.end[p]!, this.base[p]!, this.start[p]! + 1, into, excluded, NO_IDS);
     this.list[p] = 0;
     this.after[p] = into.count;
-    return true;
   }
 
   /** Each piece's bound: the largest weight of its pairs, with its term's idf. */
@@ -1559,22 +1332,11 @@ function grown<T extends Int32Array | Float64Array>(array: T, capacity: number):
  * read at once only when it holds an excluded id (so that the df is exact); postings outside any
  * chunk (pages' blobs, or blobs written before chunks were) are read, a piece of CHUNK each.
  */
-function piecesOf(pieces: Pieces, term: number, blobs: readonly Uint8Array[], excluded: Int32Array, firstPlace = 0): number {
+function piecesOf(pieces: Pieces, term: number, blobs: readonly Uint8Array[], excluded: Int32Array): number {
   let df = 0;
-  for (const [i, blob] of blobs.entries()) {
+  for (const blob of blobs) {
     const blobIndex = pieces.blobs.push(blob) - 1;
-    pieces.blobTerm.push(term);
-    pieces.blobPlace.push(firstPlace + i);
-    const heads = blob[0] === HEADS;
     let at = 0;
-    // Heads: where a chunk's postings are in the blob, less where its header is in the heads.
-    let shift = 0;
-    if (heads) {
-      longVarint(blob, 1);
-      longVarint(blob, longEnd);
-      at = longEnd;
-      shift = -at;
-    }
     let id = 0;
     while (at < blob.length) {
       const b = blob[at]!;
@@ -1591,17 +1353,13 @@ function piecesOf(pieces: Pieces, term: number, blobs: readonly Uint8Array[], ex
         for (let j = 0; j < pairs; j++) pieces.pair(p, longVarint(blob, longEnd), longVarint(blob, longEnd));
         const postings = longEnd;
         pieces.start[p] = id + Math.floor(longVarint(blob, postings) / 8) - 1;
-        // In heads, the next header follows that varint.
-        const next = heads ? longEnd : postings + bytes;
         pieces.blob[p] = blobIndex;
-        pieces.from[p] = postings + shift;
-        pieces.end[p] = postings + shift + bytes;
+        pieces.from[p] = postings;
+        pieces.end[p] = postings + bytes;
         pieces.base[p] = id;
-        // (A chunk of heads not read yet is asked for; the search answers once it is.)
         if (excluded.length > 0 && lowerBound(excluded, id + span + 1) > lowerBound(excluded, pieces.start[p]! + 1)) pieces.read(p, excluded);
         df += pieces.list[p]! >= 0 ? pieces.after[p]! - pieces.first[p]! : count;
-        at = next;
-        if (heads) shift = pieces.end[p]! - at;
+        at = postings + bytes;
         id += span;
       } else {
         // Up to the next chunk (runs joined by a reset byte follow one another in id order).
@@ -1633,7 +1391,7 @@ function scoreByChunks(
   limit: number,
   excluded: Int32Array,
 ): ScoredPassage[] | null {
-  const pieces = new Pieces(blobsByTerm.reduce((sum, blobs) => sum + termBytes(blobs), 0) >> 7);
+  const pieces = new Pieces(blobsByTerm.reduce((sum, blobs) => sum + blobs.reduce((n, b) => n + b.length, 0), 0) >> 7);
   const idfs: number[] = [];
   let best = 0;
   for (const [t, blobs] of blobsByTerm.entries()) {
@@ -1642,7 +1400,6 @@ function scoreByChunks(
     idfs.push(idf);
     if (df > 0) best += idf * 2.2;
   }
-  // (Until the chunks holding excluded ids are read, a df may be over: the answer is then only what to read.)
   const count = pieces.n;
   if (count === 0) return [];
   if (count >= PIECES_LIMIT) return null;
@@ -1651,14 +1408,11 @@ function scoreByChunks(
   const { lo, hi, ub, membersFrom, members, count: stretchCount } = stretchesOf(pieces);
   const stretches = new MaxHeap(ub, stretchCount);
   const scored = new Scored(limit);
-  for (let s = stretches.pop(); s >= 0 && !(overBudget() && !scored.full()); s = stretches.pop()) {
+  for (let s = stretches.pop(); s >= 0; s = stretches.pop()) {
     if (scored.full() && belowCutoff(ub[s]!, scored.kth(), best)) break;
     const from = membersFrom[s]!;
     const to = membersFrom[s + 1]!;
-    // A stretch with a chunk of heads not read yet is left for the next call (asked for).
-    let read = true;
-    for (let m = from; m < to; m++) read = pieces.read(members[m]!, excluded) && read;
-    if (!read) continue;
+    for (let m = from; m < to; m++) pieces.read(members[m]!, excluded);
     // Read first: a read may move the chunks read before it.
     for (let m = from; m < to; m++) {
       const p = members[m]!;
