@@ -250,16 +250,28 @@ export async function searchPassages(
 ): Promise<PassageHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   const search = async (trx: Db): Promise<PassageHit[]> => {
-    const totals = await trx.selectFrom('knowledge_bases').select(['passages', 'term_count']).where('bot_id', '=', botId).executeTakeFirst();
+    // The bot's totals, its excluded ids and whether it hides a set, in one statement (each
+    // statement of a search is a round trip, which costs most under load); the hidden ids are
+    // read only when it does.
+    const totals = await trx
+      .selectFrom('knowledge_bases as k')
+      .select(['k.passages', 'k.term_count'])
+      .select((eb) => [
+        eb.selectFrom('kb_excluded as e').select('e.ids').whereRef('e.bot_id', '=', 'k.bot_id').as('excluded'),
+        eb.exists(eb.selectFrom('kb_hidden_passages as x').select('x.link_id').whereRef('x.bot_id', '=', 'k.bot_id')).as('hides'),
+      ])
+      .where('k.bot_id', '=', botId)
+      .executeTakeFirst();
     if (!totals) return [];
-    const excludedRow = await trx.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
-    const hidden = await trx
-      .selectFrom('kb_hidden_passages as x')
-      .innerJoin('kb_passages as q', (join) => join.onRef('q.link_id', '=', 'x.link_id').onRef('q.version', '=', 'x.version'))
-      .select('q.id')
-      .where('x.bot_id', '=', botId)
-      .execute();
-    const excluded = unionIds(decodeIds(excludedRow?.ids), Int32Array.from(hidden, (h) => Number(h.id)).sort());
+    const hidden = totals.hides
+      ? await trx
+          .selectFrom('kb_hidden_passages as x')
+          .innerJoin('kb_passages as q', (join) => join.onRef('q.link_id', '=', 'x.link_id').onRef('q.version', '=', 'x.version'))
+          .select('q.id')
+          .where('x.bot_id', '=', botId)
+          .execute()
+      : [];
+    const excluded = unionIds(decodeIds(totals.excluded), Int32Array.from(hidden, (h) => Number(h.id)).sort());
     // Each term's block in each of the bot's segments (the one whose first term is the greatest
     // not after it), the segments in the order of their first ids: most follow one another.
     const rows = await trx
@@ -293,19 +305,22 @@ export async function searchPassages(
     const scored = await score(blobsByTerm, { passages: Number(totals.passages), terms: Number(totals.term_count) }, limit, excluded);
     if (scored.length === 0) return [];
     // Ties at the cutoff go by URL, then passage: more than `limit` are ordered by those first.
-    const place = new Map<number, { link_id: string; url: string; seq: number }>();
+    // When every scored passage is answered (no more than `limit`), their content comes with them.
+    const withContent = scored.length <= limit;
+    const place = new Map<number, { link_id: string; url: string; seq: number; content?: string }>();
     for (let i = 0; i < scored.length; i += IDS_PER_READ) {
       const found = await trx
         .selectFrom('kb_passages as p')
         .innerJoin('kb_links as l', 'l.id', 'p.link_id')
         .select(['p.id', 'p.link_id', 'l.url', 'p.seq'])
+        .$if(withContent, (qb) => qb.select('p.content'))
         .where(
           'p.id',
           'in',
           scored.slice(i, i + IDS_PER_READ).map((s) => s.id),
         )
         .execute();
-      for (const r of found) place.set(Number(r.id), { link_id: r.link_id, url: r.url, seq: Number(r.seq) });
+      for (const r of found) place.set(Number(r.id), { link_id: r.link_id, url: r.url, seq: Number(r.seq), content: r.content });
     }
     const best = scored
       .filter((s) => place.has(s.id))
@@ -313,17 +328,19 @@ export async function searchPassages(
       .sort((a, b) => b.rounded - a.rounded || compareCodePoints(a.url, b.url) || a.seq - b.seq)
       .slice(0, limit);
     const content = new Map(
-      (
-        await trx
-          .selectFrom('kb_passages')
-          .select(['id', 'content'])
-          .where(
-            'id',
-            'in',
-            best.map((b) => b.id),
-          )
-          .execute()
-      ).map((r) => [Number(r.id), r.content]),
+      withContent
+        ? best.map((b) => [b.id, b.content ?? ''])
+        : (
+            await trx
+              .selectFrom('kb_passages')
+              .select(['id', 'content'])
+              .where(
+                'id',
+                'in',
+                best.map((b) => b.id),
+              )
+              .execute()
+          ).map((r) => [Number(r.id), r.content]),
     );
     return best.map((b) => ({ link_id: b.link_id, url: b.url, seq: b.seq, content: content.get(b.id) ?? '', score: Math.round(b.score * 1e6) / 1e6 }));
   };
