@@ -44,15 +44,11 @@ export function createOutput(parts: OutputParts): Output {
     write(text) {
       if (text.length === 0 || readerGone) return;
       if (stream !== null) return void toStream(text);
-      let rest: string | Uint8Array = text;
+      // Encoded once here (a string written would be encoded by the write, and its length in
+      // bytes counted again to tell a partial write).
+      let rest: Uint8Array = Buffer.from(text);
       try {
-        let written = parts.writeSync(text);
-        if (written === Buffer.byteLength(text)) return;
-        rest = Buffer.from(text).subarray(written);
-        while (rest.length > 0) {
-          written = parts.writeSync(rest);
-          rest = rest.subarray(written);
-        }
+        while (rest.length > 0) rest = rest.subarray(parts.writeSync(rest));
       } catch (err) {
         if (codeOf(err) === 'EPIPE') readerGone = true;
         else if (codeOf(err) === 'EAGAIN') toStream(rest);

@@ -4,7 +4,7 @@ import {
   ENDPOINT_FINDING_TEXTS,
   parseDocument,
   PLATFORMS,
-  renderResult,
+  renderParts,
   validateDocument,
   validationSummary,
   type DocumentSource,
@@ -78,9 +78,12 @@ export async function runValidate(targets: string | readonly string[], opts: Val
     const shown = opts.platforms === undefined ? result : forPlatforms(result, opts.platforms);
     if (fails(shown, failOn, opts.platforms === undefined)) failing = true;
     if (opts.format === 'json') {
-      const answer = renderResult(shown);
-      // Several inputs: JSON Lines, each answer with the input's name first.
-      io.stdout(several ? `{"file":${JSON.stringify(label)},${answer.slice(1)}\n` : `${answer}\n`);
+      // Written piece by piece (no copy of the whole answer). Several inputs: JSON Lines, each
+      // answer with the input's name first.
+      const parts = renderParts(shown);
+      if (several) parts[0] = `{"file":${JSON.stringify(label)},${parts[0]!.slice(1)}`;
+      parts.push('\n');
+      for (const part of parts) io.stdout(part);
       continue;
     }
     const located = await locate(source, shown.validations.findings);

@@ -11,6 +11,7 @@ import {
   maxAnswerChars,
   parseDocument,
   renderFresh,
+  renderParts,
   validateDocument,
   type DocumentSource,
 } from '../../../src/domain/validator/index.js';
@@ -136,6 +137,31 @@ describe('jsonLength: JSON.stringify(value).length without the text', () => {
     const a: Record<string, unknown> = { x: 'y'.repeat(200) };
     a.self = a;
     expect(() => jsonLength(a)).toThrow(TypeError);
+  });
+});
+
+describe('renderParts: the answer in pieces, each endpoint serialised once', () => {
+  it.each(REAL)('%s: the pieces joined are JSON.stringify(result)', (_name, src) => {
+    const result = validateDocument(parseDocument(src));
+    expect(renderParts(result).join('')).toBe(JSON.stringify(result));
+  });
+
+  it('a flag map holding every endpoint (none has a summary) repeats their texts, keys in order', () => {
+    const paths = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`/items/${i}`, { get: { operationId: `get${i}`, responses: { 200: { description: 'é ✓' } } } }]),
+    );
+    const result = validateDocument(
+      parseDocument({ bytes: Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths })), fileName: 'a.json' }),
+    );
+    expect(Object.keys(result.validations.endpoints_without_name)).toHaveLength(12);
+    expect(renderParts(result).join('')).toBe(JSON.stringify(result));
+  });
+
+  it('a value of validations that is no map of endpoints is serialised as it is (a copy of an endpoint, an empty map, undefined)', () => {
+    const result = validateDocument(parseDocument(fixture('validator/interface-example/petstore-1.0.11-without-addPet-operationId.json')));
+    const copy = { ...result.all_endpoints[0]!, path: '/elsewhere' };
+    const odd = { ...result, validations: { ...result.validations, endpoints_without_name: { 0: copy }, endpoints_without_description: [], extra: undefined } };
+    expect(renderParts(odd as unknown as typeof result).join('')).toBe(JSON.stringify(odd));
   });
 });
 
