@@ -19,6 +19,7 @@ import { obtainCorpus } from './lib/corpus.js';
 import { withHost } from './lib/host.js';
 import { installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { postgresReachable } from './lib/postgres.js';
+import { DEFAULT_KB_WORKERS } from '../src/config.js';
 import { median, ratio, round } from './lib/stats.js';
 import {
   benchDeletion,
@@ -705,10 +706,17 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     results.knowledge_base ??= { ingestion: [], deletion: [] };
     results.knowledge_base.crawl = [];
     for (const dialect of dialects) {
-      const env = { KB_WORKERS: '2', FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
+      // The service's default worker count, as a user's crawl runs (the other rows pin 2).
+      const env = { KB_WORKERS: String(DEFAULT_KB_WORKERS), FETCH_ALLOW_NETWORKS: '127.0.0.0/8', KB_POLL_INTERVAL_MS: '50' };
       results.knowledge_base.crawl.push(
         await withHost(dialect, env, (_host, service) =>
-          benchCrawl(service, { pages: opts.quick ? 500 : 10_000, runs: opts.quick ? 1 : 3, warmup: false, workers: 2, log: opts.log }),
+          benchCrawl(service, {
+            pages: opts.quick ? 500 : 10_000,
+            runs: opts.quick ? 1 : 3,
+            warmup: false,
+            workers: DEFAULT_KB_WORKERS,
+            log: opts.log,
+          }),
         ),
       );
     }

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, environmentWithDotenv, loadConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_KB_WORKERS, environmentWithDotenv, loadConfig } from '../src/config.js';
+import { HOST_CONCURRENCY } from '../src/domain/knowledgebase/crawl.js';
 
 // docs/configuration.md's table, as the code reads it.
 describe('configuration', () => {
@@ -27,7 +28,7 @@ describe('configuration', () => {
       maxDocumentBytes: 26214400,
       fetchTimeoutMs: 10000,
       fetchAllowNetworks: [],
-      kbWorkers: 2,
+      kbWorkers: 4,
       kbPollIntervalMs: 1000,
       validationCacheBytes: 67108864,
       taskThreads: Math.max(1, availableParallelism() - 1),
@@ -43,6 +44,11 @@ describe('configuration', () => {
       trustProxy: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('runs as many knowledge-base jobs at once as one crawl may have pages in flight', () => {
+    expect(loadConfig({}).kbWorkers).toBe(DEFAULT_KB_WORKERS);
+    expect(DEFAULT_KB_WORKERS).toBe(HOST_CONCURRENCY);
   });
 
   it('reads every variable', () => {
