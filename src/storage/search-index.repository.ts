@@ -327,10 +327,11 @@ export async function searchPassages(
       .map((s) => ({ ...s, ...place.get(s.id)! }))
       .sort((a, b) => b.rounded - a.rounded || compareCodePoints(a.url, b.url) || a.seq - b.seq)
       .slice(0, limit);
-    const content = new Map(
-      withContent
-        ? best.map((b) => [b.id, b.content ?? ''])
-        : (
+    // The content came with the place, or is read now for the answered passages only.
+    const content = withContent
+      ? null
+      : new Map(
+          (
             await trx
               .selectFrom('kb_passages')
               .select(['id', 'content'])
@@ -341,8 +342,14 @@ export async function searchPassages(
               )
               .execute()
           ).map((r) => [Number(r.id), r.content]),
-    );
-    return best.map((b) => ({ link_id: b.link_id, url: b.url, seq: b.seq, content: content.get(b.id) ?? '', score: Math.round(b.score * 1e6) / 1e6 }));
+        );
+    return best.map((b) => ({
+      link_id: b.link_id,
+      url: b.url,
+      seq: b.seq,
+      content: (content ? content.get(b.id) : b.content) ?? '',
+      score: Math.round(b.score * 1e6) / 1e6,
+    }));
   };
   if (db.isTransaction) return search(db);
   return dialect === 'postgres'

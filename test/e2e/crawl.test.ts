@@ -139,7 +139,7 @@ describe.skipIf(!run)('dashboard: crawl form (Chromium, real service on SQLite)'
     const context = await browser.newContext({ viewport: { width: 375, height: 812 }, locale: 'en-GB', colorScheme: 'dark' });
     try {
       const narrow = await context.newPage();
-      narrow.setDefaultTimeout(15_000);
+      narrow.setDefaultTimeout(30_000); // as the page above: under the whole suite, two cores are shared with every other file
       narrow.on('pageerror', (err) => pageErrors.push(err.message));
       await signIn(narrow, base, key);
       await narrow.goto(`${base}/#/copilots/${copilot.id}/knowledge-base`);
