@@ -38,6 +38,7 @@ try {
   };
   const value = '(select b from t where id = 1) d';
   await time('the whole 1.8 MB value', 'select b from t where id = 1');
+  await time('500 single bytes by get_byte', `select array(select get_byte(d.b, o) from ${value}, unnest($1::int[]) o) as v`, [offsets.slice(0, 500)]);
   await time('1,100 slices of 280 bytes, as a bytea[]', `select array(select substring(d.b from o + 1 for 280) from ${value}, unnest($1::int[]) o) as v`, [
     offsets,
   ]);
