@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAppError } from '../src/errors.js';
-import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
+import { parseDocument, renderAnswer, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
 import { SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions } from '../src/domain/validator/tools.js';
 import { obtainCorpus } from './lib/corpus.js';
@@ -117,7 +117,7 @@ function floorOnce(file: string): { ms: number; error?: string } {
   return { ms: performance.now() - started };
 }
 
-/** Ours: read (size limit first), parse and validate, then the answer's JSON text, as the service would send it. */
+/** Ours: read (size limit first), parse and validate, then the answer's bytes, as the service would send them. */
 function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' | 'floor_ms'> {
   const started = performance.now();
   try {
@@ -128,7 +128,7 @@ function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' 
     const source: DocumentSource = { bytes, fileName: path.basename(file) };
     const parseOpts: ParseOptions = cli ? { scanNestingFirst: false } : { maxBytes: MAX_DOCUMENT_BYTES };
     const result = validateDocument(parseDocument(source, parseOpts), cli ? {} : { documentBytes: bytes.length });
-    renderResult(result);
+    Buffer.concat(renderAnswer(result));
     return { outcome: 'accepted', endpoints: result.all_endpoints.length, ours_ms: performance.now() - started };
   } catch (err) {
     const ours_ms = performance.now() - started;

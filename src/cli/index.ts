@@ -21,7 +21,7 @@ program
   );
 
 /** Where the document commands write: their results to standard output (output.ts), their complaints to standard error. */
-const documentIo: import('./validate.js').CliIo = { stdout: (s: string) => stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
+const documentIo: import('./validate.js').CliIo = { stdout: (data) => stdout.write(data), stderr: (s: string) => void process.stderr.write(s) };
 
 async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');

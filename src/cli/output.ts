@@ -14,7 +14,8 @@ import { writeSync } from 'node:fs';
  *   to its end and its exit code, as when the answer is read whole.
  */
 export interface Output {
-  write(text: string): void;
+  /** Text is encoded once here; bytes are written as they are. */
+  write(data: string | Uint8Array): void;
 }
 
 interface OutputParts {
@@ -41,12 +42,12 @@ export function createOutput(parts: OutputParts): Output {
     stream.write(data);
   };
   return {
-    write(text) {
-      if (text.length === 0 || readerGone) return;
-      if (stream !== null) return void toStream(text);
+    write(data) {
+      if (data.length === 0 || readerGone) return;
+      if (stream !== null) return void toStream(data);
       // Encoded once here (a string written would be encoded by the write, and its length in
       // bytes counted again to tell a partial write).
-      let rest: Uint8Array = Buffer.from(text);
+      let rest: Uint8Array = typeof data === 'string' ? Buffer.from(data) : data;
       try {
         while (rest.length > 0) rest = rest.subarray(parts.writeSync(rest));
       } catch (err) {

@@ -4,7 +4,7 @@ import {
   ENDPOINT_FINDING_TEXTS,
   parseDocument,
   PLATFORMS,
-  renderParts,
+  renderAnswer,
   validateDocument,
   validationSummary,
   type DocumentSource,
@@ -27,7 +27,7 @@ import { CliFailure, expandInputs, readInput, type Input, type ReadOptions } fro
  */
 
 export interface CliIo {
-  stdout: (s: string) => void;
+  stdout: (s: string | Uint8Array) => void;
   stderr: (s: string) => void;
 }
 
@@ -80,10 +80,10 @@ export async function runValidate(targets: string | readonly string[], opts: Val
     if (opts.format === 'json') {
       // Written piece by piece (no copy of the whole answer). Several inputs: JSON Lines, each
       // answer with the input's name first.
-      const parts = renderParts(shown);
-      if (several) parts[0] = `{"file":${JSON.stringify(label)},${parts[0]!.slice(1)}`;
-      parts.push('\n');
-      for (const part of parts) io.stdout(part);
+      const pieces = renderAnswer(shown);
+      if (several) pieces.splice(0, 1, Buffer.from(`{"file":${JSON.stringify(label)},`), pieces[0]!.subarray(1));
+      pieces.push(Buffer.from('\n'));
+      for (const piece of pieces) io.stdout(piece);
       continue;
     }
     const located = await locate(source, shown.validations.findings);

@@ -35,15 +35,15 @@ export const tasks = {
   },
   /** An API description's validation as JSON text (throws invalid_swagger_file). */
   validate(src: DocumentSource, opts: ParseOptions): string {
-    return renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
+    return renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts).toString('utf8');
   },
   /**
    * The same as UTF-8 bytes, encoded here rather than on the event loop, in a buffer of
    * their own: the thread moves it to the caller instead of copying it (worker.ts).
    */
   answer(src: DocumentSource, opts: ParseOptions): Uint8Array {
-    const bytes = Buffer.from(renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts), 'utf8');
-    // Short texts are encoded into Node's shared pool: copied out of it.
+    const bytes = renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
+    // Short answers are put together in Node's shared pool: copied out of it.
     return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
   },
   /**

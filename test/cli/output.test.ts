@@ -46,6 +46,26 @@ describe('the CLI output (src/cli/output.ts)', () => {
     expect(fd.calls()).toBe(1);
   });
 
+  it('writes bytes as they are (no copy), after partial writes from the byte where each stopped', () => {
+    const bytes = Buffer.from(text);
+    const whole = fakeDescriptor();
+    const seen: unknown[] = [];
+    const writeSync = (data: string | Uint8Array) => {
+      seen.push(data);
+      return whole.writeSync(data);
+    };
+    createOutput({ writeSync, stream: () => fakeStream() }).write(bytes);
+    expect(seen).toEqual([bytes]);
+    expect(seen[0]).toBe(bytes);
+    for (const chunk of [1, 3, 4096]) {
+      const fd = fakeDescriptor({ chunk });
+      const out = createOutput({ writeSync: fd.writeSync, stream: () => fakeStream() });
+      out.write(bytes);
+      out.write(new Uint8Array(Buffer.from('and after.\n')));
+      expect(fd.taken().toString()).toBe(`${text}and after.\n`);
+    }
+  });
+
   it('goes on after partial writes, from the byte where each stopped, inside characters too', () => {
     for (const chunk of [1, 2, 3, 5, 4096]) {
       const fd = fakeDescriptor({ chunk });

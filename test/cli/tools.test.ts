@@ -16,7 +16,7 @@ const docOf = (path: string) => parseDocument({ bytes: readFileSync(path), fileN
 function capture(work: (io: CliIo) => number) {
   let stdout = '';
   let stderr = '';
-  const code = work({ stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  const code = work({ stdout: (s) => (stdout += typeof s === 'string' ? s : Buffer.from(s).toString()), stderr: (s) => (stderr += s) });
   return { code, stdout, stderr };
 }
 

@@ -109,7 +109,7 @@ describe('format escaping', () => {
 describe('runValidate inputs', () => {
   const io = () => {
     const out = { stdout: '', stderr: '' };
-    const cli: CliIo = { stdout: (s) => (out.stdout += s), stderr: (s) => (out.stderr += s) };
+    const cli: CliIo = { stdout: (s) => (out.stdout += typeof s === 'string' ? s : Buffer.from(s).toString()), stderr: (s) => (out.stderr += s) };
     return { out, cli };
   };
 

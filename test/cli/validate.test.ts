@@ -14,7 +14,7 @@ const cases = (name: string) => `${FIXTURES}validator/cases/${name}`;
 async function run(target: string, format: 'json' | 'text' = 'json', extra: Partial<Parameters<typeof runValidate>[1]> = {}) {
   let stdout = '';
   let stderr = '';
-  const io: CliIo = { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) };
+  const io: CliIo = { stdout: (s) => (stdout += typeof s === 'string' ? s : Buffer.from(s).toString()), stderr: (s) => (stderr += s) };
   const code = await runValidate(target, { format, ...extra }, io);
   return { code, stdout, stderr };
 }

@@ -55,57 +55,96 @@ export function validateSource(src: DocumentSource, opts?: ParseOptions): Valida
 }
 
 /**
- * The JSON text of a result, `JSON.stringify(result)` byte for byte, in pieces to be written
- * one after another (or joined). Each endpoint is serialised once: a flag map holds the very
- * objects of `all_endpoints`, and a document whose endpoints all lack a field repeats every
- * one of them in that map (Kubernetes': 3.7 MB of its 9.2 MB answer). Anything else in
+ * The answer's JSON text as UTF-8 bytes, `Buffer.from(JSON.stringify(result))` byte for byte,
+ * in pieces to be written one after another (or concatenated). Each endpoint is serialised and
+ * encoded once: a flag map holds the very objects of `all_endpoints`, and its members are
+ * copied as bytes from the endpoints' (a document whose endpoints all lack a field repeats
+ * every one of them in that map: Kubernetes', 3.7 MB of its 9.2 MB answer). Anything else in
  * `validations` is serialised as it is.
  */
-export function renderParts(result: ValidationResult): string[] {
+export function renderAnswer(result: ValidationResult): Buffer[] {
   const endpoints = result.all_endpoints;
   const texts = endpoints.map((e) => JSON.stringify(e));
+  const joined = texts.join(',');
+  const body = Buffer.from(joined);
+  // Where each endpoint's bytes start in `body` (and, one further, where the last ends): its
+  // characters' offsets when the text is ASCII, as it is in most documents.
+  const ascii = body.length === joined.length;
+  const starts = new Array<number>(texts.length + 1);
+  let at = 0;
+  for (let i = 0; i < texts.length; i++) {
+    starts[i] = at;
+    at += (ascii ? texts[i]!.length : Buffer.byteLength(texts[i]!)) + 1;
+  }
+  starts[texts.length] = at;
   const index = new Map<unknown, number>();
   for (let i = 0; i < endpoints.length; i++) if (!index.has(endpoints[i])) index.set(endpoints[i], i);
-  const parts = ['{"all_endpoints":[', texts.join(','), '],"validations":{'];
+  const pieces: Buffer[] = [Buffer.from('{"all_endpoints":['), body];
+  let text = '],"validations":{';
   let first = true;
   for (const [key, value] of Object.entries(result.validations)) {
     if (value === undefined) continue; // as JSON.stringify leaves it out
-    parts.push(`${first ? '' : ','}${JSON.stringify(key)}:${flagMapText(value, index, texts) ?? JSON.stringify(value)}`);
+    text += `${first ? '' : ','}${JSON.stringify(key)}:`;
     first = false;
+    const map = flagMapBytes(value, index, body, starts);
+    if (map === null) {
+      text += JSON.stringify(value);
+      continue;
+    }
+    pieces.push(Buffer.from(text), map);
+    text = '';
   }
-  parts.push('}}');
-  return parts;
-}
-
-/** A flag map's text from its endpoints' texts; null when `value` is no map of endpoints (serialised as it is). */
-function flagMapText(value: unknown, index: ReadonlyMap<unknown, number>, texts: readonly string[]): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const entries = Object.entries(value);
-  if (entries.length === 0) return null;
-  const members: string[] = [];
-  for (const [key, endpoint] of entries) {
-    const at = index.get(endpoint);
-    if (at === undefined) return null;
-    members.push(`${JSON.stringify(key)}:${texts[at]}`);
-  }
-  return `{${members.join(',')}}`;
-}
-
-/** The JSON text of a result: `renderParts` joined. */
-export function renderResult(result: ValidationResult): string {
-  return renderParts(result).join('');
+  pieces.push(Buffer.from(`${text}}}`));
+  return pieces;
 }
 
 /**
- * The JSON text `{"all_endpoints":[…],"validations":{…}}` for a document, parsed and
- * validated now (no cache). Throws invalid_swagger_file, also when the answer would pass
- * its bound (`maxAnswerChars`).
+ * A flag map's bytes, its members copied from the endpoints' bytes (`body`, each ending one
+ * byte before the next starts); null when `value` is no map of endpoints (serialised as it is).
  */
-export function renderFresh(src: DocumentSource, opts?: ParseOptions): string {
+function flagMapBytes(value: unknown, index: ReadonlyMap<unknown, number>, body: Buffer, starts: readonly number[]): Buffer | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const entries = Object.entries(value);
+  if (entries.length === 0) return null;
+  const keys = new Array<string>(entries.length);
+  const members = new Array<number>(entries.length);
+  let size = entries.length + 1; // the braces and the commas between members
+  for (let m = 0; m < entries.length; m++) {
+    const [key, endpoint] = entries[m]!;
+    const i = index.get(endpoint);
+    if (i === undefined) return null;
+    keys[m] = `${JSON.stringify(key)}:`;
+    members[m] = i;
+    size += Buffer.byteLength(keys[m]!) + starts[i + 1]! - 1 - starts[i]!;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  out[at++] = 0x7b; // {
+  for (let m = 0; m < members.length; m++) {
+    if (m > 0) out[at++] = 0x2c; // ,
+    const i = members[m]!;
+    at += out.write(keys[m]!, at);
+    at += body.copy(out, at, starts[i], starts[i + 1]! - 1);
+  }
+  out[at] = 0x7d; // }
+  return out;
+}
+
+/** The JSON text of a result (`JSON.stringify`): what `renderAnswer`'s pieces encode. */
+export function renderResult(result: ValidationResult): string {
+  return JSON.stringify(result);
+}
+
+/**
+ * The answer `{"all_endpoints":[…],"validations":{…}}` for a document, parsed and validated
+ * now (no cache), as UTF-8 bytes. Throws invalid_swagger_file, also when the answer would
+ * pass its bound (`maxAnswerChars`).
+ */
+export function renderFresh(src: DocumentSource, opts?: ParseOptions): Buffer {
   try {
-    return renderResult(validateSource(src, opts));
+    return Buffer.concat(renderAnswer(validateSource(src, opts)));
   } catch (err) {
-    // A RangeError here is a result too large for one string (a bound above V8's longest string).
+    // A RangeError here is a text too large for one string or buffer (a bound above V8's limits).
     throw err instanceof RangeError ? tooLargeToValidate() : err;
   }
 }

@@ -11,7 +11,7 @@ import {
   maxAnswerChars,
   parseDocument,
   renderFresh,
-  renderParts,
+  renderAnswer,
   validateDocument,
   type DocumentSource,
 } from '../../../src/domain/validator/index.js';
@@ -140,28 +140,32 @@ describe('jsonLength: JSON.stringify(value).length without the text', () => {
   });
 });
 
-describe('renderParts: the answer in pieces, each endpoint serialised once', () => {
-  it.each(REAL)('%s: the pieces joined are JSON.stringify(result)', (_name, src) => {
+/** `renderAnswer`'s pieces concatenated. */
+const answerBytes = (result: Parameters<typeof renderAnswer>[0]) => Buffer.concat(renderAnswer(result));
+
+describe('renderAnswer: the answer in pieces of UTF-8, each endpoint serialised and encoded once', () => {
+  it.each(REAL)('%s: the pieces concatenated are the UTF-8 of JSON.stringify(result)', (_name, src) => {
     const result = validateDocument(parseDocument(src));
-    expect(renderParts(result).join('')).toBe(JSON.stringify(result));
+    expect(answerBytes(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
   });
 
-  it('a flag map holding every endpoint (none has a summary) repeats their texts, keys in order', () => {
+  it('a flag map holding every endpoint (none has a summary) repeats their bytes, keys in order, some endpoints not ASCII', () => {
+    // Every other endpoint's text has characters of two and three bytes: the byte offsets differ from the characters'.
     const paths = Object.fromEntries(
-      Array.from({ length: 12 }, (_, i) => [`/items/${i}`, { get: { operationId: `get${i}`, responses: { 200: { description: 'é ✓' } } } }]),
+      Array.from({ length: 12 }, (_, i) => [`/items/${i}`, { get: { operationId: `get${i}`, responses: { 200: { description: i % 2 ? 'é ✓' : 'ok' } } } }]),
     );
     const result = validateDocument(
       parseDocument({ bytes: Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths })), fileName: 'a.json' }),
     );
     expect(Object.keys(result.validations.endpoints_without_name)).toHaveLength(12);
-    expect(renderParts(result).join('')).toBe(JSON.stringify(result));
+    expect(answerBytes(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
   });
 
   it('a value of validations that is no map of endpoints is serialised as it is (a copy of an endpoint, an empty map, undefined)', () => {
     const result = validateDocument(parseDocument(fixture('validator/interface-example/petstore-1.0.11-without-addPet-operationId.json')));
     const copy = { ...result.all_endpoints[0]!, path: '/elsewhere' };
     const odd = { ...result, validations: { ...result.validations, endpoints_without_name: { 0: copy }, endpoints_without_description: [], extra: undefined } };
-    expect(renderParts(odd as unknown as typeof result).join('')).toBe(JSON.stringify(odd));
+    expect(answerBytes(odd as unknown as typeof result).equals(Buffer.from(JSON.stringify(odd)))).toBe(true);
   });
 });
 
@@ -178,7 +182,7 @@ describe('the answer bound', () => {
   });
 
   it.each(REAL)('%s is accepted, its answer well inside the bound', (_name, src) => {
-    const text = renderFresh(src);
+    const text = renderFresh(src).toString('utf8');
     expect(text.length).toBeLessThanOrEqual(maxAnswerChars(src.bytes.length));
     if (src.bytes.length > 10_000) expect(text.length / src.bytes.length).toBeLessThan(5);
   });

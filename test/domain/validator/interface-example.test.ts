@@ -21,7 +21,9 @@ interface Response {
 
 /** What the HTTP route sends: the chatbot id spliced in front of the validator's text. */
 function response(): { text: string; body: Response } {
-  const text = `{"chatbot_id":${JSON.stringify(CHATBOT_ID)},${renderFresh(fixture(`${DIR}petstore-1.0.11-without-addPet-operationId.json`)).slice(1)}`;
+  const text = `{"chatbot_id":${JSON.stringify(CHATBOT_ID)},${renderFresh(fixture(`${DIR}petstore-1.0.11-without-addPet-operationId.json`))
+    .toString('utf8')
+    .slice(1)}`;
   return { text, body: JSON.parse(text) as Response };
 }
 
