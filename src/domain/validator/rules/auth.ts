@@ -19,8 +19,10 @@ export const authRules: RuleFamily = {
     const schemes = isPlainObject(declared.schemes) ? declared.schemes : {};
     const reported = new Set<string>();
     const kinds = new Map<string, string>(); // kind → first scheme name applying it
+    const kindByName = new Map<string, string | null>(); // each scheme's kind, read once (null: not declared)
 
-    const requirements = (list: unknown, pointer: string, endpoint: number | null) => {
+    // `pointer` is built only for a finding.
+    const requirements = (list: unknown, pointer: () => string, endpoint: number | null) => {
       if (!Array.isArray(list)) return;
       for (let k = 0; k < list.length; k++) {
         const requirement: unknown = list[k];
@@ -30,14 +32,17 @@ export const authRules: RuleFamily = {
           const key = `together\u0000${names.slice().sort().join('\u0000')}`;
           if (!reported.has(key)) {
             reported.add(key);
-            emit(ctx, endpoint, child(pointer, k), `Schemes ${names.join(' + ')} are required together; GPT Actions applies one scheme per call.`);
+            emit(ctx, endpoint, child(pointer(), k), `Schemes ${names.join(' + ')} are required together; GPT Actions applies one scheme per call.`);
           }
         }
         for (const name of names) {
-          if (!Object.hasOwn(schemes, name)) continue;
-          const scheme = resolveLocalRef(ctx.doc, schemes[name]);
-          if (!scheme) continue;
-          const kind = kindOf(scheme);
+          let kind = kindByName.get(name);
+          if (kind === undefined) {
+            const scheme = Object.hasOwn(schemes, name) ? resolveLocalRef(ctx.doc, schemes[name]) : null;
+            kind = scheme ? kindOf(scheme) : null;
+            kindByName.set(name, kind);
+          }
+          if (kind === null) continue;
           if (kind.startsWith('unsupported:')) {
             if (reported.has(name)) continue;
             reported.add(name);
@@ -54,10 +59,10 @@ export const authRules: RuleFamily = {
       }
     };
 
-    requirements(ctx.doc.security, '/security', null);
+    requirements(ctx.doc.security, () => '/security', null);
     for (let i = 0; i < ctx.sources.length; i++) {
       const op = ctx.sources[i]!;
-      requirements(op.operation.security, child(op.pointer, 'security'), i);
+      if (op.operation.security !== undefined) requirements(op.operation.security, () => child(op.pointer, 'security'), i);
     }
     if (kinds.size > 1) {
       const [first, second] = [...kinds.values()];

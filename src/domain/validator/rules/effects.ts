@@ -107,9 +107,17 @@ function isVerb(word: string): boolean {
   return CHANGING.has(word) || READING.has(word) || OTHER_VERBS.has(word);
 }
 
+const WORD = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/;
+const WORDS = new RegExp(WORD.source, 'g');
+
 /** The words of `text`: runs of letters and digits, camelCase split, lower case. */
 function words(text: string): string[] {
-  return (text.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g) ?? []).map((w) => w.toLowerCase());
+  return (text.match(WORDS) ?? []).map((w) => w.toLowerCase());
+}
+
+/** `words(text)[0]`, without splitting the rest. */
+function firstWord(text: string): string | undefined {
+  return WORD.exec(text)?.[0].toLowerCase();
 }
 
 /**
@@ -126,12 +134,14 @@ function nameWords(operationId: string | null, method: string, path: string): { 
     // with a verb; a leading part that is the method (`GET_CreateDomain`) is no verb.
     const parts = name.split('_');
     for (let k = parts.length > 1 && parts[0]!.toUpperCase() === method ? 1 : 0; k < parts.length && verb === null; k++) {
-      const first = words(parts[k]!)[0];
+      const first = firstWord(parts[k]!);
       if (first !== undefined && isVerb(first)) verb = first;
     }
-    const id = words(name);
-    if (verb === null && id[0] !== undefined && isVerb(id[0])) verb = id[0];
-    if (verb === null && id.length > 1) others.push(id[id.length - 1]!);
+    if (verb === null) {
+      const id = words(name);
+      if (id[0] !== undefined && isVerb(id[0])) verb = id[0];
+      else if (id.length > 1) others.push(id[id.length - 1]!);
+    }
   }
   const segment = path.slice(path.lastIndexOf('/') + 1);
   const colon = segment.lastIndexOf(':');

@@ -28,11 +28,15 @@ export const operationIdRules: RuleFamily = {
     const names = new Names(endpoints.map((e) => e.operationId));
     const exact = new Map<string, number>();
     const folded = new Map<string, { first: string; count: number; distinct: boolean }>();
-    for (const e of endpoints) {
-      const id = e.operationId;
+    // Each id's tool name once sanitised and case folded (null when there is no id).
+    const foldedKeys = new Array<string | null>(endpoints.length);
+    for (let i = 0; i < endpoints.length; i++) {
+      const id = endpoints[i]!.operationId;
+      foldedKeys[i] = null;
       if (id === null) continue;
       exact.set(id, (exact.get(id) ?? 0) + 1);
       const key = sanitize(id).toLowerCase();
+      foldedKeys[i] = key;
       const group = folded.get(key);
       if (!group) folded.set(key, { first: id, count: 1, distinct: false });
       else {
@@ -44,14 +48,13 @@ export const operationIdRules: RuleFamily = {
     for (let i = 0; i < endpoints.length; i++) {
       const e = endpoints[i]!;
       const id = e.operationId;
-      const op = sources[i]!.pointer;
       if (id === null) {
         ctx.emit(
           finding(
             'operation-id-missing',
             'error',
             i,
-            op,
+            sources[i]!.pointer,
             'No operationId: GPT Actions skips the operation, and every other platform needs a tool name made up for it.',
             ['gpt_actions'],
             names.propose(fromMethodPath(e.type, e.path)),
@@ -59,8 +62,12 @@ export const operationIdRules: RuleFamily = {
         );
         continue;
       }
-      const pointer = child(op, 'operationId');
+      const count = exact.get(id)!;
+      const group = folded.get(foldedKeys[i]!)!;
       const valid = id.length <= 64 && SAFE_NAME.test(id);
+      // Most ids are valid and unique: nothing to build for them (a pointer only for a finding).
+      if (valid && count === 1 && !group.distinct) continue;
+      const pointer = child(sources[i]!.pointer, 'operationId');
       const badChars = valid ? NONE : NAME_RULES.filter((r) => !r.chars.test(id)).map((r) => r.platform);
       const tooLong = valid ? NONE : NAME_RULES.filter((r) => id.length > r.max).map((r) => r.platform);
       const fixed = badChars.length > 0 || tooLong.length > 0 ? names.propose(sanitize(id) || fromMethodPath(e.type, e.path)) : null;
@@ -90,7 +97,7 @@ export const operationIdRules: RuleFamily = {
           ),
         );
       }
-      if (exact.get(id)! > 1) {
+      if (count > 1) {
         const first = !seenDuplicate.has(id);
         seenDuplicate.add(id);
         ctx.emit(
@@ -99,7 +106,7 @@ export const operationIdRules: RuleFamily = {
             'error',
             i,
             pointer,
-            `operationId ${q(clip(id))} is used by ${exact.get(id)} operations: two tools of one name clash, and the model cannot call the one it means.`,
+            `operationId ${q(clip(id))} is used by ${count} operations: two tools of one name clash, and the model cannot call the one it means.`,
             ALL_PLATFORMS,
             // The first keeps its name; the others get new ones.
             first ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`),
@@ -107,8 +114,7 @@ export const operationIdRules: RuleFamily = {
         );
         continue;
       }
-      const group = folded.get(sanitize(id).toLowerCase());
-      if (group?.distinct) {
+      if (group.distinct) {
         ctx.emit(
           finding(
             'operation-id-duplicate',

@@ -33,11 +33,14 @@ export const responseRules: RuleFamily = {
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const e = ctx.endpoints[i]!;
       const written = ctx.sources[i]!.operation.responses;
-      if (isPlainObject(written) && documentsResponses(written)) {
+      // OpenAPI 3's endpoint holds the responses as written: their keys are read once.
+      const keys = isPlainObject(written) ? readKeys(written) : NO_KEYS;
+      if (keys.documents !== NOTHING) {
         documented++;
-        if (!hasErrorResponse(written)) withoutErrors.push(i);
+        if (keys.documents === NO_ERROR) withoutErrors.push(i);
       }
-      const found = unboundedSuccess(ctx.doc, e.responseBody);
+      const success = e.responseBody === written ? keys.success : readKeys(e.responseBody).success;
+      const found = success === null ? null : unboundedSuccess(ctx.doc, e.responseBody, success);
       if (found === null || hasBoundingParameter(ctx.doc, e.requestParameters)) continue;
       const source = ctx.sources[i]!;
       const response = isPlainObject(written) ? written[found.status] : undefined;
@@ -82,31 +85,40 @@ export const responseRules: RuleFamily = {
   },
 };
 
-/** Some response is documented (a key that is not an `x-` extension). */
-function documentsResponses(responses: Record<string, unknown>): boolean {
-  for (const key in responses) if (!key.startsWith('x-')) return true;
-  return false;
+const NOTHING = 0;
+const NO_ERROR = 1;
+const AN_ERROR = 2;
+
+interface ResponseKeys {
+  /** NOTHING (no key but `x-` extensions), AN_ERROR (a `default` response, or a status code or range of the 4xx or 5xx class), else NO_ERROR. */
+  documents: number;
+  /** The success status: the first 2xx code or range, else `default`; null when none. */
+  success: string | null;
 }
 
-/** A `default` response, or a status code (or range) of the 4xx or 5xx class. */
-function hasErrorResponse(responses: Record<string, unknown>): boolean {
-  for (const key in responses) {
-    if (key === 'default' || (key.length === 3 && (key[0] === '4' || key[0] === '5'))) return true;
-  }
-  return false;
-}
+const NO_KEYS: ResponseKeys = { documents: NOTHING, success: null };
 
-/** The first success status (2xx, else `default`) whose JSON schema is an unbounded list, with its media type. */
-function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string, unknown>): { status: string; mediaType: string } | null {
-  let status: string | null = null;
+/**
+ * What responses document, in one pass over their keys (numeric keys make an object's keys
+ * slow to list: each pass counts).
+ */
+function readKeys(responses: Record<string, unknown>): ResponseKeys {
+  let documents = NOTHING;
+  let success: string | null = null;
+  let fallback = false;
   for (const key in responses) {
-    if (key.length === 3 && key[0] === '2') {
-      status = key;
-      break;
+    if (key.length === 3 && key[0] === '2') success ??= key;
+    else if (key === 'default' || (key.length === 3 && (key[0] === '4' || key[0] === '5'))) {
+      documents = AN_ERROR;
+      fallback ||= key === 'default';
     }
+    if (documents === NOTHING && !key.startsWith('x-')) documents = NO_ERROR;
   }
-  if (status === null && Object.hasOwn(responses, 'default')) status = 'default';
-  if (status === null) return null;
+  return { documents, success: success ?? (fallback ? 'default' : null) };
+}
+
+/** Whether the success response (`status`) has a JSON schema that is an unbounded list; with its media type. */
+function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string, unknown>, status: string): { status: string; mediaType: string } | null {
   const response = resolveLocalRef(doc, responses[status]);
   if (!response || !isPlainObject(response.content)) return null;
   for (const mediaType in response.content) {
@@ -145,12 +157,16 @@ const ENVELOPE_LISTS = new Set([
   'rows',
 ]);
 
+const ENVELOPE_SHORTEST = Math.min(...[...ENVELOPE_LISTS].map((name) => name.length));
+const ENVELOPE_LONGEST = Math.max(...[...ENVELOPE_LISTS].map((name) => name.length));
+
 /** The schema is an unbounded list, or a list envelope whose list is. */
 function carriesUnboundedList(doc: Record<string, unknown>, schema: Record<string, unknown>): boolean {
   if (isUnboundedList(schema)) return true;
   if (!isPlainObject(schema.properties)) return false;
   for (const name in schema.properties) {
-    if (!ENVELOPE_LISTS.has(name.toLowerCase())) continue;
+    // A name of another length is not lowered to be looked up.
+    if (name.length < ENVELOPE_SHORTEST || name.length > ENVELOPE_LONGEST || !ENVELOPE_LISTS.has(name.toLowerCase())) continue;
     const property = resolveLocalRef(doc, schema.properties[name]);
     if (property && isUnboundedList(property)) return true;
   }

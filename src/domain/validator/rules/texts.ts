@@ -16,7 +16,7 @@ export const textRules: RuleFamily = {
     const { endpoints, sources } = ctx;
     for (let i = 0; i < endpoints.length; i++) {
       const e = endpoints[i]!;
-      const op = sources[i]!.pointer;
+      const source = sources[i]!; // its pointer is built only for a finding
       const noSummary = isBlank(e.name);
       const noDescription = isBlank(e.description);
       if (noSummary) {
@@ -25,7 +25,7 @@ export const textRules: RuleFamily = {
             'summary-missing',
             'error',
             i,
-            op,
+            source.pointer,
             'No summary: the model sees no short name for the tool, and Copilot Studio requires one.',
             ['copilot_studio'],
             noDescription ? null : firstSentence(e.description, COPILOT_STUDIO_SUMMARY_MAX),
@@ -38,7 +38,7 @@ export const textRules: RuleFamily = {
             'description-missing',
             'error',
             i,
-            op,
+            source.pointer,
             noSummary
               ? 'No description and no summary: the model has only the tool name to decide when to call it; Copilot Studio requires both.'
               : 'No description: the model has only the summary to decide when to call the tool; Copilot Studio requires both.',
@@ -52,7 +52,7 @@ export const textRules: RuleFamily = {
             'summary-equals-description',
             'error',
             i,
-            child(op, 'description'),
+            child(source.pointer, 'description'),
             'The description repeats the summary: it tells the model nothing more, and Copilot Studio requires them to differ.',
             ['copilot_studio'],
           ),
@@ -65,7 +65,7 @@ export const textRules: RuleFamily = {
             'summary-too-long',
             overGpt ? 'error' : 'warning',
             i,
-            child(op, 'summary'),
+            child(source.pointer, 'summary'),
             `The summary is ${e.name.length} characters: a tool's short name should be short (Copilot Studio: 80${overGpt ? ', GPT Actions: 300' : ''}).`,
             overGpt ? ['gpt_actions', 'copilot_studio'] : ['copilot_studio'],
             ctx.shorten(e.name, COPILOT_STUDIO_SUMMARY_MAX),
@@ -78,7 +78,7 @@ export const textRules: RuleFamily = {
             'description-too-long',
             'error',
             i,
-            child(op, 'description'),
+            child(source.pointer, 'description'),
             `The description is ${e.description.length} characters; GPT Actions takes at most 300, and a long one costs every request context.`,
             ['gpt_actions'],
             ctx.shorten(e.description, GPT_ACTIONS_TEXT_MAX),

@@ -44,16 +44,33 @@ export const toolRules: RuleFamily = {
     // (A hash computed character by character in JavaScript, tried, is faster only once the
     // JIT has compiled it, on a document of thousands of operations; the CLI runs each
     // document cold, in a process of its own, where it was 3 to 4 times slower: bench/README.md.)
-    const groups = new Map<string, number[]>();
-    const keys: (string | null)[] = new Array(n).fill(null);
+    // First by the start of that text, read from the start of the summary and description
+    // only; just the operations that share a start are normalised whole.
+    const keys = new Array<string | null>(n);
+    const byStart = new Map<string, number[]>();
     for (let i = 0; i < n; i++) {
       const e = ctx.endpoints[i]!;
-      const key = normalisedText(e.name, e.description);
-      if (key === null) continue;
-      keys[i] = key;
-      const group = groups.get(key);
+      const start = normalisedStart(e.name, e.description);
+      keys[i] = start.whole;
+      if (start.key === null) continue;
+      const group = byStart.get(start.key);
       if (group) group.push(i);
-      else groups.set(key, [i]);
+      else byStart.set(start.key, [i]);
+    }
+    const groups = new Map<string, number[]>();
+    for (const sharing of byStart.values()) {
+      if (sharing.length < 2) {
+        keys[sharing[0]!] = null; // alone: no other operation can read the same
+        continue;
+      }
+      for (const i of sharing) {
+        const e = ctx.endpoints[i]!;
+        const key = keys[i] ?? normalisedText(e.name, e.description)!;
+        keys[i] = key;
+        const group = groups.get(key);
+        if (group) group.push(i);
+        else groups.set(key, [i]);
+      }
     }
     for (let i = 0; i < n; i++) {
       const key = keys[i];
@@ -84,6 +101,34 @@ const SEPARATORS = /[\s\u0021-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f\u008
 
 /** The summary and description as one text, lower case, each run of separators one space, trimmed; null when blank. */
 function normalisedText(summary: string, description: string): string | null {
-  const text = `${summary} ${description}`.toLowerCase().replace(SEPARATORS, ' ').trim();
-  return text === '' ? null : text;
+  return normalised(`${summary} ${description}`);
+}
+
+function normalised(text: string): string | null {
+  const out = text.toLowerCase().replace(SEPARATORS, ' ').trim();
+  return out === '' ? null : out;
+}
+
+/** Characters of the summary and description read first, and of their normalised text operations are first grouped by. */
+const START_READ = 96;
+const START_KEY = 40;
+
+/**
+ * The first START_KEY characters of `normalisedText(summary, description)` (`key`, null when
+ * blank), read from the first START_READ characters of the text when they are enough: the
+ * normalised text of a text's start is a start of the text's normalised text (case and
+ * separators change character by character), as long as it holds more than START_KEY
+ * characters and no capital sigma (whose lower case depends on what follows it). `whole` is
+ * the whole normalised text when it was read whole.
+ */
+function normalisedStart(summary: string, description: string): { key: string | null; whole: string | null } {
+  if (summary.length + 1 + description.length > START_READ) {
+    const head = summary.length >= START_READ ? summary.slice(0, START_READ) : `${summary} ${description.slice(0, START_READ - summary.length - 1)}`;
+    if (!head.includes('\u03a3')) {
+      const start = normalised(head);
+      if (start !== null && start.length > START_KEY) return { key: start.slice(0, START_KEY), whole: null };
+    }
+  }
+  const whole = normalisedText(summary, description);
+  return { key: whole === null ? null : whole.slice(0, START_KEY), whole };
 }
