@@ -585,6 +585,40 @@ describe('response-unbounded (GPT Actions: payloads under 100,000 characters)', 
     if (flagged) expect(got[0]!.platforms).toEqual(['gpt_actions']);
   });
 
+  it.each([
+    ['a 200 beside errors', { '404': {}, '200': 'list', default: {} }, '200'],
+    ['a 201 (no 200) beside a 400', { '400': {}, '201': 'list' }, '201'],
+    ['a 200 written after a 201', { '201': 'object', '200': 'list', '400': {} }, '200'],
+    ['the least 2xx code, whatever the order written', { '206': 'object', '204': 'list', '400': {} }, '204'],
+    ['a code past the common ones', { '299': 'list', '500': {} }, '299'],
+    ['a code before a range', { '2XX': 'object', '250': 'list' }, '250'],
+    ['a range alone', { '2XX': 'list', '4XX': {} }, '2XX'],
+    ['default when no 2xx', { default: 'list', '404': {} }, 'default'],
+    ['no 2xx and no default', { '404': 'list' }, null],
+  ])('reads the success response: %s', (_name, written, status) => {
+    // 'list' is a response whose schema is an unbounded list; 'object' one whose schema is an object.
+    const schemaOf = (v: unknown) => (v === 'list' ? list : { type: 'object' });
+    const responses = Object.fromEntries(
+      Object.entries(written).map(([code, v]) => [code, typeof v === 'string' ? ok(schemaOf(v))['200'] : { description: 'error' }]),
+    );
+    const got = findings(oas3({ '/a': { get: good('a', { responses }) } }), 'response-unbounded');
+    expect(got.map((f) => f.pointer)).toEqual(status === null ? [] : [`/paths/~1a/get/responses/${status}/content/application~1json`]);
+  });
+
+  it('a schema shared by several operations is judged for each (bounded by a parameter in one, not in the other; an object in both)', () => {
+    const doc = oas3(
+      {
+        '/a': { get: good('a', { responses: ok({ $ref: '#/components/schemas/Pets' }) }) },
+        '/b': { get: good('b', { parameters: [limit], responses: ok({ $ref: '#/components/schemas/Pets' }) }) },
+        '/c': { get: good('c', { responses: ok({ $ref: '#/components/schemas/Pets' }) }) },
+        '/d': { get: good('d', { responses: ok({ $ref: '#/components/schemas/Pet' }) }) },
+        '/e': { get: good('e', { responses: ok({ $ref: '#/components/schemas/Pet' }) }) },
+      },
+      { components: { schemas: { Pets: { type: 'object', properties: { items: list } }, Pet: { type: 'object', properties: { tags: list } } } } },
+    );
+    expect(findings(doc, 'response-unbounded').map((f) => f.endpoint)).toEqual([0, 2]);
+  });
+
   it('follows $refs (a response, a schema, a parameter) and Swagger 2.0', () => {
     const doc = oas3(
       {

@@ -30,6 +30,8 @@ export const responseRules: RuleFamily = {
   check(ctx) {
     const withoutErrors: number[] = [];
     let documented = 0;
+    // Whether each schema carries an unbounded list, read once: operations share their schemas.
+    const lists = new Map<Record<string, unknown>, boolean>();
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const e = ctx.endpoints[i]!;
       const written = ctx.sources[i]!.operation.responses;
@@ -40,7 +42,7 @@ export const responseRules: RuleFamily = {
         if (keys.documents === NO_ERROR) withoutErrors.push(i);
       }
       const success = e.responseBody === written ? keys.success : readKeys(e.responseBody).success;
-      const found = success === null ? null : unboundedSuccess(ctx.doc, e.responseBody, success);
+      const found = success === null ? null : unboundedSuccess(ctx.doc, e.responseBody, success, lists);
       if (found === null || hasBoundingParameter(ctx.doc, e.requestParameters)) continue;
       const source = ctx.sources[i]!;
       const response = isPlainObject(written) ? written[found.status] : undefined;
@@ -98,11 +100,24 @@ interface ResponseKeys {
 
 const NO_KEYS: ResponseKeys = { documents: NOTHING, success: null };
 
+/** Status codes looked up before the keys are listed: the least success codes, in order, and the commonest errors. */
+const FIRST_SUCCESSES = ['200', '201', '202', '203', '204'];
+const COMMON_ERRORS = ['400', '401', '403', '404', '422', '500', 'default'];
+
 /**
- * What responses document, in one pass over their keys (numeric keys make an object's keys
- * slow to list: each pass counts).
+ * What responses document. Numeric keys make an object's keys slow to list, so the commonest
+ * case is answered by looking keys up: one of the least success codes (the first found comes
+ * before any other 2xx: numeric keys are listed in ascending order, ranges such as `2XX` after
+ * them) beside one of the commonest errors. Otherwise the keys are read in one pass.
  */
 function readKeys(responses: Record<string, unknown>): ResponseKeys {
+  for (let k = 0; k < FIRST_SUCCESSES.length; k++) {
+    if (!Object.hasOwn(responses, FIRST_SUCCESSES[k]!)) continue;
+    for (let e = 0; e < COMMON_ERRORS.length; e++) {
+      if (Object.hasOwn(responses, COMMON_ERRORS[e]!)) return { documents: AN_ERROR, success: FIRST_SUCCESSES[k]! };
+    }
+    break;
+  }
   let documents = NOTHING;
   let success: string | null = null;
   let fallback = false;
@@ -118,14 +133,25 @@ function readKeys(responses: Record<string, unknown>): ResponseKeys {
 }
 
 /** Whether the success response (`status`) has a JSON schema that is an unbounded list; with its media type. */
-function unboundedSuccess(doc: Record<string, unknown>, responses: Record<string, unknown>, status: string): { status: string; mediaType: string } | null {
+function unboundedSuccess(
+  doc: Record<string, unknown>,
+  responses: Record<string, unknown>,
+  status: string,
+  lists: Map<Record<string, unknown>, boolean>,
+): { status: string; mediaType: string } | null {
   const response = resolveLocalRef(doc, responses[status]);
   if (!response || !isPlainObject(response.content)) return null;
   for (const mediaType in response.content) {
     if (mediaType !== 'application/json' && !JSON_MEDIA_TYPE.test(mediaTypeEssence(mediaType))) continue;
     const media = response.content[mediaType];
     const schema = isPlainObject(media) ? resolveLocalRef(doc, media.schema) : null;
-    if (schema && carriesUnboundedList(doc, schema)) return { status, mediaType };
+    if (schema === null) continue;
+    let carries = lists.get(schema);
+    if (carries === undefined) {
+      carries = carriesUnboundedList(doc, schema);
+      lists.set(schema, carries);
+    }
+    if (carries) return { status, mediaType };
   }
   return null;
 }
