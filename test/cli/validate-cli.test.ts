@@ -312,7 +312,7 @@ describe('copilot-service validate: formats', () => {
     expect(lines).toHaveLength(11);
     for (const line of lines) expect(line).toMatch(/^::(error|warning|notice) file=[^,:]+,line=\d+,col=\d+,title=[a-z-]+::[^\r\n]+$/);
     expect(lines).toContain(
-      `::error file=${OPERATION_IDS.replace(/:/g, '%3A')},line=${INVALID_LINE},col=${lines.find((l) => l.includes('create thing.v2'))!.match(/col=(\d+)/)![1]},title=operation-id-invalid::operationId 'create thing.v2' has characters a tool name cannot hold on openai, anthropic, gemini, mcp: the tool is refused or renamed.`,
+      `::error file=${OPERATION_IDS.replace(/:/g, '%3A')},line=${INVALID_LINE},col=${lines.find((l) => l.includes('create thing.v2'))!.match(/col=(\d+)/)![1]},title=operation-id-invalid::operationId “create thing.v2” has characters a tool name cannot hold on openai, anthropic, gemini, mcp: the tool is refused or renamed.`,
     );
   });
 });

@@ -54,7 +54,7 @@ export const effectRules: RuleFamily = {
           'info',
           i,
           source.pointer,
-          `A POST named for a read (${q(reads)}): GPT Actions asks the user before every call of it, with no 'Always allow', unless ${CONSEQUENTIAL} is false.`,
+          `A POST named for a read (${q(reads)}): GPT Actions asks the user before every call of it, with no “Always allow”, unless ${CONSEQUENTIAL} is false.`,
           GPT_ACTIONS,
           false,
         ),

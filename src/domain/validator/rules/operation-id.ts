@@ -179,5 +179,5 @@ export function fromMethodPath(method: string, path: string): string {
 }
 
 function clip(s: string): string {
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
 }

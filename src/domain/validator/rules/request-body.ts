@@ -37,7 +37,7 @@ export const requestBodyRules: RuleFamily = {
           'warning',
           i,
           pointer,
-          `The request body is only ${types.slice(0, 3).join(', ')}${types.length > 3 ? ', ...' : ''}: a model writes JSON arguments, so the tool needs a JSON (or form) body to be called as described.`,
+          `The request body is only ${types.slice(0, 3).join(', ')}${types.length > 3 ? ', …' : ''}: a model writes JSON arguments, so the tool needs a JSON (or form) body to be called as described.`,
           LLM_PLATFORMS,
         ),
       );
