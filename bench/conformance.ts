@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isAppError } from '../src/errors.js';
-import { parseDocument, renderAnswer, validateDocument } from '../src/domain/validator/index.js';
+import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
 import { SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions } from '../src/domain/validator/tools.js';
 import { obtainCorpus } from './lib/corpus.js';
@@ -128,7 +128,7 @@ function oursOnce(file: string, cli: boolean): Omit<DocResult, 'file' | 'bytes' 
     const source: DocumentSource = { bytes, fileName: path.basename(file) };
     const parseOpts: ParseOptions = cli ? { scanNestingFirst: false } : { maxBytes: MAX_DOCUMENT_BYTES };
     const result = validateDocument(parseDocument(source, parseOpts), cli ? {} : { documentBytes: bytes.length });
-    Buffer.concat(renderAnswer(result));
+    renderResult(result);
     return { outcome: 'accepted', endpoints: result.all_endpoints.length, ours_ms: performance.now() - started };
   } catch (err) {
     const ours_ms = performance.now() - started;

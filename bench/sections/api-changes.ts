@@ -6,7 +6,7 @@
  */
 import { generateOpenApi, operationsForSize } from '../generate-openapi.js';
 import { diffApiDescriptions } from '../../src/domain/api-changes/diff.js';
-import { parseDocument, renderAnswer, validateDocument } from '../../src/domain/validator/index.js';
+import { parseDocument, renderResult, validateDocument } from '../../src/domain/validator/index.js';
 import { median, round } from '../lib/stats.js';
 
 export interface ApiChangesResult {
@@ -35,7 +35,7 @@ export function benchApiChanges(opts: { bytes: number; runs: number; log: (line:
   let changes = 0;
   for (let r = -1; r < opts.runs; r++) {
     let started = performance.now();
-    Buffer.concat(renderAnswer(validateDocument(read(olderBytes), { documentBytes: olderBytes.length })));
+    renderResult(validateDocument(read(olderBytes), { documentBytes: olderBytes.length }));
     const v = performance.now() - started;
     started = performance.now();
     changes = diffApiDescriptions(read(olderBytes), read(newerBytes)).length;

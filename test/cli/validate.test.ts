@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runValidate, type CliIo } from '../../src/cli/validate.js';
-import { parseDocument, renderResult, validateDocument } from '../../src/domain/validator/index.js';
+import { parseDocument, validateDocument } from '../../src/domain/validator/index.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -19,7 +19,7 @@ async function run(target: string, format: 'json' | 'text' = 'json', extra: Part
   return { code, stdout, stderr };
 }
 
-const expectedJson = (path: string) => `${renderResult(validateDocument(parseDocument({ bytes: readFileSync(path), fileName: path })))}\n`;
+const expectedJson = (path: string) => `${JSON.stringify(validateDocument(parseDocument({ bytes: readFileSync(path), fileName: path })))}\n`;
 
 describe('copilot-service validate FILE', () => {
   it('json (default): the endpoint’s {all_endpoints, validations} text and exit 0 when there is nothing to fix', async () => {

@@ -22,7 +22,7 @@ export function maxAnswerChars(documentBytes: number): number {
 }
 
 /**
- * Refuses a result whose JSON text (`renderResult`, `renderAnswer`) would be longer than
+ * Refuses a result whose JSON text (`renderAnswer`) would be longer than
  * `maxAnswerChars(documentBytes)`, without rendering it: 400 invalid_swagger_file with
  * the bound and the count in its details.
  *

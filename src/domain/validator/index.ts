@@ -130,9 +130,9 @@ function flagMapBytes(value: unknown, index: ReadonlyMap<unknown, number>, body:
   return out;
 }
 
-/** The JSON text of a result (`JSON.stringify`): what `renderAnswer`'s pieces encode. */
-export function renderResult(result: ValidationResult): string {
-  return JSON.stringify(result);
+/** A result's answer in one buffer: `renderAnswer`'s pieces concatenated. */
+export function renderResult(result: ValidationResult): Buffer {
+  return Buffer.concat(renderAnswer(result));
 }
 
 /**
@@ -142,7 +142,7 @@ export function renderResult(result: ValidationResult): string {
  */
 export function renderFresh(src: DocumentSource, opts?: ParseOptions): Buffer {
   try {
-    return Buffer.concat(renderAnswer(validateSource(src, opts)));
+    return renderResult(validateSource(src, opts));
   } catch (err) {
     // A RangeError here is a text too large for one string or buffer (a bound above V8's limits).
     throw err instanceof RangeError ? tooLargeToValidate() : err;

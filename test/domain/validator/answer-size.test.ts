@@ -11,7 +11,7 @@ import {
   maxAnswerChars,
   parseDocument,
   renderFresh,
-  renderAnswer,
+  renderResult,
   validateDocument,
   type DocumentSource,
 } from '../../../src/domain/validator/index.js';
@@ -140,13 +140,10 @@ describe('jsonLength: JSON.stringify(value).length without the text', () => {
   });
 });
 
-/** `renderAnswer`'s pieces concatenated. */
-const answerBytes = (result: Parameters<typeof renderAnswer>[0]) => Buffer.concat(renderAnswer(result));
-
 describe('renderAnswer: the answer in pieces of UTF-8, each endpoint serialised and encoded once', () => {
   it.each(REAL)('%s: the pieces concatenated are the UTF-8 of JSON.stringify(result)', (_name, src) => {
     const result = validateDocument(parseDocument(src));
-    expect(answerBytes(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
+    expect(renderResult(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
   });
 
   it('a flag map holding every endpoint (none has a summary) repeats their bytes, keys in order, some endpoints not ASCII', () => {
@@ -158,14 +155,14 @@ describe('renderAnswer: the answer in pieces of UTF-8, each endpoint serialised 
       parseDocument({ bytes: Buffer.from(JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths })), fileName: 'a.json' }),
     );
     expect(Object.keys(result.validations.endpoints_without_name)).toHaveLength(12);
-    expect(answerBytes(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
+    expect(renderResult(result).equals(Buffer.from(JSON.stringify(result)))).toBe(true);
   });
 
   it('a value of validations that is no map of endpoints is serialised as it is (a copy of an endpoint, an empty map, undefined)', () => {
     const result = validateDocument(parseDocument(fixture('validator/interface-example/petstore-1.0.11-without-addPet-operationId.json')));
     const copy = { ...result.all_endpoints[0]!, path: '/elsewhere' };
     const odd = { ...result, validations: { ...result.validations, endpoints_without_name: { 0: copy }, endpoints_without_description: [], extra: undefined } };
-    expect(answerBytes(odd as unknown as typeof result).equals(Buffer.from(JSON.stringify(odd)))).toBe(true);
+    expect(renderResult(odd as unknown as typeof result).equals(Buffer.from(JSON.stringify(odd)))).toBe(true);
   });
 });
 

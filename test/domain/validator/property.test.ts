@@ -80,7 +80,7 @@ describe('validator properties (fast-check)', () => {
         const { text, fileName, operations } = build(input);
         const result = validateDocument(parseDocument({ bytes: Buffer.from(text), fileName }));
         expect(result.all_endpoints).toHaveLength(operations.length);
-        const rendered = renderResult(result);
+        const rendered = renderResult(result).toString('utf8');
         expect(rendered).toBe(JSON.stringify(result));
         const roundTrip = JSON.parse(rendered) as ValidationResult;
         for (const finding of ENDPOINT_FINDINGS) {
