@@ -324,6 +324,41 @@ describe('parameters', () => {
     expect(got.map((f) => f.pointer)).toEqual(['/paths/~1a/get/parameters/1/name', '/paths/~1a/get/parameters/2/name', '/paths/~1a/get/parameters/4/name']);
     expect(got[0]!.platforms).toEqual(['gemini']);
   });
+
+  it('a name written in many operations is one finding (parameter-name-invalid, header-parameter-unsupported), at the first, counting them', () => {
+    // Microsoft Graph writes OData's $select inline in thousands of operations, If-Match in 1,462.
+    const select = () => ({ name: '$select', in: 'query', schema: { type: 'string' } });
+    const paths: Record<string, unknown> = {};
+    for (let k = 0; k < 8; k++) {
+      // HTTP reads header names in any case: one header (and a valid Gemini name).
+      const header = { name: k % 2 === 0 ? 'If_Match' : 'if_match', in: 'header', schema: { type: 'string' } };
+      paths[`/r${k}`] = { get: good(`get${k}`, { parameters: k === 3 ? [] : [select(), header] }) };
+    }
+    paths['/s'] = { get: good('gets', { parameters: [{ name: '$top', in: 'query', schema: { type: 'integer' } }] }) };
+    const doc = oas3(paths);
+    const names = findings(doc, 'parameter-name-invalid');
+    expect(names.map(brief)).toEqual([
+      { endpoint: 0, pointer: '/paths/~1r0/get/parameters/0/name', severity: 'warning' },
+      { endpoint: 8, pointer: '/paths/~1s/get/parameters/0/name', severity: 'warning' },
+    ]);
+    expect(names[0]!.message).toBe(
+      'Parameter name “$select” (in 7 operations: endpoints 0, 1, 2, 4, 5 and 2 more) is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.',
+    );
+    expect(names[1]!.message).toMatch(/^Parameter name “\$top” is not a valid Gemini argument name/);
+    const headers = findings(doc, 'header-parameter-unsupported');
+    expect(headers.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1r0/get/parameters/1', severity: 'error' }]);
+    expect(headers[0]!.message).toBe(
+      'Header parameter “If_Match” (in 7 operations: endpoints 0, 1, 2, 4, 5 and 2 more): GPT Actions cannot send custom headers, so the model cannot set it.',
+    );
+    // Two operations: both named, no "more".
+    const two = findings(oas3({ '/a': { get: good('a', { parameters: [select()] }), put: good('b', { parameters: [select()] }) } }), 'parameter-name-invalid');
+    expect(two).toHaveLength(1);
+    expect(two[0]!.message).toContain('(in 2 operations: endpoints 0, 1)');
+    // The readiness count follows: one warning for Gemini, one blocking finding for GPT Actions.
+    const r = validate(doc).validations.readiness!;
+    expect(r.platforms.gemini.warnings).toBe(2);
+    expect(r.platforms.gpt_actions.blocking).toBe(1);
+  });
 });
 
 describe('ref-unresolved and ref-external', () => {

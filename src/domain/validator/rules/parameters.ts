@@ -2,7 +2,7 @@ import { isPlainObject } from '../problems.js';
 import { resolveLocalRef, resolveLocalRefWithPointer } from '../refs.js';
 import type { EndpointSource } from '../endpoints.js';
 import type { ApiDocument } from '../types.js';
-import { ALL_PLATFORMS, child, finding, type RuleContext, type RuleFamily, q } from './rule.js';
+import { ALL_PLATFORMS, child, finding, listEndpoints, type RuleContext, type RuleFamily, type RuleFinding, q } from './rule.js';
 
 /** GPT Actions: a parameter description at most 700 characters (docs/platform-rules.md). */
 export const GPT_ACTIONS_PARAMETER_TEXT_MAX = 700;
@@ -31,7 +31,11 @@ function pointerOf(source: EndpointSource, p: Parameter): string {
  * parameter-enum-missing (a string parameter whose description lists its values, with no
  * `enum`: the model must guess their spelling). A parameter shared by several
  * operations (path level, or a `$ref`) is reported once, at the first operation using it,
- * with the pointer of where it is written.
+ * with the pointer of where it is written. One cause, one finding: a header GPT Actions
+ * cannot send and a name Gemini refuses are each one finding however many operations write
+ * a parameter of that name (Microsoft Graph writes OData's `$select` inline in 3,969), at the
+ * first, its message counting the endpoints; nothing in the document is to change there
+ * (a converter renames, a header cannot be sent), so one line says it.
  */
 export const parameterRules: RuleFamily = {
   ids: [
@@ -44,14 +48,34 @@ export const parameterRules: RuleFamily = {
     'parameter-enum-missing',
   ],
   check(ctx) {
-    const reported = {
+    const reported: Seen = {
       checked: new Set<object>(),
       unused: new Set<object>(),
       refs: new Map<string, { target: Record<string, unknown>; pointer: string } | null>(),
+      byName: new Map<string, NameFinding>(),
     };
     for (let i = 0; i < ctx.endpoints.length; i++) checkOperation(ctx, i, reported);
+    for (const { rule, name, finding: f, endpoints } of reported.byName.values()) {
+      if (endpoints.length > 1) f.message = NAME_MESSAGES[rule](name, ` (in ${endpoints.length} operations: ${listEndpoints(endpoints)})`);
+    }
   },
 };
+
+/** The messages of the findings about a parameter's name; `where` counts the operations when more than one writes it. */
+const NAME_MESSAGES = {
+  'header-parameter-unsupported': (name: string, where: string) =>
+    `Header parameter ${q(name)}${where}: GPT Actions cannot send custom headers, so the model cannot set it.`,
+  'parameter-name-invalid': (name: string, where: string) =>
+    `Parameter name ${q(name)}${where} is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.`,
+};
+
+/** A finding about a parameter's name and every endpoint with a parameter of that name, in order. */
+interface NameFinding {
+  readonly rule: keyof typeof NAME_MESSAGES;
+  readonly name: string;
+  readonly finding: RuleFinding;
+  readonly endpoints: number[];
+}
 
 interface Seen {
   /** Parameters already checked (a shared one is reported once). */
@@ -59,6 +83,23 @@ interface Seen {
   readonly unused: Set<object>;
   /** `$ref`s of parameters already resolved, by their string. */
   readonly refs: Map<string, { target: Record<string, unknown>; pointer: string } | null>;
+  /** The findings about a parameter's name, by rule and name (a header's in lower case, as HTTP reads it). */
+  readonly byName: Map<string, NameFinding>;
+}
+
+/** Adds endpoint `i` to the finding about `name` under `rule`, emitting it at the first endpoint. */
+function nameFinding(ctx: RuleContext, reported: Seen, rule: NameFinding['rule'], key: string, name: string, i: number, pointer: () => string): void {
+  const known = reported.byName.get(key);
+  if (known !== undefined) {
+    if (known.endpoints[known.endpoints.length - 1] !== i) known.endpoints.push(i);
+    return;
+  }
+  const f =
+    rule === 'header-parameter-unsupported'
+      ? finding(rule, 'error', i, pointer(), NAME_MESSAGES[rule](name, ''), ['gpt_actions'])
+      : finding(rule, 'warning', i, child(pointer(), 'name'), NAME_MESSAGES[rule](name, ''), ['gemini']);
+  reported.byName.set(key, { rule, name, finding: f, endpoints: [i] });
+  ctx.emit(f);
 }
 
 function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
@@ -87,10 +128,11 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
       declaredPath ??= new Map();
       declaredPath.set(name, p);
     }
-    if (reported.checked.has(value)) continue;
-    reported.checked.add(value);
+    // Checked once per parameter as written; its name, in every operation it is in.
+    const fresh = !reported.checked.has(value);
+    if (fresh) reported.checked.add(value);
     const description = value.description;
-    if (typeof description === 'string' && description.length > GPT_ACTIONS_PARAMETER_TEXT_MAX) {
+    if (fresh && typeof description === 'string' && description.length > GPT_ACTIONS_PARAMETER_TEXT_MAX) {
       ctx.emit(
         finding(
           'parameter-description-too-long',
@@ -104,19 +146,11 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
       );
     }
     if (name === null || where === 'body') continue;
-    if (where === 'header' && !IGNORED_HEADERS.has(name.toLowerCase())) {
-      ctx.emit(
-        finding(
-          'header-parameter-unsupported',
-          'error',
-          i,
-          pointerOf(source, p),
-          `Header parameter ${q(name)}: GPT Actions cannot send custom headers, so the model cannot set it.`,
-          ['gpt_actions'],
-        ),
-      );
+    if (where === 'header') {
+      const header = name.toLowerCase();
+      if (!IGNORED_HEADERS.has(header)) nameFinding(ctx, reported, 'header-parameter-unsupported', `h${header}`, name, i, () => pointerOf(source, p));
     }
-    if (typeof description === 'string' && listsValues(ctx.doc, value, description)) {
+    if (fresh && typeof description === 'string' && listsValues(ctx.doc, value, description)) {
       ctx.emit(
         finding(
           'parameter-enum-missing',
@@ -128,18 +162,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
         ),
       );
     }
-    if (!GEMINI_PARAMETER_NAME.test(name)) {
-      ctx.emit(
-        finding(
-          'parameter-name-invalid',
-          'warning',
-          i,
-          child(pointerOf(source, p), 'name'),
-          `Parameter name ${q(name)} is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.`,
-          ['gemini'],
-        ),
-      );
-    }
+    if (!GEMINI_PARAMETER_NAME.test(name)) nameFinding(ctx, reported, 'parameter-name-invalid', `n${name}`, name, i, () => pointerOf(source, p));
   }
   const inTemplate = templateNames(e.path);
   for (const name of inTemplate) {

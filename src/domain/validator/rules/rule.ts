@@ -106,6 +106,17 @@ export function collapsedHead(text: string, max: number): string {
   }
 }
 
+/**
+ * Endpoints named in a message: the first five of `indexes` but `except` (one of them, when
+ * given), then how many more. At most six are read: a list of thousands costs what a pair does.
+ */
+export function listEndpoints(indexes: readonly number[], except = -1): string {
+  const shown: number[] = [];
+  for (let k = 0; k < indexes.length && shown.length < 5; k++) if (indexes[k] !== except) shown.push(indexes[k]!);
+  const more = indexes.length - (except === -1 ? 0 : 1) - shown.length;
+  return `endpoint${shown.length + more > 1 ? 's' : ''} ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
 /** A value quoted in a message (typographic quotes: nothing for JSON to escape in the quotes themselves). */
 export function q(value: string): string {
   return `“${value}”`;

@@ -1,4 +1,4 @@
-import { finding, type Platform, type RuleFamily } from './rule.js';
+import { finding, listEndpoints, type Platform, type RuleFamily } from './rule.js';
 
 /** At most 128 tools per request: OpenAI, Gemini (Vertex), Copilot Studio (docs/platform-rules.md). */
 export const MAX_TOOLS = 128;
@@ -77,18 +77,13 @@ export const toolRules: RuleFamily = {
       if (key === null) continue;
       const group = groups.get(key)!;
       if (group.length < 2) continue;
-      // At most 6 read: a group of thousands costs no more per member than a pair.
-      const others: number[] = [];
-      for (let k = 0; k < group.length && others.length < 5; k++) if (group[k] !== i) others.push(group[k]!);
-      const more = group.length - 1 - others.length;
-      const shown = others.join(', ') + (more > 0 ? ` and ${more} more` : '');
       ctx.emit(
         finding(
           'descriptions-near-duplicate',
           'warning',
           i,
           ctx.sources[i]!.pointer,
-          `Summary and description are the same as endpoint${group.length > 2 ? 's' : ''} ${shown}: only the names tell the model which operation to call.`,
+          `Summary and description are the same as ${listEndpoints(group, i)}: only the names tell the model which operation to call.`,
           ALL,
         ),
       );
