@@ -326,7 +326,7 @@ describe('parameters', () => {
   });
 
   it('a name written in many operations is one finding (parameter-name-invalid, header-parameter-unsupported), at the first, counting them', () => {
-    // Microsoft Graph writes OData's $select inline in thousands of operations, If-Match in 1,462.
+    // Microsoft Graph writes OData's $select inline in 3,969 operations, If-Match in 1,462.
     const select = () => ({ name: '$select', in: 'query', schema: { type: 'string' } });
     const paths: Record<string, unknown> = {};
     for (let k = 0; k < 8; k++) {
@@ -342,19 +342,44 @@ describe('parameters', () => {
       { endpoint: 8, pointer: '/paths/~1s/get/parameters/0/name', severity: 'warning' },
     ]);
     expect(names[0]!.message).toBe(
-      'Parameter name “$select” (in 7 operations: endpoints 0, 1, 2, 4, 5 and 2 more) is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.',
+      'Parameter name “$select” (written 7 times, at endpoints 0, 1, 2, 4, 5 and 2 more) is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.',
     );
-    expect(names[1]!.message).toMatch(/^Parameter name “\$top” is not a valid Gemini argument name/);
+    expect(names[1]!.message).toBe(
+      'Parameter name “$top” is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.',
+    );
     const headers = findings(doc, 'header-parameter-unsupported');
     expect(headers.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1r0/get/parameters/1', severity: 'error' }]);
     expect(headers[0]!.message).toBe(
-      'Header parameter “If_Match” (in 7 operations: endpoints 0, 1, 2, 4, 5 and 2 more): GPT Actions cannot send custom headers, so the model cannot set it.',
+      'Header parameter “If_Match” (written 7 times, at endpoints 0, 1, 2, 4, 5 and 2 more): GPT Actions cannot send custom headers, so the model cannot set it.',
     );
-    // Two operations: both named, no "more".
+    // Twice: both endpoints named, no "more".
     const two = findings(oas3({ '/a': { get: good('a', { parameters: [select()] }), put: good('b', { parameters: [select()] }) } }), 'parameter-name-invalid');
     expect(two).toHaveLength(1);
-    expect(two[0]!.message).toContain('(in 2 operations: endpoints 0, 1)');
-    // The readiness count follows: one warning for Gemini, one blocking finding for GPT Actions.
+    expect(two[0]!.message).toContain('(written 2 times, at endpoints 0, 1)');
+    // A parameter shared by a path item's operations (or a $ref) is written once: checked once,
+    // as before; a copy elsewhere counts. One endpoint writing two copies is named once.
+    const tenant = { name: 'X-Tenant', in: 'header', schema: { type: 'string' } };
+    const shared = oas3({
+      '/a': { parameters: [tenant], get: good('a'), put: good('b'), post: good('c') },
+      '/b': {
+        get: good('d', {
+          parameters: [
+            { ...tenant, name: 'x-tenant' },
+            { ...tenant, name: 'X-TENANT', in: 'header' },
+          ],
+        }),
+      },
+    });
+    const sharedHeaders = findings(shared, 'header-parameter-unsupported');
+    expect(sharedHeaders.map(brief)).toEqual([{ endpoint: 0, pointer: '/paths/~1a/parameters/0', severity: 'error' }]);
+    expect(sharedHeaders[0]!.message).toContain('“X-Tenant” (written 3 times, at endpoints 0, 3):');
+    // Gemini's names are case-sensitive: three names, each written once.
+    expect(findings(shared, 'parameter-name-invalid').map((f) => f.pointer)).toEqual([
+      '/paths/~1a/parameters/0/name',
+      '/paths/~1b/get/parameters/0/name',
+      '/paths/~1b/get/parameters/1/name',
+    ]);
+    // The readiness count follows: one warning for Gemini per name, one blocking finding for GPT Actions.
     const r = validate(doc).validations.readiness!;
     expect(r.platforms.gemini.warnings).toBe(2);
     expect(r.platforms.gpt_actions.blocking).toBe(1);

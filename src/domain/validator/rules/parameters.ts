@@ -32,9 +32,9 @@ function pointerOf(source: EndpointSource, p: Parameter): string {
  * `enum`: the model must guess their spelling). A parameter shared by several
  * operations (path level, or a `$ref`) is reported once, at the first operation using it,
  * with the pointer of where it is written. One cause, one finding: a header GPT Actions
- * cannot send and a name Gemini refuses are each one finding however many operations write
- * a parameter of that name (Microsoft Graph writes OData's `$select` inline in 3,969), at the
- * first, its message counting the endpoints; nothing in the document is to change there
+ * cannot send and a name Gemini refuses are each one finding however many times a parameter
+ * of that name is written (Microsoft Graph writes OData's `$select` inline in 3,969
+ * operations), at the first, its message counting them; there is nothing to change at each
  * (a converter renames, a header cannot be sent), so one line says it.
  */
 export const parameterRules: RuleFamily = {
@@ -55,13 +55,13 @@ export const parameterRules: RuleFamily = {
       byName: new Map<string, NameFinding>(),
     };
     for (let i = 0; i < ctx.endpoints.length; i++) checkOperation(ctx, i, reported);
-    for (const { rule, name, finding: f, endpoints } of reported.byName.values()) {
-      if (endpoints.length > 1) f.message = NAME_MESSAGES[rule](name, ` (in ${endpoints.length} operations: ${listEndpoints(endpoints)})`);
+    for (const { rule, name, finding: f, copies, endpoints } of reported.byName.values()) {
+      if (copies > 1) f.message = NAME_MESSAGES[rule](name, ` (written ${copies} times, at ${listEndpoints(endpoints)})`);
     }
   },
 };
 
-/** The messages of the findings about a parameter's name; `where` counts the operations when more than one writes it. */
+/** The messages of the findings about a parameter's name; `where` counts the places it is written, when more than one. */
 const NAME_MESSAGES = {
   'header-parameter-unsupported': (name: string, where: string) =>
     `Header parameter ${q(name)}${where}: GPT Actions cannot send custom headers, so the model cannot set it.`,
@@ -69,11 +69,12 @@ const NAME_MESSAGES = {
     `Parameter name ${q(name)}${where} is not a valid Gemini argument name (a letter or _, then letters, digits, _; at most 64): a converter must rename it.`,
 };
 
-/** A finding about a parameter's name and every endpoint with a parameter of that name, in order. */
+/** A finding about a parameter's name, and where it is written: how many times, and the endpoints at which copies are met first, in order. */
 interface NameFinding {
   readonly rule: keyof typeof NAME_MESSAGES;
   readonly name: string;
   readonly finding: RuleFinding;
+  copies: number;
   readonly endpoints: number[];
 }
 
@@ -87,10 +88,11 @@ interface Seen {
   readonly byName: Map<string, NameFinding>;
 }
 
-/** Adds endpoint `i` to the finding about `name` under `rule`, emitting it at the first endpoint. */
+/** Counts a parameter written at endpoint `i` into the finding about its name under `rule`, emitted at the first. */
 function nameFinding(ctx: RuleContext, reported: Seen, rule: NameFinding['rule'], key: string, name: string, i: number, pointer: () => string): void {
   const known = reported.byName.get(key);
   if (known !== undefined) {
+    known.copies++;
     if (known.endpoints[known.endpoints.length - 1] !== i) known.endpoints.push(i);
     return;
   }
@@ -98,7 +100,7 @@ function nameFinding(ctx: RuleContext, reported: Seen, rule: NameFinding['rule']
     rule === 'header-parameter-unsupported'
       ? finding(rule, 'error', i, pointer(), NAME_MESSAGES[rule](name, ''), ['gpt_actions'])
       : finding(rule, 'warning', i, child(pointer(), 'name'), NAME_MESSAGES[rule](name, ''), ['gemini']);
-  reported.byName.set(key, { rule, name, finding: f, endpoints: [i] });
+  reported.byName.set(key, { rule, name, finding: f, copies: 1, endpoints: [i] });
   ctx.emit(f);
 }
 
@@ -128,11 +130,10 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
       declaredPath ??= new Map();
       declaredPath.set(name, p);
     }
-    // Checked once per parameter as written; its name, in every operation it is in.
-    const fresh = !reported.checked.has(value);
-    if (fresh) reported.checked.add(value);
+    if (reported.checked.has(value)) continue;
+    reported.checked.add(value);
     const description = value.description;
-    if (fresh && typeof description === 'string' && description.length > GPT_ACTIONS_PARAMETER_TEXT_MAX) {
+    if (typeof description === 'string' && description.length > GPT_ACTIONS_PARAMETER_TEXT_MAX) {
       ctx.emit(
         finding(
           'parameter-description-too-long',
@@ -150,7 +151,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
       const header = name.toLowerCase();
       if (!IGNORED_HEADERS.has(header)) nameFinding(ctx, reported, 'header-parameter-unsupported', `h${header}`, name, i, () => pointerOf(source, p));
     }
-    if (fresh && typeof description === 'string' && listsValues(ctx.doc, value, description)) {
+    if (typeof description === 'string' && listsValues(ctx.doc, value, description)) {
       ctx.emit(
         finding(
           'parameter-enum-missing',
