@@ -52,10 +52,11 @@ export const parameterRules: RuleFamily = {
       checked: new Set<object>(),
       unused: new Set<object>(),
       refs: new Map<string, { target: Record<string, unknown>; pointer: string } | null>(),
-      byName: new Map<string, NameFinding>(),
+      headers: new Map<string, NameFinding>(),
+      names: new Map<string, NameFinding>(),
     };
     for (let i = 0; i < ctx.endpoints.length; i++) checkOperation(ctx, i, reported);
-    for (const { rule, name, finding: f, copies, endpoints } of reported.byName.values()) {
+    for (const { rule, name, finding: f, copies, endpoints } of [...reported.headers.values(), ...reported.names.values()]) {
       if (copies > 1) f.message = NAME_MESSAGES[rule](name, ` (written ${copies} times, at ${listEndpoints(endpoints)})`);
     }
   },
@@ -84,13 +85,23 @@ interface Seen {
   readonly unused: Set<object>;
   /** `$ref`s of parameters already resolved, by their string. */
   readonly refs: Map<string, { target: Record<string, unknown>; pointer: string } | null>;
-  /** The findings about a parameter's name, by rule and name (a header's in lower case, as HTTP reads it). */
-  readonly byName: Map<string, NameFinding>;
+  /** The findings about a header parameter, by its name in lower case (as HTTP reads it). */
+  readonly headers: Map<string, NameFinding>;
+  /** The findings about a parameter's name, by the name. */
+  readonly names: Map<string, NameFinding>;
 }
 
-/** Counts a parameter written at endpoint `i` into the finding about its name under `rule`, emitted at the first. */
-function nameFinding(ctx: RuleContext, reported: Seen, rule: NameFinding['rule'], key: string, name: string, i: number, pointer: () => string): void {
-  const known = reported.byName.get(key);
+/** Counts a parameter written at endpoint `i` into the finding about its name under `rule` (`found`, by `key`), emitted at the first. */
+function nameFinding(
+  ctx: RuleContext,
+  found: Map<string, NameFinding>,
+  rule: NameFinding['rule'],
+  key: string,
+  name: string,
+  i: number,
+  pointer: () => string,
+): void {
+  const known = found.get(key);
   if (known !== undefined) {
     known.copies++;
     if (known.endpoints[known.endpoints.length - 1] !== i) known.endpoints.push(i);
@@ -100,7 +111,7 @@ function nameFinding(ctx: RuleContext, reported: Seen, rule: NameFinding['rule']
     rule === 'header-parameter-unsupported'
       ? finding(rule, 'error', i, pointer(), NAME_MESSAGES[rule](name, ''), ['gpt_actions'])
       : finding(rule, 'warning', i, child(pointer(), 'name'), NAME_MESSAGES[rule](name, ''), ['gemini']);
-  reported.byName.set(key, { rule, name, finding: f, copies: 1, endpoints: [i] });
+  found.set(key, { rule, name, finding: f, copies: 1, endpoints: [i] });
   ctx.emit(f);
 }
 
@@ -149,7 +160,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
     if (name === null || where === 'body') continue;
     if (where === 'header') {
       const header = name.toLowerCase();
-      if (!IGNORED_HEADERS.has(header)) nameFinding(ctx, reported, 'header-parameter-unsupported', `h${header}`, name, i, () => pointerOf(source, p));
+      if (!IGNORED_HEADERS.has(header)) nameFinding(ctx, reported.headers, 'header-parameter-unsupported', header, name, i, () => pointerOf(source, p));
     }
     if (typeof description === 'string' && listsValues(ctx.doc, value, description)) {
       ctx.emit(
@@ -163,7 +174,7 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
         ),
       );
     }
-    if (!GEMINI_PARAMETER_NAME.test(name)) nameFinding(ctx, reported, 'parameter-name-invalid', `n${name}`, name, i, () => pointerOf(source, p));
+    if (!GEMINI_PARAMETER_NAME.test(name)) nameFinding(ctx, reported.names, 'parameter-name-invalid', name, name, i, () => pointerOf(source, p));
   }
   const inTemplate = templateNames(e.path);
   for (const name of inTemplate) {
