@@ -119,8 +119,8 @@ function checkOperation(ctx: RuleContext, i: number, reported: Seen): void {
   const e = ctx.endpoints[i]!;
   const source = ctx.sources[i]!;
   const parameters = effectiveParameters(ctx.doc, source.pathParameters, source.operation.parameters, reported.refs);
-  // The path parameters declared, by name (the last of a name wins). A list, not a Map, and
-  // indexed loops: the CLI runs this code cold, where iterating a Map's entries costs far more.
+  // The path parameters declared, by name (the last of a name wins): a short list searched
+  // by name, which costs the optimising compiler less than a Map iterated by entries.
   let declaredPath: Parameter[] | null = null;
   let bodies = 0;
   for (let k = 0; k < parameters.length; k++) {
