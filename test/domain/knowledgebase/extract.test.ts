@@ -326,12 +326,10 @@ describe('extractText: titles', () => {
 });
 
 describe('extractText: hostile input stays safe and bounded', () => {
-  it(`refuses HTML nested deeper than ${MAX_NESTING} elements, quickly`, () => {
+  it(`refuses HTML nested deeper than ${MAX_NESTING} elements`, () => {
     const depth = 200_000;
-    const started = Date.now();
     const error = extractError(utf8(`${'<div>'.repeat(depth)}deep${'</div>'.repeat(depth)}`), 'text/html');
     expect(error.message).toBe(`The page's HTML is nested more than ${MAX_NESTING} elements deep, so it was not indexed.`);
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('accepts nesting up to the limit', () => {
@@ -346,19 +344,17 @@ describe('extractText: hostile input stays safe and bounded', () => {
     expect(text.split('item').length - 1).toBe(10_000);
   });
 
+  // A hang fails on the runner's test timeout; how long these take is the bench's business.
   const timed = (name: string, body: () => Buffer, contentType: string, check: (text: string) => void): void => {
-    it(`${name} within a few seconds`, () => {
+    it(name, () => {
       const input = body();
-      const started = Date.now();
       let text = '';
       try {
         text = extractText(input, contentType).text;
       } catch (error) {
         expect(error).toBeInstanceOf(ExtractError);
       }
-      const elapsed = Date.now() - started;
       check(text);
-      expect(elapsed).toBeLessThan(10_000);
     });
   };
 

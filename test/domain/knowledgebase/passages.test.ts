@@ -115,12 +115,10 @@ describe('splitPassages', () => {
     expect(passages.map(wordCount)).toEqual([450, 150]);
   });
 
-  it('splits 25 MB of text within a few seconds', () => {
+  it('splits 25 MB of text (its time: the bench)', () => {
     const text = `${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(40)}\n\n`.repeat(11_000);
     expect(text.length).toBeGreaterThan(25e6);
-    const started = Date.now();
     const passages = splitPassages(text);
-    expect(Date.now() - started).toBeLessThan(8_000);
     expect(passages.length).toBeGreaterThan(10_000);
   });
 });

@@ -854,13 +854,11 @@ describe('descriptions-near-duplicate', () => {
     );
   });
 
-  it('stays linear: 5,000 operations sharing one text are flagged quickly, each message bounded', () => {
+  it('5,000 operations sharing one text: each flagged, each message bounded (its time: the bench)', () => {
     const paths = Object.fromEntries(
       Array.from({ length: 5000 }, (_, i) => [`/r${i}`, { get: good(`g${i}`, { summary: 'Same', description: 'Same text.' }) }]),
     );
-    const started = performance.now();
     const got = findings(oas3(paths), 'descriptions-near-duplicate');
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(got).toHaveLength(5000);
     expect(got[0]!.message.length).toBeLessThan(200);
   });

@@ -275,11 +275,9 @@ describe('input schemas', () => {
     for (let i = 0; i < 50; i++)
       paths[`/p${i}`] = { post: { operationId: `p${i}`, requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/S0' } } } } } };
     const doc = parse(oas3(paths, { components: { schemas } }));
-    const started = performance.now();
     const list = toolDefinitions(doc, 'openai', { maxChars: 2_000_000 });
     const size = JSON.stringify(list).length;
     expect(size).toBeLessThan(4_000_000);
-    expect(performance.now() - started).toBeLessThan(5000);
     expect(JSON.stringify(list.at(-1))).toContain('size bound');
     for (const tool of list) expect(() => toolSchemaAjv('openai').compile(tool.parameters!)).not.toThrow();
   });
