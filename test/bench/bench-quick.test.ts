@@ -40,6 +40,9 @@ describe('npm run bench -- --quick', () => {
       const { code, output } = await run(process.execPath, ['dist-bench/bench/run.js', '--quick', '--out', out]);
       expect(code, output.slice(-4000)).toBe(0);
       const results = JSON.parse(readFileSync(out, 'utf8'));
+      // The start of a bare node process, which every whole-process time includes, is on record.
+      expect(results.meta.node_start_ms).toBeGreaterThan(0);
+      expect(results.meta.extra_ca_certs).toBe(Boolean(process.env.NODE_EXTRA_CA_CERTS));
 
       // 1. Every file ran through our CLI and the floor; the peers where installed and not skipped.
       expect(results.validator_cli.length).toBeGreaterThanOrEqual(4);
