@@ -236,40 +236,46 @@ async function main(): Promise<void> {
   }
 
   const skipped: string[] = [];
-  const results: DocResult[] = [];
-  const started = performance.now();
+  const chosen: { file: string; bytes: number }[] = [];
   for (const file of files) {
-    if (results.length >= opts.limit) break;
+    if (chosen.length >= opts.limit) break;
     const text = readFileSync(file, 'utf8');
-    if (!looksLikeApiDescription(text)) {
-      skipped.push(rel(file));
-      continue;
-    }
-    const bytes = Buffer.byteLength(text);
-    const ours: number[] = [];
-    const floor: number[] = [];
-    let last: Omit<DocResult, 'file' | 'bytes' | 'floor_ms'> | undefined;
-    let floorError: string | undefined;
-    for (let i = 0; i < opts.repeat; i++) {
-      // Interleaved, alternating which goes first, from one document to the next too: the second
-      // parse of a text is about 30% faster whichever path makes it (bench/README.md), so with
-      // one run each the floor must not always be second.
+    if (looksLikeApiDescription(text)) chosen.push({ file, bytes: Buffer.byteLength(text) });
+    else skipped.push(rel(file));
+  }
+  // The repeats are passes over the whole corpus, not runs back to back: on a shared machine a
+  // slow spell lasts seconds, and would take every sample of the documents it meets (a 10 KiB
+  // document read 1.91× with three runs back to back, 0.99× when run again: bench/README.md).
+  const samples = chosen.map(() => ({ ours: [] as number[], floor: [] as number[], floorError: undefined as string | undefined }));
+  const outcomes = new Array<Omit<DocResult, 'file' | 'bytes' | 'floor_ms'>>(chosen.length);
+  const started = performance.now();
+  for (let pass = 0; pass < opts.repeat; pass++) {
+    for (let k = 0; k < chosen.length; k++) {
+      const { file } = chosen[k]!;
+      const sample = samples[k]!;
+      // Interleaved, alternating which goes first from one document and one pass to the next:
+      // the second parse of a text is about 30% faster whichever path makes it (bench/README.md),
+      // so the floor must not always be second.
       const runFloor = async () => {
         const f = opts.process ? await floorProcess(file) : floorOnce(file);
-        floor.push(f.ms);
-        floorError = f.error;
+        sample.floor.push(f.ms);
+        sample.floorError = f.error;
       };
-      const floorFirst = (i + results.length) % 2 === 1;
+      const floorFirst = (pass + k) % 2 === 1;
       if (floorFirst) await runFloor();
-      last = opts.process ? await oursProcess(file, opts.bin) : oursOnce(file, opts.cli);
-      ours.push(last.ours_ms);
+      const last = opts.process ? await oursProcess(file, opts.bin) : oursOnce(file, opts.cli);
+      outcomes[k] = last;
+      sample.ours.push(last.ours_ms);
       if (!floorFirst) await runFloor();
+      if ((k + 1) % 250 === 0) log(`  … pass ${pass + 1}/${opts.repeat}: ${k + 1} documents, ${round((performance.now() - started) / 1000, 1)} s`);
     }
-    const r: DocResult = { file: rel(file), bytes, ...last!, ours_ms: median(ours), floor_ms: median(floor) };
-    if (floorError !== undefined) r.floor_error = floorError;
-    results.push(r);
-    if (results.length % 250 === 0) log(`  … ${results.length} documents, ${round((performance.now() - started) / 1000, 1)} s`);
   }
+  const results: DocResult[] = chosen.map(({ file, bytes }, k) => {
+    const { ours, floor, floorError } = samples[k]!;
+    const r: DocResult = { file: rel(file), bytes, ...outcomes[k]!, ours_ms: median(ours), floor_ms: median(floor) };
+    if (floorError !== undefined) r.floor_error = floorError;
+    return r;
+  });
   const wallS = (performance.now() - started) / 1000;
   const tools: ToolsCheck | null = opts.tools ? { built: {}, invalid: [] } : null;
   if (tools) for (const r of results) if (r.outcome === 'accepted') checkTools(path.join(dir, r.file), r.file, tools);
