@@ -71,7 +71,7 @@ function parseArgs(argv: string[]): Options {
     pkg: value('--package') ?? DEFAULT_PACKAGE,
     dir: value('--dir') ?? null,
     // Whole processes on a shared machine: one sample per document is mostly the scheduler's
-    // (bench/README.md, eighth session), so --process takes the median of three unless told.
+    // (bench/README.md, eighth session), so --process takes the median of three passes unless told.
     repeat: Math.max(1, Number(value('--repeat') ?? (argv.includes('--process') ? 3 : 1))),
     warmup: Math.max(0, Number(value('--warmup') ?? 20)),
     cli: argv.includes('--cli') || argv.includes('--process'),
