@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RULE_IDS, type RuleFinding, type Severity } from '../domain/validator/index.js';
+import { groupDigits } from '../text/numbers.js';
 import type { Position } from './positions.js';
 import { VERSION } from './version.js';
 
@@ -75,15 +76,52 @@ function artifactUri(label: string): string {
 const SARIF_LEVEL: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'note' };
 
 /**
+ * The most results a SARIF run may hold: GitHub code scanning rejects a file with a run of more
+ * (docs.github.com, "SARIF results exceed hard limit"); Microsoft Graph's description alone has
+ * 29,702 findings.
+ */
+export const SARIF_MAX_RESULTS = 25_000;
+
+const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
+const PLURAL: Record<Severity, string> = { error: 'errors', warning: 'warnings', info: 'infos' };
+
+/**
+ * Which findings a run of at most `max` results keeps: every one of the severest severities that
+ * fit, then the first found of the next (in the inputs' order), none of the rest. Null when all
+ * fit; otherwise, per severity, how many are kept, and the notice that says what was left out.
+ */
+function sarifQuota(reports: readonly FileReport[], max: number): { keep: Record<Severity, number>; notice: string } | null {
+  const found: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  for (const report of reports) for (const { finding } of report.located) found[finding.severity]++;
+  const total = found.error + found.warning + found.info;
+  if (total <= max) return null;
+  const keep: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  let room = max;
+  const left: string[] = [];
+  for (const severity of SEVERITIES) {
+    keep[severity] = Math.min(found[severity], room);
+    room -= keep[severity];
+    const out = found[severity] - keep[severity];
+    if (out > 0) left.push(`${groupDigits(out)} of ${groupDigits(found[severity])} ${PLURAL[severity]}`);
+  }
+  const notice =
+    `${groupDigits(total - max)} of ${groupDigits(total)} findings are left out: code scanning takes at most ${groupDigits(max)} results per run, ` +
+    `so the severest are kept (${left.join(', ')} left out). --format json lists them all.`;
+  return { keep, notice };
+}
+
+/**
  * SARIF 2.1.0: one run; the driver's rules are the rule registry (`RULE_IDS`), each result
  * names its rule by id and index, its level, message and region; the JSON pointer, platforms
  * and fix are in the result's properties. An input that could not be read is a tool
- * execution notification and makes the invocation unsuccessful.
+ * execution notification (an error) and makes the invocation unsuccessful. A run holds at most
+ * `SARIF_MAX_RESULTS` results, the severest; a warning notification says what was left out.
  */
 export function renderSarif(reports: readonly FileReport[]): string {
   const ruleIndex = new Map(RULE_IDS.map((id, i) => [id, i]));
   const results: unknown[] = [];
   const notifications: unknown[] = [];
+  const quota = sarifQuota(reports, SARIF_MAX_RESULTS);
   for (const report of reports) {
     const uri = artifactUri(report.label);
     if (report.error !== undefined) {
@@ -95,6 +133,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
       continue;
     }
     for (const { finding: f, position: p } of report.located) {
+      if (quota !== null && quota.keep[f.severity]-- <= 0) continue;
       const index = ruleIndex.get(f.rule);
       results.push({
         ruleId: f.rule,
@@ -111,6 +150,8 @@ export function renderSarif(reports: readonly FileReport[]): string {
       });
     }
   }
+  const successful = notifications.length === 0;
+  if (quota !== null) notifications.push({ level: 'warning', message: { text: quota.notice } });
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -123,7 +164,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
             rules: RULE_IDS.map((id) => ({ id, shortDescription: { text: id } })),
           },
         },
-        invocations: [{ executionSuccessful: notifications.length === 0, toolExecutionNotifications: notifications }],
+        invocations: [{ executionSuccessful: successful, toolExecutionNotifications: notifications }],
         results,
       },
     ],

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { parseDocument as parseXml } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { githubLines, renderJunit, renderSarif, textLines, type Located } from '../../src/cli/formats.js';
+import { githubLines, renderJunit, renderSarif, SARIF_MAX_RESULTS, textLines, type Located } from '../../src/cli/formats.js';
 import { positionsOf } from '../../src/cli/positions.js';
 import { runValidate, type CliIo } from '../../src/cli/validate.js';
 import type { RuleFinding } from '../../src/domain/validator/index.js';
@@ -103,6 +103,55 @@ describe('format escaping', () => {
     expect(result.level).toBe('note');
     expect(result.ruleIndex).toBeUndefined();
     expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe('a%20b.yaml');
+  });
+});
+
+describe('sarif within what code scanning accepts', () => {
+  // Microsoft Graph's description alone has 29,702 findings; GitHub rejects a run of more than 25,000 results.
+  const at = (severity: RuleFinding['severity'], n: number): Located => ({
+    finding: finding({ severity, pointer: `/n/${n}` }),
+    position: { line: n, column: 1 },
+  });
+  const results = (sarif: string) => JSON.parse(sarif).runs[0];
+
+  it(`a run keeps at most ${SARIF_MAX_RESULTS} results: the severest, in the order found, and says how many it left out`, () => {
+    const located: Located[] = [at('info', 0)];
+    for (let n = 1; n < SARIF_MAX_RESULTS; n++) located.push(at('warning', n));
+    located.push(at('error', SARIF_MAX_RESULTS), at('info', SARIF_MAX_RESULTS + 1));
+    const second: Located[] = [at('error', 1), at('warning', 2)];
+    const run = results(
+      renderSarif([
+        { label: 'a.json', located },
+        { label: 'b.json', located: second },
+      ]),
+    );
+    expect(run.results).toHaveLength(SARIF_MAX_RESULTS);
+    const levels = run.results.map((r: { level: string }) => r.level);
+    expect(levels.filter((l: string) => l === 'error')).toHaveLength(2);
+    expect(levels).not.toContain('note');
+    // Warnings are kept first come, across inputs: b.json's one is the last found and is left out.
+    expect(run.results.at(-1).locations[0].physicalLocation.artifactLocation.uri).toBe('b.json');
+    expect(run.results.at(-1).level).toBe('error');
+    expect(run.results.at(-2).properties.pointer).toBe(`/n/${SARIF_MAX_RESULTS}`);
+    expect(run.results.at(-3).properties.pointer).toBe(`/n/${SARIF_MAX_RESULTS - 2}`);
+    const [notice] = run.invocations[0].toolExecutionNotifications;
+    expect(notice.level).toBe('warning');
+    expect(notice.message.text).toBe(
+      `4 of 25,004 findings are left out: code scanning takes at most 25,000 results per run, so the severest are kept (2 of 25,000 warnings, 2 of 2 infos left out). --format json lists them all.`,
+    );
+    expect(run.invocations[0].executionSuccessful).toBe(true);
+  });
+
+  it('a run of exactly the limit is whole, with no notification', () => {
+    const located = Array.from({ length: SARIF_MAX_RESULTS }, (_, n) => at(n % 2 === 0 ? 'info' : 'error', n));
+    const run = results(renderSarif([{ label: 'a.json', located }]));
+    expect(run.results).toHaveLength(SARIF_MAX_RESULTS);
+    expect(run.invocations[0].toolExecutionNotifications).toEqual([]);
+  });
+
+  it('an unreadable input still makes the invocation unsuccessful', () => {
+    const run = results(renderSarif([{ label: 'a.json', located: [], error: 'unreadable' }]));
+    expect(run.invocations[0].executionSuccessful).toBe(false);
   });
 });
 
