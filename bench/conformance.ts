@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isAppError } from '../src/errors.js';
 import { parseDocument, renderResult, validateDocument } from '../src/domain/validator/index.js';
 import type { DocumentSource, ParseOptions } from '../src/domain/validator/index.js';
+import { applyOverlay, fixesOverlay } from '../src/domain/validator/overlay.js';
 import { SCHEMA_KEY, TOOL_PLATFORM_IDS, toolDefinitions } from '../src/domain/validator/tools.js';
 import { obtainCorpus } from './lib/corpus.js';
 import { BENCH_DIST, installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
@@ -31,6 +32,8 @@ interface Options {
   bin: string;
   /** Also build every accepted document's tool definitions on every platform and compile each input schema. */
   tools: boolean;
+  /** Also apply every accepted document's Overlay of fixes and validate the result. */
+  fixes: boolean;
   out: string;
 }
 
@@ -78,6 +81,7 @@ function parseArgs(argv: string[]): Options {
     process: argv.includes('--process'),
     bin: path.resolve(value('--bin') ?? installedCli()),
     tools: argv.includes('--tools'),
+    fixes: argv.includes('--fixes'),
     out: path.resolve(value('--out') ?? path.join(WORK_DIR, 'conformance.json')),
   };
 }
@@ -170,6 +174,39 @@ function checkTools(file: string, label: string, into: ToolsCheck): void {
         into.invalid.push({ file: label, platform, tool: tool.name, message: err instanceof Error ? err.message : String(err) });
       }
     }
+  }
+}
+
+interface FixesCheck {
+  /** Documents with at least one action, and the actions in all. */
+  fixed: number;
+  actions: number;
+  /** Documents whose rounded score did not rise though an error had a fix (rounding, or endpoints floored at 0). */
+  unmoved: number;
+  /** What breaks the Overlay's promise: a finding with a fix left after applying it, a score that fell, anything thrown. */
+  broken: Array<{ file: string; message: string }>;
+}
+
+/**
+ * `--fixes` (untimed): an accepted document's Overlay of fixes applied to it (as `copilot-service
+ * fix --apply` does); the result must validate, score no lower, and keep no finding with a fix.
+ */
+function checkFixes(file: string, label: string, into: FixesCheck): void {
+  try {
+    const doc = parseDocument({ bytes: readFileSync(file), fileName: path.basename(file) }, { scanNestingFirst: false });
+    const before = validateDocument(doc).validations;
+    const overlay = fixesOverlay(doc);
+    if (overlay.actions.length === 0) return;
+    into.fixed++;
+    into.actions += overlay.actions.length;
+    const after = validateDocument(applyOverlay(doc, overlay)).validations;
+    const left = after.findings.filter((f) => f.fix !== null);
+    if (left.length > 0) into.broken.push({ file: label, message: `${left.length} findings with a fix left, e.g. ${left[0]!.rule} at ${left[0]!.pointer}` });
+    if (after.readiness.score < before.readiness.score)
+      into.broken.push({ file: label, message: `score ${before.readiness.score} → ${after.readiness.score}` });
+    else if (after.readiness.score === before.readiness.score && before.findings.some((f) => f.severity === 'error' && f.fix !== null)) into.unmoved++;
+  } catch (err) {
+    into.broken.push({ file: label, message: `thrown: ${err instanceof Error ? err.message : String(err)}` });
   }
 }
 
@@ -279,6 +316,8 @@ async function main(): Promise<void> {
   const wallS = (performance.now() - started) / 1000;
   const tools: ToolsCheck | null = opts.tools ? { built: {}, invalid: [] } : null;
   if (tools) for (const r of results) if (r.outcome === 'accepted') checkTools(path.join(dir, r.file), r.file, tools);
+  const fixes: FixesCheck | null = opts.fixes ? { fixed: 0, actions: 0, unmoved: 0, broken: [] } : null;
+  if (fixes) for (const r of results) if (r.outcome === 'accepted') checkFixes(path.join(dir, r.file), r.file, fixes);
 
   const accepted = results.filter((r) => r.outcome === 'accepted');
   const refused = results.filter((r) => r.outcome === 'refused');
@@ -331,6 +370,13 @@ async function main(): Promise<void> {
         .join(', ')}; input schemas Ajv refused or tools not built: ${tools.invalid.length}`,
     );
     for (const t of tools.invalid.slice(0, 20)) log(`  ${t.file} ${t.platform} ${t.tool ?? '(no tools)'}: ${t.message}`);
+  }
+  if (fixes) {
+    log(
+      `Fixes:      ${fixes.fixed} documents with fixes, ${fixes.actions} actions; applied, broken: ${fixes.broken.length}; ` +
+        `rounded score unmoved though an error was fixed: ${fixes.unmoved}`,
+    );
+    for (const b of fixes.broken.slice(0, 20)) log(`  ${b.file}: ${b.message}`);
   }
   const floorErrors = results.filter((r) => r.floor_error !== undefined);
   if (floorErrors.length) log(`Floor could not parse: ${floorErrors.length} (e.g. ${floorErrors[0]!.file}: ${floorErrors[0]!.floor_error})`);
@@ -385,6 +431,7 @@ async function main(): Promise<void> {
       ratio,
       slowest_ratios: slowest,
       ...(tools && { tools }),
+      ...(fixes && { fixes }),
     },
     skipped,
     documents: results,

@@ -49,6 +49,11 @@ export class EndpointSource {
     return this.operationPointer;
   }
 
+  /** Whether the operation is written in the path item this path's `$ref` resolves to (another path's, or a component), not at this path. */
+  get borrowed(): boolean {
+    return this.targetPointer !== null && !Object.hasOwn(this.entry, this.method);
+  }
+
   /** RFC 6901 pointer of the path item's `parameters`. */
   get pathParametersPointer(): string {
     return this.pointerOf('parameters');

@@ -4,7 +4,8 @@
  * (`$`, `.name`, `['name']`, `[0]`: one node each). Pure code. Decisions: README.md.
  */
 import { validateDocument } from './index.js';
-import { isPlainObject } from './problems.js';
+import { isPlainObject, jsonPointer } from './problems.js';
+import { resolveLocalRef } from './refs.js';
 import { CONSEQUENTIAL } from './rules/effects.js';
 import type { RuleFinding } from './types.js';
 import type { Overlay, OverlayAction } from './wire-types.js';
@@ -16,11 +17,34 @@ type Json = Record<string, unknown>;
 const NAME_RULES = new Set(['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate']);
 
 /**
+ * Rounds of fixes at most. A fix can make another computable: an operation without an
+ * operationId, once named from its method and path (`get_contacts_by_id_addToGroup`), is a GET
+ * named for a change (`confirmation-missing`). Over the public corpus one further round found
+ * every such fix; the bound keeps fixes that undo each other from going on.
+ */
+const FIX_ROUNDS = 3;
+
+/**
  * The Overlay of a parsed document's computable fixes (root-checked here: throws
  * invalid_swagger_file as the validator does). Actions follow the findings' order; one
- * operationId per operation (the first fix found for it).
+ * operationId per operation (the first fix found for it). The document with them applied is
+ * validated again, and the fixes found then follow (at most FIX_ROUNDS rounds), so that the
+ * applied Overlay leaves no finding with a fix.
  */
 export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): Overlay {
+  const overlay: Overlay = { overlay: '1.0.0', info: { title, version: '1.0.0' }, actions: roundOfFixes(doc) };
+  let round = overlay.actions;
+  let current = doc;
+  for (let n = 1; n < FIX_ROUNDS && round.length > 0; n++) {
+    current = applyOverlay(current, { ...overlay, actions: round });
+    round = roundOfFixes(current);
+    overlay.actions.push(...round);
+  }
+  return overlay;
+}
+
+/** The actions of one round: the computable fixes of `doc`'s findings. */
+function roundOfFixes(doc: unknown): OverlayAction[] {
   const result = validateDocument(doc);
   const root = doc as Json;
   const actions: OverlayAction[] = [];
@@ -32,10 +56,37 @@ export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): O
     done.add(key);
     actions.push({ target: jsonPathOf(root, pointer), description: describe(f), update: { [field]: value } });
   };
+  /** Paths whose `$ref` path item is written out already. */
+  const written = new Set<string>();
+  /**
+   * The pointer of an endpoint's operation at its own path. An operation reached through the
+   * path item's `$ref` is another path's or a component's: the path item is written out first
+   * (its `$ref` removed, the target's fields copied in), so that what is set there is this path's alone.
+   */
+  const ownOperation = (endpoint: number, op: string, f: RuleFinding): string => {
+    const e = result.all_endpoints[endpoint];
+    const paths = root.paths;
+    if (!e || !isPlainObject(paths)) return op;
+    const entry = paths[e.path];
+    const method = e.type.toLowerCase();
+    if (!isPlainObject(entry) || typeof entry.$ref !== 'string' || Object.hasOwn(entry, method)) return op;
+    const target = resolveLocalRef(root, entry);
+    if (target === null) return op;
+    const at = jsonPointer(['paths', e.path]);
+    if (!written.has(e.path)) {
+      written.add(e.path);
+      const copy: Json = {};
+      for (const key in target) if (!Object.hasOwn(entry, key)) copy[key] = structuredClone(target[key]);
+      actions.push({ target: jsonPathOf(root, `${at}${jsonPointer(['$ref'])}`), description: describe(f), remove: true });
+      actions.push({ target: jsonPathOf(root, at), description: describe(f), update: copy });
+    }
+    return `${at}${jsonPointer([method])}`;
+  };
   for (const f of result.validations.findings) {
     if (f.fix === null || f.fix === undefined) continue;
     if (NAME_RULES.has(f.rule) && typeof f.fix === 'string') {
-      const op = f.rule === 'operation-id-missing' ? f.pointer : parent(f.pointer);
+      let op = f.rule === 'operation-id-missing' ? f.pointer : parent(f.pointer);
+      if (f.endpoint !== null) op = ownOperation(f.endpoint, op, f);
       update(`${op}\u0000operationId`, op, 'operationId', f.fix, f);
     } else if (f.rule === 'summary-missing' && typeof f.fix === 'string') {
       update(`${f.pointer}\u0000summary`, f.pointer, 'summary', f.fix, f);
@@ -67,7 +118,7 @@ export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): O
       actions.push({ target, description: describe(finding), update: { parameters: parameters } });
     }
   }
-  return { overlay: '1.0.0', info: { title, version: '1.0.0' }, actions };
+  return actions;
 }
 
 /** OpenAPI 3: the first server's URL. Swagger 2.0: `schemes: [https]` and the host without its port. */

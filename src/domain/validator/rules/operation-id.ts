@@ -19,13 +19,21 @@ const NONE: readonly Platform[] = [];
 
 /**
  * operation-id-missing, -invalid, -too-long, -duplicate. Fixes are proposed operationIds,
- * unique in the document (case folded), valid on every platform.
+ * unique in the document as the duplicate rule compares them (sanitised, case folded), valid on
+ * every platform. An operation reached through a path item's `$ref` (another path's, or one in
+ * `components`) is renamed rather than the one written there when the two share an id: the
+ * Overlay writes such a path item out (overlay.ts), so that the name is that path's alone.
  */
 export const operationIdRules: RuleFamily = {
   ids: ['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate'],
   check(ctx) {
     const { endpoints, sources } = ctx;
     const names = new Names(endpoints.map((e) => e.operationId));
+    // What a fix at an operation reached through a path item's `$ref` does (the text is the operation another path, or a component, holds).
+    const borrowed = (i: number, fix: unknown): string =>
+      fix !== null && sources[i]!.borrowed
+        ? ` The path item of ${q(endpoints[i]!.path)} is a $ref: the fix writes it out, so that the name is this path's alone.`
+        : '';
     const exact = new Map<string, number>();
     const folded = new Map<string, { first: string; count: number; distinct: boolean }>();
     // Each id's tool name once sanitised and case folded (null when there is no id).
@@ -35,7 +43,7 @@ export const operationIdRules: RuleFamily = {
       foldedKeys[i] = null;
       if (id === null) continue;
       exact.set(id, (exact.get(id) ?? 0) + 1);
-      const key = sanitize(id).toLowerCase();
+      const key = fold(id);
       foldedKeys[i] = key;
       const group = folded.get(key);
       if (!group) folded.set(key, { first: id, count: 1, distinct: false });
@@ -49,15 +57,16 @@ export const operationIdRules: RuleFamily = {
       const e = endpoints[i]!;
       const id = e.operationId;
       if (id === null) {
+        const fix = names.propose(fromMethodPath(e.type, e.path));
         ctx.emit(
           finding(
             'operation-id-missing',
             'error',
             i,
             sources[i]!.pointer,
-            'No operationId: GPT Actions skips the operation, and every other platform needs a tool name made up for it.',
+            `No operationId: GPT Actions skips the operation, and every other platform needs a tool name made up for it.${borrowed(i, fix)}`,
             ['gpt_actions'],
-            names.propose(fromMethodPath(e.type, e.path)),
+            fix,
           ),
         );
         continue;
@@ -78,7 +87,7 @@ export const operationIdRules: RuleFamily = {
             'error',
             i,
             pointer,
-            `operationId ${q(clip(id))} has characters a tool name cannot hold on ${badChars.join(', ')}: the tool is refused or renamed.`,
+            `operationId ${q(clip(id))} has characters a tool name cannot hold on ${badChars.join(', ')}: the tool is refused or renamed.${borrowed(i, fixed)}`,
             badChars,
             fixed,
           ),
@@ -91,39 +100,41 @@ export const operationIdRules: RuleFamily = {
             'error',
             i,
             pointer,
-            `operationId is ${id.length} characters; tool names are at most 64 on openai and gemini, 128 on anthropic and mcp (clients that prefix names leave fewer).`,
+            `operationId is ${id.length} characters; tool names are at most 64 on openai and gemini, 128 on anthropic and mcp (clients that prefix names leave fewer).${borrowed(i, fixed)}`,
             tooLong,
             fixed,
           ),
         );
       }
       if (count > 1) {
-        const first = !seenDuplicate.has(id);
-        seenDuplicate.add(id);
+        // The first written where its path is keeps the id (an operation reached through a `$ref` is the one renamed: see above).
+        const first = !sources[i]!.borrowed && !seenDuplicate.has(id);
+        if (first) seenDuplicate.add(id);
+        const fix = first ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`);
         ctx.emit(
           finding(
             'operation-id-duplicate',
             'error',
             i,
             pointer,
-            `operationId ${q(clip(id))} is used by ${count} operations: two tools of one name clash, and the model cannot call the one it means.`,
+            `operationId ${q(clip(id))} is used by ${count} operations: two tools of one name clash, and the model cannot call the one it means.${borrowed(i, fix)}`,
             ALL_PLATFORMS,
-            // The first keeps its name; the others get new ones.
-            first ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`),
+            fix,
           ),
         );
         continue;
       }
       if (group.distinct) {
+        const fix = group.first === id ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`);
         ctx.emit(
           finding(
             'operation-id-duplicate',
             'warning',
             i,
             pointer,
-            `operationId ${q(clip(id))} becomes the same tool name as another once sanitised or case folded: the model (or a client) confuses them.`,
+            `operationId ${q(clip(id))} becomes the same tool name as another once sanitised or case folded: the model (or a client) confuses them.${borrowed(i, fix)}`,
             NAME_PLATFORMS,
-            group.first === id ? null : names.propose(`${sanitize(id) || fromMethodPath(e.type, e.path)}_${e.type.toLowerCase()}`),
+            fix,
           ),
         );
       }
@@ -131,23 +142,37 @@ export const operationIdRules: RuleFamily = {
   },
 };
 
-/** Proposed names, unique case folded among the document's operationIds and each other. */
+/**
+ * Proposed names, unique as the duplicate rule compares them (`fold`) among each other and the
+ * operationIds that stay: the valid ones (an invalid one is replaced, so `delete pet` may become
+ * `delete_pet`).
+ */
 class Names {
   private taken: Set<string> | null = null;
   constructor(private readonly ids: readonly (string | null)[]) {}
   propose(base: string): string {
     if (this.taken === null) {
       this.taken = new Set();
-      for (const id of this.ids) if (id !== null) this.taken.add(id.toLowerCase());
+      for (const id of this.ids) if (id !== null && SAFE_NAME.test(id)) this.taken.add(fold(id));
     }
     let name = safe(base);
-    for (let n = 2; this.taken.has(name.toLowerCase()); n++) {
+    for (let n = 2; this.taken.has(fold(name)); n++) {
       const suffix = `_${n}`;
-      name = `${safe(base).slice(0, 64 - suffix.length)}${suffix}`;
+      name = `${trimEnd(safe(base).slice(0, 64 - suffix.length))}${suffix}`;
     }
-    this.taken.add(name.toLowerCase());
+    this.taken.add(fold(name));
     return name;
   }
+}
+
+/** An id as the duplicate rule compares it: its tool name once sanitised, case folded. */
+function fold(id: string): string {
+  return sanitize(id).toLowerCase();
+}
+
+/** A name cut short may end in `_`, which sanitising drops: without it, the name folds to itself. */
+function trimEnd(name: string): string {
+  return name.replace(/_+$/, '');
 }
 
 const CLEAN = /^[A-Za-z0-9-][A-Za-z0-9_-]*[A-Za-z0-9-]$|^[A-Za-z0-9-]$/;
@@ -163,7 +188,7 @@ function safe(base: string): string {
   let name = sanitize(base);
   if (name === '') name = 'operation';
   if (!/^[A-Za-z_]/.test(name)) name = `op_${name}`;
-  name = name.slice(0, 64);
+  name = trimEnd(name.slice(0, 64));
   return SAFE_NAME.test(name) ? name : 'operation';
 }
 

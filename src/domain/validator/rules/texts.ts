@@ -28,7 +28,7 @@ export const textRules: RuleFamily = {
             source.pointer,
             'No summary: the model sees no short name for the tool, and Copilot Studio requires one.',
             ['copilot_studio'],
-            noDescription ? null : firstSentence(e.description, COPILOT_STUDIO_SUMMARY_MAX),
+            noDescription ? null : summaryFrom(e.description),
           ),
         );
       }
@@ -88,6 +88,16 @@ export const textRules: RuleFamily = {
     }
   },
 };
+
+/**
+ * The summary proposed from a description: its first sentence; none when that is empty, or
+ * is the whole description (the summary would repeat it: `summary-equals-description`, an
+ * error on the same platform).
+ */
+function summaryFrom(description: string): string | null {
+  const summary = firstSentence(description, COPILOT_STUDIO_SUMMARY_MAX);
+  return summary === '' || summary === description.trim() ? null : summary;
+}
 
 /** The description's first sentence (or its start), at most `max` characters, for a summary. */
 function firstSentence(text: string, max: number): string {
