@@ -725,6 +725,14 @@ describe('request-media-type-unsupported', () => {
     expect(got.map((f) => f.pointer)).toEqual(flagged ? ['/paths/~1a/post/requestBody/content'] : []);
   });
 
+  it('a request body given by $ref points where its media types are written (the pointer through the $ref named nothing: 6-dot-authentiqio)', () => {
+    const doc = oas3(
+      { '/a': { post: good('a', { requestBody: { $ref: '#/components/requestBodies/Key' } }) } },
+      { components: { requestBodies: { Key: body('application/jose') } } },
+    );
+    expect(findings(doc, 'request-media-type-unsupported').map((f) => f.pointer)).toEqual(['/components/requestBodies/Key/content']);
+  });
+
   it('Swagger 2.0: a file upload (formData) and an XML-only body', () => {
     const file = swagger2({ '/a': { post: good('a', { consumes: ['multipart/form-data'], parameters: [{ name: 'f', in: 'formData', type: 'file' }] }) } });
     expect(findings(file, 'request-media-type-unsupported').map((f) => f.pointer)).toEqual(['/paths/~1a/post/consumes']);

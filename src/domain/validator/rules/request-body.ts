@@ -1,5 +1,5 @@
 import { isPlainObject } from '../problems.js';
-import { resolveLocalRef } from '../refs.js';
+import { resolveLocalRefWithPointer } from '../refs.js';
 import { child, finding, type Platform, type RuleFamily } from './rule.js';
 import { mediaTypeEssence } from '../media-types.js';
 
@@ -16,8 +16,11 @@ export const requestBodyRules: RuleFamily = {
   ids: ['request-media-type-unsupported'],
   check(ctx) {
     for (let i = 0; i < ctx.endpoints.length; i++) {
-      const body = resolveLocalRef(ctx.doc, ctx.endpoints[i]!.requestBody);
-      if (!body || !isPlainObject(body.content)) continue;
+      const written = ctx.endpoints[i]!.requestBody;
+      // A `$ref` is resolved with where its target is written: the finding points there.
+      const resolved = isPlainObject(written) && typeof written.$ref === 'string' ? resolveLocalRefWithPointer(ctx.doc, written) : null;
+      const body = resolved === null ? written : resolved.target;
+      if (!isPlainObject(body) || !isPlainObject(body.content)) continue;
       const types = Object.keys(body.content);
       if (types.length === 0) continue;
       let usable = false;
@@ -30,7 +33,11 @@ export const requestBodyRules: RuleFamily = {
       }
       if (usable) continue;
       const op = ctx.sources[i]!.pointer;
-      const pointer = ctx.swagger2 ? (Object.hasOwn(ctx.sources[i]!.operation, 'consumes') ? child(op, 'consumes') : op) : child(op, 'requestBody', 'content');
+      const pointer = ctx.swagger2
+        ? Object.hasOwn(ctx.sources[i]!.operation, 'consumes')
+          ? child(op, 'consumes')
+          : op
+        : child(resolved === null ? child(op, 'requestBody') : resolved.pointer, 'content');
       ctx.emit(
         finding(
           'request-media-type-unsupported',
