@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { RULE_IDS, type RuleFinding, type Severity } from '../domain/validator/index.js';
+import { RULE_IDS, RULE_TEXTS, type RuleFinding, type Severity } from '../domain/validator/index.js';
 import { groupDigits } from '../text/numbers.js';
 import type { Position } from './positions.js';
 import { VERSION } from './version.js';
@@ -111,7 +111,8 @@ function sarifQuota(reports: readonly FileReport[], max: number): { keep: Record
 }
 
 /**
- * SARIF 2.1.0: one run; the driver's rules are the rule registry (`RULE_IDS`), each result
+ * SARIF 2.1.0: one run; the driver's rules are the rule registry (`RULE_IDS`, each described
+ * by its sentence: code scanning titles an alert with it), each result
  * names its rule by id and index, its level, message and region; the JSON pointer, platforms
  * and fix are in the result's properties. An input that could not be read is a tool
  * execution notification (an error) and makes the invocation unsuccessful. A run holds at most
@@ -161,7 +162,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
           driver: {
             name: 'copilot-service',
             version: VERSION,
-            rules: RULE_IDS.map((id) => ({ id, shortDescription: { text: id } })),
+            rules: RULE_IDS.map((id) => ({ id, name: id, shortDescription: { text: RULE_TEXTS[id]! } })),
           },
         },
         invocations: [{ executionSuccessful: successful, toolExecutionNotifications: notifications }],

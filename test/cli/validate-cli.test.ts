@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import { parseDocument as parseXml } from 'htmlparser2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/cli/version.js';
-import { parseDocument, RULE_IDS, validateDocument } from '../../src/domain/validator/index.js';
+import { parseDocument, RULE_IDS, RULE_TEXTS, validateDocument } from '../../src/domain/validator/index.js';
 import { buildCli, REPO_ROOT } from '../support/build.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 
@@ -253,6 +253,11 @@ describe('copilot-service validate: formats', () => {
     expect(sarif.runs).toHaveLength(1);
     const [run0] = sarif.runs;
     expect(run0.tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(RULE_IDS);
+    // Code scanning titles an alert with its rule's short description: a sentence, not the id again.
+    for (const r of run0.tool.driver.rules) {
+      expect(r.shortDescription.text, r.id).toBe(RULE_TEXTS[r.id]);
+      expect(r.shortDescription.text, r.id).toMatch(/^[A-Z{].{20,}\.$/);
+    }
     const expected = [OPERATION_IDS, `${SPECS}petstore3.yaml`].map((f) => JSON.parse(expectedJson(f)).validations.findings.length);
     expect(run0.results).toHaveLength(expected[0] + expected[1]);
     for (const r of run0.results) expect(run0.tool.driver.rules[r.ruleIndex].id).toBe(r.ruleId);

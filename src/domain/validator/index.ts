@@ -26,7 +26,7 @@ export type {
 export type { DocumentFinding, DocumentFindingKey, EndpointFinding, EndpointFindingKey, Finding } from './findings/index.js';
 export type { ValidationSummary } from './summary.js';
 export { ENDPOINT_FINDING_TEXTS, ENDPOINT_FINDINGS, FINDINGS, type EndpointFindingText } from './findings/index.js';
-export { PLATFORMS, RULE_FAMILIES, RULE_IDS, type Platform, type RuleFamily, type Severity } from './rules/index.js';
+export { PLATFORMS, RULE_FAMILIES, RULE_IDS, RULE_TEXTS, type Platform, type RuleFamily, type Severity } from './rules/index.js';
 export { ANSWER_LIMIT_CHARS_PER_DOCUMENT_BYTE, ANSWER_LIMIT_FLOOR_CHARS, jsonLength, maxAnswerChars } from './answer-size.js';
 export { createValidationCache, sha256Hex, type Renderer, type ValidationCache, type ValidationCacheStats } from './cache.js';
 export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument } from './parse.js';

@@ -11,7 +11,9 @@ import { child, finding, type RuleContext, type RuleFamily, q } from './rule.js'
  * (top-level or operation `security`) count; each culprit is reported once.
  */
 export const authRules: RuleFamily = {
-  ids: ['auth-unsupported'],
+  rules: {
+    'auth-unsupported': 'A security scheme a platform cannot use (an API key in a cookie, mutual TLS, schemes required together, …).',
+  },
   check(ctx) {
     const declared = ctx.swagger2
       ? { schemes: ctx.doc.securityDefinitions, pointer: '/securityDefinitions' }

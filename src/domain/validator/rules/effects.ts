@@ -19,7 +19,10 @@ import { finding, type Platform, q, type RuleFamily } from './rule.js';
  * explicit `x-openai-isConsequential` is never second-guessed.
  */
 export const effectRules: RuleFamily = {
-  ids: ['confirmation-missing', 'confirmation-unneeded'],
+  rules: {
+    'confirmation-missing': 'A GET named for a change: GPT Actions calls it without asking the user.',
+    'confirmation-unneeded': 'A POST named for a read: GPT Actions asks the user before every call of it.',
+  },
   check(ctx) {
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const e = ctx.endpoints[i]!;

@@ -34,7 +34,10 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
 ];
 
 /** Every rule id, in registry order. */
-export const RULE_IDS: readonly string[] = RULE_FAMILIES.flatMap((f) => f.ids);
+export const RULE_IDS: readonly string[] = RULE_FAMILIES.flatMap((f) => Object.keys(f.rules));
+
+/** What each rule finds, in one sentence, by id. */
+export const RULE_TEXTS: Readonly<Record<string, string>> = Object.assign({}, ...RULE_FAMILIES.map((f) => f.rules));
 
 /** The findings of every rule for a document. Findings are values: nothing here throws. */
 export function runRules(doc: ApiDocument, endpoints: readonly Endpoint[], sources: readonly EndpointSource[]): RuleFinding[] {

@@ -25,7 +25,12 @@ const NONE: readonly Platform[] = [];
  * Overlay writes such a path item out (overlay.ts), so that the name is that path's alone.
  */
 export const operationIdRules: RuleFamily = {
-  ids: ['operation-id-missing', 'operation-id-invalid', 'operation-id-too-long', 'operation-id-duplicate'],
+  rules: {
+    'operation-id-missing': 'An operation has no operationId: GPT Actions skips it, and other platforms need a tool name made up for it.',
+    'operation-id-invalid': "An operationId has characters that a platform's tool names cannot hold.",
+    'operation-id-too-long': "An operationId is longer than a platform's tool names may be (64 or 128 characters).",
+    'operation-id-duplicate': 'Operations share an operationId, or do once it is sanitised and case folded: their tools clash.',
+  },
   check(ctx) {
     const { endpoints, sources } = ctx;
     const names = new Names(endpoints.map((e) => e.operationId));

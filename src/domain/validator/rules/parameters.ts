@@ -38,15 +38,15 @@ function pointerOf(source: EndpointSource, p: Parameter): string {
  * (a converter renames, a header cannot be sent), so one line says it.
  */
 export const parameterRules: RuleFamily = {
-  ids: [
-    'parameter-description-too-long',
-    'header-parameter-unsupported',
-    'parameter-name-invalid',
-    'path-parameter-undeclared',
-    'path-parameter-unused',
-    'parameter-body-duplicate',
-    'parameter-enum-missing',
-  ],
+  rules: {
+    'parameter-description-too-long': "A parameter's description is over the 700 characters GPT Actions takes.",
+    'header-parameter-unsupported': 'A custom header parameter: GPT Actions cannot send it.',
+    'parameter-name-invalid': 'A parameter name that Gemini does not take as an argument name.',
+    'path-parameter-undeclared': 'A {name} of the path template has no parameter: the model cannot fill in the URL.',
+    'path-parameter-unused': 'A path parameter that is not in the path template: its value goes nowhere.',
+    'parameter-body-duplicate': 'Swagger 2.0: a second body parameter, which is never sent.',
+    'parameter-enum-missing': 'A string parameter whose description lists its values has no enum.',
+  },
   check(ctx) {
     const reported: Seen = {
       checked: new Set<object>(),

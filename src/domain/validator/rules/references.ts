@@ -12,7 +12,10 @@ const DATA_KEYS = new Set(['example', 'enum', 'default', 'const']);
  * not walked. Fragments that are not pointers (`#anchor`, OpenAPI 3.1) are not checked.
  */
 export const referenceRules: RuleFamily = {
-  ids: ['ref-unresolved', 'ref-external'],
+  rules: {
+    'ref-unresolved': 'A local $ref points nowhere.',
+    'ref-external': 'A $ref to another file or URL, which is never fetched.',
+  },
   check(ctx) {
     const { doc } = ctx;
     // First the distinct `$ref`s (gathered while parsing, else by a walk); most documents have no bad one.

@@ -13,7 +13,9 @@ const LLM_PLATFORMS: readonly Platform[] = ['openai', 'gpt_actions', 'anthropic'
  * plain text, multipart or bytes needs an encoder the platforms do not have.
  */
 export const requestBodyRules: RuleFamily = {
-  ids: ['request-media-type-unsupported'],
+  rules: {
+    'request-media-type-unsupported': 'A request body only in media types a model cannot write (neither JSON nor a form).',
+  },
   check(ctx) {
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const written = ctx.endpoints[i]!.requestBody;

@@ -26,7 +26,10 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$|^\*\/\*$/;
  * left out (nothing there to add an error beside).
  */
 export const responseRules: RuleFamily = {
-  ids: ['response-unbounded', 'response-error-undocumented'],
+  rules: {
+    'response-unbounded': 'A success response is a list with no bound (no maxItems, no limit or page-size parameter).',
+    'response-error-undocumented': 'No error response is documented: the model cannot tell why a call failed.',
+  },
   check(ctx) {
     const withoutErrors: number[] = [];
     let documented = 0;

@@ -28,11 +28,12 @@ export interface RuleContext {
 }
 
 /**
- * A family of rules (one module): the ids it may emit (stable, documented in the README) and
- * its check. Checks are linear (or n log n) in the document and never throw: findings are values.
+ * A family of rules (one module): the ids it may emit (stable, documented in the README), each
+ * with one sentence that says what it finds (the rule's description in SARIF), and its check.
+ * Checks are linear (or n log n) in the document and never throw: findings are values.
  */
 export interface RuleFamily {
-  readonly ids: readonly string[];
+  readonly rules: Readonly<Record<string, string>>;
   check(ctx: RuleContext): void;
 }
 

@@ -10,7 +10,12 @@ const TEMPLATE_VARIABLE = /\{([^{}]*)\}/g;
  * reports; variables are checked in every one). Swagger 2.0: `host`, `basePath`, `schemes`.
  */
 export const serverRules: RuleFamily = {
-  ids: ['server-missing', 'server-relative', 'server-insecure', 'server-variable-undefined'],
+  rules: {
+    'server-missing': 'No server: there is no address to call.',
+    'server-relative': 'A relative server URL: it works only relative to where the document was fetched from.',
+    'server-insecure': 'A server that is not HTTPS on port 443, which GPT Actions requires.',
+    'server-variable-undefined': 'A {variable} of a server URL has no default: the URL cannot be built.',
+  },
   check(ctx) {
     if (ctx.swagger2) swagger2(ctx);
     else openApi3(ctx);

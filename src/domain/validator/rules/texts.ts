@@ -11,7 +11,13 @@ export const COPILOT_STUDIO_SUMMARY_MAX = 80;
  * description-too-long: the text a model reads to choose a tool.
  */
 export const textRules: RuleFamily = {
-  ids: ['summary-missing', 'description-missing', 'summary-equals-description', 'summary-too-long', 'description-too-long'],
+  rules: {
+    'summary-missing': 'An operation has no summary: the tool has no short name (Copilot Studio requires one).',
+    'description-missing': 'An operation has no description: the model has only its name to decide when to call it.',
+    'summary-equals-description': 'The description repeats the summary (Copilot Studio requires them to differ).',
+    'summary-too-long': "A summary is longer than a tool's short name should be (Copilot Studio 80, GPT Actions 300).",
+    'description-too-long': 'A description is over the 300 characters GPT Actions takes.',
+  },
   check(ctx) {
     const { endpoints, sources } = ctx;
     for (let i = 0; i < endpoints.length; i++) {

@@ -13,7 +13,10 @@ const ALL: readonly Platform[] = ['openai', 'gpt_actions', 'anthropic', 'gemini'
  * (a hash map: linear), never pairwise.
  */
 export const toolRules: RuleFamily = {
-  ids: ['too-many-tools', 'descriptions-near-duplicate'],
+  rules: {
+    'too-many-tools': 'More operations than a request takes tools (128), or than models choose well among (about 30).',
+    'descriptions-near-duplicate': 'Operations with the same summary and description: only their names tell the model which to call.',
+  },
   check(ctx) {
     const n = ctx.endpoints.length;
     if (n > MAX_TOOLS) {
