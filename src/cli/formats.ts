@@ -30,6 +30,8 @@ export interface FileReport {
 }
 
 const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
+/** The severities, the severest first. */
+const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 export const atLeast = (severity: Severity, threshold: Severity) => RANK[severity] >= RANK[threshold];
 
 /** Text from a document shown on a terminal: control characters escaped, so a document cannot drive it. */
@@ -52,9 +54,26 @@ const ghData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').repla
 const ghProperty = (s: string) => ghData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
 const GH_COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'notice' };
 
-/** `::error file=…,line=…,col=…,title=<rule>::<message>` per finding (info as `::notice`). */
+/**
+ * Annotations of one kind (error, warning, notice) that GitHub shows per step; it drops the
+ * rest silently (github.com/actions/toolkit, docs/problem-matchers.md, "Limitations").
+ */
+export const GITHUB_ANNOTATIONS_SHOWN = 10;
+
+/**
+ * `::error file=…,line=…,col=…,title=<rule>::<message>` per finding (info as `::notice`). An
+ * input with more of one kind than GitHub shows first gets a notice that counts them all.
+ */
 export function githubLines(label: string, located: readonly Located[]): string {
   let out = '';
+  const counts: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  for (const { finding } of located) counts[finding.severity]++;
+  if (Math.max(counts.error, counts.warning, counts.info) > GITHUB_ANNOTATIONS_SHOWN) {
+    const kinds = SEVERITIES.filter((s) => counts[s] > 0).map((s) => `${groupDigits(counts[s])} ${counts[s] === 1 ? GH_COMMAND[s] : `${GH_COMMAND[s]}s`}`);
+    out += `::notice file=${ghProperty(label)},title=copilot-service::${ghData(
+      `${kinds.join(', ')}: GitHub shows ${GITHUB_ANNOTATIONS_SHOWN} annotations of each kind per step; the log lists them all, and --format sarif gives them to code scanning.`,
+    )}\n`;
+  }
   for (const { finding: f, position: p } of located) {
     out += `::${GH_COMMAND[f.severity]} file=${ghProperty(label)},line=${p.line},col=${p.column},title=${ghProperty(f.rule)}::${ghData(f.message)}\n`;
   }
@@ -82,7 +101,6 @@ const SARIF_LEVEL: Record<Severity, string> = { error: 'error', warning: 'warnin
  */
 export const SARIF_MAX_RESULTS = 25_000;
 
-const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 const PLURAL: Record<Severity, string> = { error: 'errors', warning: 'warnings', info: 'infos' };
 
 /**

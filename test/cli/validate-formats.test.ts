@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { parseDocument as parseXml } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { githubLines, renderJunit, renderSarif, SARIF_MAX_RESULTS, textLines, type Located } from '../../src/cli/formats.js';
+import { GITHUB_ANNOTATIONS_SHOWN, githubLines, renderJunit, renderSarif, SARIF_MAX_RESULTS, textLines, type Located } from '../../src/cli/formats.js';
 import { positionsOf } from '../../src/cli/positions.js';
 import { runValidate, type CliIo } from '../../src/cli/validate.js';
 import type { RuleFinding } from '../../src/domain/validator/index.js';
@@ -83,6 +83,16 @@ describe('format escaping', () => {
       '::error file=dir%2Cx/a%3Ab.yaml,line=3,col=5,title=operation-id-invalid::100%25 sure,%0Areally: <b>&\u0001\n',
     );
     expect(githubLines('a.yaml', [{ ...located[0]!, finding: finding({ severity: 'info' }) }])).toMatch(/^::notice /);
+  });
+
+  it(`github: an input with more than ${GITHUB_ANNOTATIONS_SHOWN} findings of a kind first gets a notice counting them (GitHub drops the rest silently)`, () => {
+    const of = (severity: RuleFinding['severity'], n: number) => Array.from({ length: n }, () => ({ ...located[0]!, finding: finding({ severity }) }));
+    const many = githubLines('a,b.yaml', [...of('error', 11), ...of('warning', 3), ...of('info', 1)]).split('\n');
+    expect(many[0]).toBe(
+      '::notice file=a%2Cb.yaml,title=copilot-service::11 errors, 3 warnings, 1 notice: GitHub shows 10 annotations of each kind per step; the log lists them all, and --format sarif gives them to code scanning.',
+    );
+    expect(many).toHaveLength(1 + 15 + 1);
+    expect(githubLines('a.yaml', [...of('error', 10), ...of('info', 10)])).not.toContain('title=copilot-service');
   });
 
   it('text: control characters escaped', () => {
