@@ -34,7 +34,7 @@ export const operationIdRules: RuleFamily = {
   check(ctx) {
     const { endpoints, sources } = ctx;
     const names = new Names(endpoints.map((e) => e.operationId));
-    // What a fix at an operation reached through a path item's `$ref` does (the text is the operation another path, or a component, holds).
+    // The message's note on a fix at an operation reached through its path item's `$ref` (another path's, or a component's): the Overlay writes that path item out.
     const borrowed = (i: number, fix: unknown): string =>
       fix !== null && sources[i]!.borrowed
         ? ` The path item of ${q(endpoints[i]!.path)} is a $ref: the fix writes it out, so that the name is this path's alone.`
