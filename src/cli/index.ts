@@ -185,10 +185,11 @@ program
 
 program
   .command('fix')
-  .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (JSON)")
+  .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (in the description's format: JSON or YAML)")
   .argument('<file>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
-  .option('--apply', 'print the document with the fixes applied (JSON) instead of the overlay')
-  .action(async (file: string, options: { apply?: boolean }) => {
+  .option('--apply', 'print the document with the fixes applied instead of the overlay')
+  .addOption(new Option('--format <format>', "json or yaml; default: the description's own").choices(['json', 'yaml']))
+  .action(async (file: string, options: { apply?: boolean; format?: 'json' | 'yaml' }) => {
     const { runFix } = await import('./fix.js');
     process.exitCode = runFix(file, options, documentIo);
   });

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { load } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFix } from '../../src/cli/fix.js';
 import { isToolPlatform, runTools } from '../../src/cli/tools.js';
@@ -62,6 +63,21 @@ describe('copilot-service fix FILE', () => {
     const fixed = JSON.parse(applied.stdout);
     expect(fixed).toEqual(JSON.parse(JSON.stringify(applyOverlay(doc, fixesOverlay(doc)))));
     expect(validateDocument(fixed).validations.readiness.score).toBeGreaterThan(validateDocument(doc).validations.readiness.score);
+  });
+
+  it('a YAML description gets YAML (the overlay, or the fixed document to commit in its place); --format chooses', () => {
+    const file = specs('openfaas-gateway.swagger2.yaml');
+    const doc = docOf(file);
+    const overlay = capture((io) => runFix(file, {}, io));
+    expect(overlay.code).toBe(0);
+    expect(overlay.stdout.startsWith('overlay: 1.0.0\n')).toBe(true);
+    expect(load(overlay.stdout)).toEqual(JSON.parse(JSON.stringify(fixesOverlay(doc))));
+    const applied = capture((io) => runFix(file, { apply: true }, io));
+    expect(applied.stdout.startsWith('swagger: ')).toBe(true);
+    expect(load(applied.stdout)).toEqual(JSON.parse(JSON.stringify(applyOverlay(doc, fixesOverlay(doc)))));
+    expect(JSON.parse(capture((io) => runFix(file, { format: 'json' }, io)).stdout)).toEqual(load(overlay.stdout));
+    const json = specs('telegram_reduced.json');
+    expect(load(capture((io) => runFix(json, { format: 'yaml' }, io)).stdout)).toEqual(JSON.parse(JSON.stringify(fixesOverlay(docOf(json)))));
   });
 
   it('an unreadable file: exit 2', () => {

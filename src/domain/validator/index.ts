@@ -29,7 +29,7 @@ export { ENDPOINT_FINDING_TEXTS, ENDPOINT_FINDINGS, FINDINGS, type EndpointFindi
 export { PLATFORMS, RULE_FAMILIES, RULE_IDS, RULE_TEXTS, type Platform, type RuleFamily, type Severity } from './rules/index.js';
 export { ANSWER_LIMIT_CHARS_PER_DOCUMENT_BYTE, ANSWER_LIMIT_FLOOR_CHARS, jsonLength, maxAnswerChars } from './answer-size.js';
 export { createValidationCache, sha256Hex, type Renderer, type ValidationCache, type ValidationCacheStats } from './cache.js';
-export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument } from './parse.js';
+export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument, writeYaml } from './parse.js';
 export { hasFindings, validationSummary } from './summary.js';
 
 /**

@@ -172,6 +172,15 @@ function tooLarge(maxNodes: number) {
 const require = createRequire(import.meta.url);
 let jsYaml: typeof JsYaml | undefined;
 
+/**
+ * A value as YAML, as the service and the CLI write what they make (an Overlay, a fixed
+ * document): every alias expanded (`noRefs`), no line folded.
+ */
+export function writeYaml(value: unknown): string {
+  jsYaml ??= require('js-yaml') as typeof JsYaml;
+  return jsYaml.dump(value, { noRefs: true, lineWidth: -1 });
+}
+
 function parseYaml(text: string, maxDepth: number): unknown {
   jsYaml ??= require('js-yaml') as typeof JsYaml;
   try {

@@ -1,9 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { dump } from 'js-yaml';
 import { Type } from 'typebox';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
-import { maxAnswerChars } from '../../domain/validator/index.js';
+import { maxAnswerChars, writeYaml } from '../../domain/validator/index.js';
 import { CopilotTools, Overlay, TOOL_PLATFORM_IDS } from '../../domain/validator/wire-types.js';
 import { oneOf } from '../../domain/wire.js';
 import type { FetchPolicy } from '../../net/guarded-fetch.js';
@@ -85,7 +84,7 @@ export function validatorExtrasRoutes(
       const { source } = await read(request.params.id);
       const overlay = await validation.renderer.fixesOnThread(source);
       if (!wantsYaml(request.headers.accept)) return overlay;
-      return reply.type('application/yaml; charset=utf-8').send(dump(overlay, { noRefs: true, lineWidth: -1 }));
+      return reply.type('application/yaml; charset=utf-8').send(writeYaml(overlay));
     },
   );
 }
