@@ -34,6 +34,12 @@ const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
 const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 export const atLeast = (severity: Severity, threshold: Severity) => RANK[severity] >= RANK[threshold];
 
+/** How many of `located` have each severity, added to `into`. */
+function countSeverities(located: readonly Located[], into: Record<Severity, number> = { error: 0, warning: 0, info: 0 }): Record<Severity, number> {
+  for (const { finding } of located) into[finding.severity]++;
+  return into;
+}
+
 /** Text from a document shown on a terminal: control characters escaped, so a document cannot drive it. */
 export function printable(s: string): string {
   // eslint-disable-next-line no-control-regex
@@ -66,8 +72,7 @@ export const GITHUB_ANNOTATIONS_SHOWN = 10;
  */
 export function githubLines(label: string, located: readonly Located[]): string {
   let out = '';
-  const counts: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
-  for (const { finding } of located) counts[finding.severity]++;
+  const counts = countSeverities(located);
   if (Math.max(counts.error, counts.warning, counts.info) > GITHUB_ANNOTATIONS_SHOWN) {
     const kinds = SEVERITIES.filter((s) => counts[s] > 0).map((s) => `${groupDigits(counts[s])} ${counts[s] === 1 ? GH_COMMAND[s] : `${GH_COMMAND[s]}s`}`);
     out += `::notice file=${ghProperty(label)},title=copilot-service::${ghData(
@@ -110,7 +115,7 @@ const PLURAL: Record<Severity, string> = { error: 'errors', warning: 'warnings',
  */
 function sarifQuota(reports: readonly FileReport[], max: number): { keep: Record<Severity, number>; notice: string } | null {
   const found: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
-  for (const report of reports) for (const { finding } of report.located) found[finding.severity]++;
+  for (const report of reports) countSeverities(report.located, found);
   const total = found.error + found.warning + found.info;
   if (total <= max) return null;
   const keep: Record<Severity, number> = { error: 0, warning: 0, info: 0 };

@@ -5,7 +5,6 @@
  */
 import { validateDocument } from './index.js';
 import { isPlainObject, jsonPointer } from './problems.js';
-import { resolveLocalRef } from './refs.js';
 import { CONSEQUENTIAL } from './rules/effects.js';
 import type { RuleFinding } from './types.js';
 import type { Overlay, OverlayAction } from './wire-types.js';
@@ -59,20 +58,22 @@ function roundOfFixes(doc: unknown): OverlayAction[] {
   /** Paths whose `$ref` path item is written out already. */
   const written = new Set<string>();
   /**
-   * The pointer of an endpoint's operation at its own path. An operation reached through the
-   * path item's `$ref` is another path's or a component's: the path item is written out first
-   * (its `$ref` removed, the target's fields copied in), so that what is set there is this path's alone.
+   * The pointer of an endpoint's operation at its own path. A finding points where the operation
+   * is written: elsewhere than at its path when the path item is a `$ref` (another path's, or a
+   * component's; `op` is then in the item the `$ref` resolves to). That path item is written out
+   * first (its `$ref` removed, the target's fields copied in), so that what is set there is this
+   * path's alone.
    */
   const ownOperation = (endpoint: number, op: string, f: RuleFinding): string => {
     const e = result.all_endpoints[endpoint];
-    const paths = root.paths;
-    if (!e || !isPlainObject(paths)) return op;
-    const entry = paths[e.path];
+    if (!e) return op;
     const method = e.type.toLowerCase();
-    if (!isPlainObject(entry) || typeof entry.$ref !== 'string' || Object.hasOwn(entry, method)) return op;
-    const target = resolveLocalRef(root, entry);
-    if (target === null) return op;
     const at = jsonPointer(['paths', e.path]);
+    const own = `${at}${jsonPointer([method])}`;
+    if (op === own) return op;
+    const entry = valueAt(root, at);
+    const target = valueAt(root, parent(op));
+    if (!isPlainObject(entry) || !isPlainObject(target)) return op;
     if (!written.has(e.path)) {
       written.add(e.path);
       const copy: Json = {};
@@ -80,7 +81,7 @@ function roundOfFixes(doc: unknown): OverlayAction[] {
       actions.push({ target: jsonPathOf(root, `${at}${jsonPointer(['$ref'])}`), description: describe(f), remove: true });
       actions.push({ target: jsonPathOf(root, at), description: describe(f), update: copy });
     }
-    return `${at}${jsonPointer([method])}`;
+    return own;
   };
   for (const f of result.validations.findings) {
     if (f.fix === null || f.fix === undefined) continue;

@@ -177,15 +177,19 @@ let jsYaml: typeof JsYaml | undefined;
  * document): every alias expanded (`noRefs`), no line folded.
  */
 export function writeYaml(value: unknown): string {
+  return yaml().dump(value, { noRefs: true, lineWidth: -1 });
+}
+
+/** js-yaml, loaded on first use. */
+function yaml(): typeof JsYaml {
   jsYaml ??= require('js-yaml') as typeof JsYaml;
-  return jsYaml.dump(value, { noRefs: true, lineWidth: -1 });
+  return jsYaml;
 }
 
 function parseYaml(text: string, maxDepth: number): unknown {
-  jsYaml ??= require('js-yaml') as typeof JsYaml;
   try {
     // js-yaml counts the document itself as a level; measureTree applies the exact limit.
-    return jsYaml.load(text, { maxDepth: maxDepth + 2 });
+    return yaml().load(text, { maxDepth: maxDepth + 2 });
   } catch (err) {
     throw yamlError(err, maxDepth);
   }

@@ -19,8 +19,8 @@ export const requestBodyRules: RuleFamily = {
   check(ctx) {
     for (let i = 0; i < ctx.endpoints.length; i++) {
       const written = ctx.endpoints[i]!.requestBody;
-      // A `$ref` is resolved with where its target is written: the finding points there.
-      const resolved = isPlainObject(written) && typeof written.$ref === 'string' ? resolveLocalRefWithPointer(ctx.doc, written) : null;
+      // A `$ref` is resolved with where its target is written (null for a body written here): the finding points there.
+      const resolved = resolveLocalRefWithPointer(ctx.doc, written);
       const body = resolved === null ? written : resolved.target;
       if (!isPlainObject(body) || !isPlainObject(body.content)) continue;
       const types = Object.keys(body.content);
