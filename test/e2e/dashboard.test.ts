@@ -174,6 +174,51 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     }
   });
 
+  it('keeps a status chosen while the address still catches up with the name typed', async () => {
+    const ids: string[] = [];
+    for (const name of ['Race draft', 'Race live']) {
+      const created = await api('POST', '/backend/api/copilots', { name });
+      expect(created.status).toBe(201);
+      ids.push(created.json.id);
+    }
+    expect((await api('PATCH', `/backend/api/copilot/${ids[1]}`, { status: 'live' })).status).toBe(200);
+    // The screen writes the debounced name into the address, and hears of that change from the
+    // browser a task later (hashchange). A person can choose a status in between; here they do so
+    // at the last moment, just before the router reads the address, from a listener the page gets
+    // before the dashboard's own.
+    await page.addInitScript(() =>
+      window.addEventListener('hashchange', () => {
+        (window as any).hashChanges = ((window as any).hashChanges ?? 0) + 1;
+        (window as any).beforeRouter?.();
+      }),
+    );
+    await page.goto(`${base}/#/copilots`);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Copilots', level: 1 }).waitFor();
+    await page.evaluate(() => {
+      (window as any).beforeRouter = () => {
+        if (!location.hash.includes('q=Race')) return;
+        (window as any).beforeRouter = undefined;
+        const select = document.getElementById('filter-status') as HTMLSelectElement;
+        select.value = 'live';
+        select.dispatchEvent(new Event('change', { bubbles: true }));
+      };
+    });
+    await page.getByLabel('Name contains').fill('Race');
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe('#/copilots?q=Race&status=live');
+    await expect.poll(() => page.locator('table.copilots tbody th a').allTextContents()).toEqual(['Race live']);
+    expect(await page.getByLabel('Status').inputValue()).toBe('live');
+    expect(await page.getByLabel('Name contains').inputValue()).toBe('Race');
+    // And it stays so: the screen does not go on rewriting its address (it flipped the status back
+    // and forth, each older address read back undoing the newer one).
+    const changes = await page.evaluate(() => (window as any).hashChanges);
+    await page.waitForTimeout(1000);
+    expect(await page.evaluate(() => (window as any).hashChanges)).toBe(changes);
+    expect(await page.getByLabel('Status').inputValue()).toBe('live');
+
+    for (const id of ids) expect((await api('DELETE', `/backend/api/copilot/${id}`)).status).toBe(200);
+  });
+
   it('creates a copilot and edits its name, website, status, prompt and flags', async () => {
     await page.goto(`${base}/#/copilots`);
     await page.getByRole('button', { name: 'New copilot' }).click();

@@ -79,6 +79,12 @@ export function parseCopilotFilters(query: string): CopilotFilters {
   return { ...(q && { q }), ...((status === 'draft' || status === 'live') && { status }) };
 }
 
+/** The copilot list's filters in the address as it is now, as `copilotFiltersQuery` writes them ('' on another screen). */
+export function currentCopilotFiltersQuery(): string {
+  const route = parseRoute(location.hash);
+  return route.name === 'copilots' ? copilotFiltersQuery(route.filters ?? {}) : '';
+}
+
 export function copilotFiltersQuery(filters: CopilotFilters): string {
   const params = new URLSearchParams();
   if (filters.q) params.set('q', filters.q);

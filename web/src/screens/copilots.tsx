@@ -3,7 +3,7 @@ import { api, type Copilot, type CopilotSummary } from '../api';
 import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { useDebounced, useLoad } from '../hooks';
 import { formatTimestamp } from '../lib/format';
-import { flash, href, navigate, replaceRoute, type CopilotFilters } from '../router';
+import { copilotFiltersQuery, currentCopilotFiltersQuery, flash, href, navigate, replaceRoute, type CopilotFilters } from '../router';
 import { usePermissions } from '../use-permissions';
 
 const PAGE_SIZE = 20;
@@ -33,8 +33,12 @@ export function CopilotsScreen({ filters = {} }: { filters?: CopilotFilters }) {
   useEffect(() => {
     replaceRoute({ name: 'copilots', filters: { ...(query && { q: query }), ...((status === 'draft' || status === 'live') && { status }) } });
   }, [query, status]);
-  // …and an address that changes under the screen (back, forward, a link) sets them.
+  // …and an address that changes under the screen (back, forward, a link) sets them, if it is
+  // still the address: the screen's own writes come back too, a task later, and one of them can
+  // arrive after the screen has written a newer one (a status chosen while the name was being
+  // written). Setting the filters from it would undo that choice; the newer one comes next.
   useEffect(() => {
+    if (copilotFiltersQuery(filters) !== currentCopilotFiltersQuery()) return;
     if ((filters.q ?? '') !== query) setQ(filters.q ?? '');
     if ((filters.status ?? '') !== status) setStatus(filters.status ?? '');
     if ((filters.q ?? '') !== query || (filters.status ?? '') !== status) resetPages();
