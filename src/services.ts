@@ -115,8 +115,8 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
     intervalMs: config.syncIntervalMs,
     owner: randomUUID(),
     // A fetched document is validated into the cache: its first validation is then an answer from memory.
-    check: async (src, sha256) => {
-      await validationCache.answer(src, { sha256 }, (doc, opts) => taskThreads.answerOnThread(doc, opts));
+    check: async (copilotId, src, sha256) => {
+      await validationCache.answer(src, { sha256 }, (doc, opts) => taskThreads.answerOnThread(copilotId, doc, opts));
     },
   };
 
@@ -209,10 +209,16 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
 function serviceMetrics(taskThreads: Pick<TaskThreads, 'stats'>, validationCache: Pick<ValidationCache, 'stats'>, storage: Storage): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  readGauge(registry, 'task_threads', 'Task threads (validation, page extraction) by state: busy, idle, and tasks queued for one', 'state', () => {
-    const { threads, busy, queued } = taskThreads.stats();
-    return { busy, idle: threads - busy, queued };
-  });
+  readGauge(
+    registry,
+    'task_threads',
+    "Task threads (validation, page extraction) by state: busy, idle, tasks queued for one (or for their copilot's turn), and since the start tasks refused because their copilot had too many waiting",
+    'state',
+    () => {
+      const { threads, busy, queued, refused } = taskThreads.stats();
+      return { busy, idle: threads - busy, queued, refused };
+    },
+  );
   readGauge(
     registry,
     'task_threads_wait_milliseconds',

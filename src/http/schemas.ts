@@ -81,6 +81,7 @@ export const DOCUMENT_ERRORS = [
   'invalid_swagger_file',
   'address_not_allowed',
   'swagger_fetch_failed',
+  'quota_exceeded',
   'service_unavailable',
 ] as const satisfies readonly ErrorCode[];
 

@@ -28,7 +28,7 @@ export interface Storage {
   readonly readDb: Kysely<Database>;
   /**
    * Runs `work` on a scan connection once `tenant`'s turn comes (scans.ts); rejects with
-   * TooManyScans when the tenant has SCAN_WAITING_PER_TENANT scans waiting already, and with
+   * TooManyWaiting when the tenant has SCAN_WAITING_PER_TENANT scans waiting already, and with
    * ScanTimedOut when `work` runs past the scan time limit (its statement is stopped or set aside).
    */
   scan<T>(tenant: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T>;

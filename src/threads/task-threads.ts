@@ -5,7 +5,13 @@
  * thread it delays only its own answer.
  *
  * A piscina pool of a fixed number of threads, started on first use and kept (their code
- * stays compiled); one task per thread at a time, the rest queued in order. A thread that
+ * stays compiled); one task per thread at a time, the rest queued in order. A copilot's
+ * documents (validations, tool definitions, fixes, changes between versions: the tasks a
+ * client can ask for again and again) take fair turns among copilots first (fair-turns.ts):
+ * a copilot runs at most one task less than there are threads (at least one), copilots
+ * waiting are served round robin, and a copilot with TASKS_WAITING_PER_TENANT waiting has
+ * one more refused (429). So one copilot's flood of large documents delays another's by one
+ * task at most. A thread that
  * dies fails its own task only and is replaced for the next one. Idle threads do not keep
  * the process alive (piscina unrefs them). What piscina does not bound is the memory of
  * its queue: a counter around `run` does. Once a task waits for a thread, a new task whose
@@ -21,6 +27,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
+import { FairTurns, TooManyWaiting } from '../fair-turns.js';
 import type { ApiChange } from '../domain/api-changes/diff.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
@@ -54,6 +61,9 @@ export interface TaskThreadsOptions {
 /** Input bytes the tasks not yet answered may hold while tasks wait for a thread. */
 export const MAX_QUEUED_BYTES = 256 * 1024 * 1024;
 
+/** A copilot's tasks waiting for their turn; one more is refused (429). */
+export const TASKS_WAITING_PER_TENANT = 8;
+
 const stopped = () => new TaskThreadError('stopped', 'The task threads were stopped.');
 
 /** Built once per process by its composition root (the server, the tests' harness); closed with it. */
@@ -67,8 +77,12 @@ export class TaskThreads {
   /** Tasks sent to the pool and not yet answered (running or waiting), and their input bytes. */
   private pending = 0;
   private pendingBytes = 0;
+  /** The turns of the tasks that name a tenant (a copilot), one slot per thread. */
+  private readonly turns: FairTurns;
 
-  constructor(private readonly options: TaskThreadsOptions) {}
+  constructor(private readonly options: TaskThreadsOptions) {
+    this.turns = new FairTurns(options.threads, Math.max(1, options.threads - 1), TASKS_WAITING_PER_TENANT);
+  }
 
   /** A pool of its own running the same program (its threads start at its first task). */
   alike(threads: number): TaskThreads {
@@ -83,21 +97,28 @@ export class TaskThreads {
   /**
    * Runs a task on a thread. `bytes`: the size of its input, counted against the queue's
    * bound; `transfer`: buffers of the arguments that move to the thread instead of being
-   * copied (unusable here once the task is sent).
+   * copied (unusable here once the task is sent); `tenant`: the copilot whose turn it waits
+   * for (rejects with TooManyWaiting when that copilot has too many waiting).
    */
-  async run<K extends TaskName>(task: K, args: Parameters<Tasks[K]>, opts: { bytes?: number; transfer?: ArrayBuffer[] } = {}): Promise<ReturnType<Tasks[K]>> {
+  async run<K extends TaskName>(
+    task: K,
+    args: Parameters<Tasks[K]>,
+    opts: { bytes?: number; transfer?: ArrayBuffer[]; tenant?: string } = {},
+  ): Promise<ReturnType<Tasks[K]>> {
     if (this.closed) throw stopped();
     const pool = this.start();
     const bytes = opts.bytes ?? 0;
-    if (pool.queueSize > 0 && this.pendingBytes + bytes > (this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES)) {
+    if (this.queued(pool) > 0 && this.pendingBytes + bytes > (this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES)) {
       throw new TaskThreadError('busy', 'The task threads have too much work queued.');
     }
     this.pending++;
     this.pendingBytes += bytes;
     let answer: TaskAnswer;
     try {
-      answer = await pool.run({ task, args }, { transferList: opts.transfer ?? [] });
+      const onThread = () => pool.run({ task, args }, { transferList: opts.transfer ?? [] });
+      answer = await (opts.tenant === undefined ? onThread() : this.turns.run(opts.tenant, onThread));
     } catch (err) {
+      if (err instanceof TooManyWaiting) throw err;
       // The worker never throws (worker.ts): this is the pool's own failure.
       throw this.closed ? stopped() : new TaskThreadError('crashed', `The task thread failed: ${(err as Error).message}`);
     } finally {
@@ -108,16 +129,27 @@ export class TaskThreads {
     return answer.value as ReturnType<Tasks[K]>;
   }
 
-  /** Threads running, threads busy with a task, tasks waiting for a thread, and how long tasks waited (ms, since the start). */
-  stats(): { threads: number; busy: number; queued: number; waitP50Ms: number; waitP99Ms: number } {
-    if (!this.pool) return { threads: 0, busy: 0, queued: 0, waitP50Ms: 0, waitP99Ms: 0 };
+  /** Tasks waiting: for a copilot's turn, or for a thread. */
+  private queued(pool: Piscina<TaskRequest, TaskAnswer>): number {
+    return pool.queueSize + this.turns.stats().waiting;
+  }
+
+  /**
+   * Threads running, threads busy with a task, tasks waiting (for a copilot's turn or a thread),
+   * tasks refused since the start because their copilot had too many waiting, and how long
+   * tasks waited for a thread once their turn came (ms, since the start).
+   */
+  stats(): { threads: number; busy: number; queued: number; refused: number; waitP50Ms: number; waitP99Ms: number } {
+    const refused = this.turns.stats().refused;
+    if (!this.pool) return { threads: 0, busy: 0, queued: 0, refused, waitP50Ms: 0, waitP99Ms: 0 };
     const threads = this.pool.threads.length;
-    const queued = this.pool.queueSize;
+    const queued = this.queued(this.pool);
     const wait = this.pool.histogram.waitTime;
     return {
       threads,
       busy: Math.max(0, Math.min(threads, this.pending - queued)),
       queued,
+      refused,
       waitP50Ms: Number.isFinite(wait.p50) ? wait.p50 : 0,
       waitP99Ms: Number.isFinite(wait.p99) ? wait.p99 : 0,
     };
@@ -134,45 +166,48 @@ export class TaskThreads {
   /**
    * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
    * back (never copied): what the validation cache keeps. The document's bytes are copied
-   * to the thread.
+   * to the thread. `tenant`: the copilot whose turn it takes (here and below).
    */
-  answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
-    return this.answerOn(src, opts, []);
+  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+    return this.answerOn(tenant, src, opts, []);
   }
 
   /**
    * The same, the document's bytes moved to the thread rather than copied when they are the
    * whole of their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
    */
-  answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
-    return this.answerOn(src, opts, movable(src.bytes));
+  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+    return this.answerOn(tenant, src, opts, movable(src.bytes));
   }
 
   /** The readiness summary of a validation's answer, read on a task thread (the answer is copied there). */
-  readinessOnThread(answer: Buffer): Promise<UploadReadiness | null> {
-    return this.runForRequest('readiness', [answer], { bytes: answer.length });
+  readinessOnThread(tenant: string, answer: Buffer): Promise<UploadReadiness | null> {
+    return this.runForRequest('readiness', [answer], { bytes: answer.length, tenant });
   }
 
   /** The changes between two accepted versions of an API description, computed on a task thread. */
-  changesOnThread(before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
-    return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length });
+  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
+    return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length, tenant });
   }
 
   /** The tool definitions of an accepted API description, built on a task thread. */
-  toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]> {
-    return this.runForRequest('tools', [src, platform, maxChars], { bytes: src.bytes.length });
+  toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]> {
+    return this.runForRequest('tools', [src, platform, maxChars], { bytes: src.bytes.length, tenant });
   }
 
   /** The fixes of an accepted API description as an OpenAPI Overlay, computed on a task thread. */
-  fixesOnThread(src: DocumentSource): Promise<Overlay> {
-    return this.runForRequest('fixes', [src], { bytes: src.bytes.length });
+  fixesOnThread(tenant: string, src: DocumentSource): Promise<Overlay> {
+    return this.runForRequest('fixes', [src], { bytes: src.bytes.length, tenant });
   }
 
-  /** A task for a request: a full queue is the service's 503 (the service is busy `doing`), not a failure. */
+  /**
+   * A task for a request: a full queue is the service's 503 (the service is busy `doing`), and
+   * a copilot with too many tasks waiting its 429, not failures.
+   */
   private async runForRequest<K extends TaskName>(
     task: K,
     args: Parameters<Tasks[K]>,
-    opts: { bytes: number; transfer?: ArrayBuffer[] },
+    opts: { bytes: number; transfer?: ArrayBuffer[]; tenant?: string },
     doing = 'with other documents',
   ): Promise<ReturnType<Tasks[K]>> {
     try {
@@ -180,6 +215,13 @@ export class TaskThreads {
     } catch (err) {
       if (err instanceof TaskThreadError && err.reason === 'busy') {
         throw new AppError('service_unavailable', `The service is busy ${doing}; try again shortly.`);
+      }
+      if (err instanceof TooManyWaiting) {
+        throw new AppError(
+          'quota_exceeded',
+          `This copilot has ${err.waiting} API descriptions waiting to be read already, its limit; try again when they have answered.`,
+          { waiting: err.waiting },
+        );
       }
       throw err;
     }
@@ -231,8 +273,8 @@ export class TaskThreads {
     return this.run('sitemap', [body, scope, maxBytes], { bytes: body.length, transfer: movable(body) });
   }
 
-  private async answerOn(src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {
-    const bytes = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer }, 'validating other documents');
+  private async answerOn(tenant: string, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {
+    const bytes = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer, tenant }, 'validating other documents');
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 

@@ -55,15 +55,16 @@ for (const dialect of DIALECTS) {
         expect(res.body).toMatch(/^process_cpu_user_seconds_total /m);
       });
 
-      it("reports the app's own task threads (busy, idle, queued)", async () => {
+      it("reports the app's own task threads (busy, idle, queued, refused)", async () => {
         await t.taskThreads.run('validate', [{ bytes: Buffer.from('{"openapi":"3.0.3","paths":{}}'), fileName: 'a.json' }, {}]);
         expect(t.taskThreads.stats().threads).toBeGreaterThan(0);
         const body = (await call(t, 'GET', '/metrics', { key: null })).body;
         expect(body).toContain('# TYPE task_threads gauge');
-        const { threads, busy, queued } = t.taskThreads.stats();
+        const { threads, busy, queued, refused } = t.taskThreads.stats();
         expect(body).toMatch(new RegExp(`^task_threads\\{state="busy"\\} ${busy}$`, 'm'));
         expect(body).toMatch(new RegExp(`^task_threads\\{state="idle"\\} ${threads - busy}$`, 'm'));
         expect(body).toMatch(new RegExp(`^task_threads\\{state="queued"\\} ${queued}$`, 'm'));
+        expect(body).toMatch(new RegExp(`^task_threads\\{state="refused"\\} ${refused}$`, 'm'));
       });
 
       it('keeps labels bounded: unknown URLs share one label', async () => {

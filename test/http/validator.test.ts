@@ -532,7 +532,7 @@ for (const dialect of DIALECTS) {
         try {
           expectValidation(await call(t, 'GET', validatorPath(stored.id)), stored.id);
           expectValidation(await call(t, 'GET', validatorPath(fetched.id)), fetched.id);
-          expect(render.mock.calls.map(([, opts]) => opts.scanNestingFirst ?? true)).toEqual([false, true]);
+          expect(render.mock.calls.map(([, , opts]) => opts.scanNestingFirst ?? true)).toEqual([false, true]);
         } finally {
           render.mockRestore();
         }

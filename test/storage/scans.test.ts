@@ -3,7 +3,8 @@
  * connection, waiting tenants are served round robin, and a tenant's queue is bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { FairScans, ScanTimedOut, TooManyScans, withinTimeLimit } from '../../src/storage/scans.js';
+import { TooManyWaiting } from '../../src/fair-turns.js';
+import { FairScans, ScanTimedOut, withinTimeLimit } from '../../src/storage/scans.js';
 
 /** A scan that runs until the test ends it: records its start (tenant, slot) and settles on demand. */
 function harness(scans: FairScans) {
@@ -18,7 +19,7 @@ function harness(scans: FairScans) {
       })
       .then(
         (value) => settled.push(`${value} ok`),
-        (err: Error) => settled.push(`${err instanceof TooManyScans ? `refused ${name}` : `${err.message} failed`}`),
+        (err: Error) => settled.push(`${err instanceof TooManyWaiting ? `refused ${name}` : `${err.message} failed`}`),
       );
   const end = async (name: string, fail = false) => {
     endings.get(name)!(fail);

@@ -8,9 +8,10 @@ import { ExtractError, extractText } from '../../src/domain/knowledgebase/extrac
 import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
 import { passageTerms } from '../../src/text/search-terms.js';
 import { createValidationCache, renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
-import { MAX_QUEUED_BYTES, TaskThreadError, TaskThreads } from '../../src/threads/task-threads.js';
+import { MAX_QUEUED_BYTES, TASKS_WAITING_PER_TENANT, TaskThreadError, TaskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { builtModule, runNodeScript } from '../support/built-sources.js';
+import { holdingTask } from '../support/task-threads.js';
 import { copilotPath, createCopilot, swaggerPath } from '../support/http.js';
 
 const FIXTURES = path.resolve('test/fixtures');
@@ -43,15 +44,15 @@ describe('task threads: the same answers as on the main thread', () => {
   it('moves the bytes of a document read for one validation to the thread; copies a slice of a larger buffer', async () => {
     const expected = renderFresh(spec('petstore3.json')).toString('utf8');
     const whole = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
-    expect((await pool.answerOnThreadMovingBytes(whole, {})).toString('utf8')).toBe(expected);
+    expect((await pool.answerOnThreadMovingBytes('c', whole, {})).toString('utf8')).toBe(expected);
     expect(whole.bytes.byteLength).toBe(0); // moved, not copied
     const inside = Buffer.concat([Buffer.from('xx'), spec('petstore3.json').bytes]).subarray(2);
     const slice = { ...spec('petstore3.json'), bytes: inside };
-    expect((await pool.answerOnThreadMovingBytes(slice, {})).toString('utf8')).toBe(expected);
+    expect((await pool.answerOnThreadMovingBytes('c', slice, {})).toString('utf8')).toBe(expected);
     expect(slice.bytes.equals(spec('petstore3.json').bytes)).toBe(true); // the rest of its buffer stays
     // answerOnThread copies: the caller keeps its bytes.
     const kept = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
-    const answer = await pool.answerOnThread(kept, {});
+    const answer = await pool.answerOnThread('c', kept, {});
     expect(answer.toString('utf8')).toBe(expected);
     expect(kept.bytes.equals(spec('petstore3.json').bytes)).toBe(true);
     // The answer came back in a buffer of its own (moved, not a view into a larger one).
@@ -123,29 +124,20 @@ describe('task threads: scheduling and failure', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A task on the stand-in that holds its thread until release(). */
-  async function blocking(pool: TaskThreads): Promise<{ done: Promise<unknown>; release: () => void }> {
-    const flag = new Int32Array(new SharedArrayBuffer(4));
-    const done = pool.run('validate', [flag.buffer as unknown as DocumentSource, {}]).then(
-      (value) => value,
-      (err: unknown) => err,
-    );
+  /** A task on the stand-in that holds its thread until release(), once a thread runs it. */
+  async function blocking(pool: TaskThreads, tenant?: string): Promise<{ done: Promise<unknown>; release: () => void }> {
+    const task = holdingTask(pool, tenant);
     let settled = false;
-    void done.finally(() => (settled = true));
+    void task.done.finally(() => (settled = true));
     // Until the thread raises the flag: it is running the task.
-    while (Atomics.load(flag, 0) === 0) {
-      if (settled) throw new Error(`The task ended before it blocked: ${String(await done)}`);
+    while (!task.started()) {
+      if (settled) throw new Error(`The task ended before it blocked: ${String(await task.done)}`);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return {
-      done,
-      release: () => {
-        Atomics.store(flag, 0, 2);
-        Atomics.notify(flag, 0);
-      },
-    };
+    return task;
   }
-  const echo = (pool: TaskThreads, value: string, bytes?: number) => pool.run('validate', [value as unknown as DocumentSource, {}], { bytes });
+  const echo = (pool: TaskThreads, value: string, bytes?: number, tenant?: string) =>
+    pool.run('validate', [value as unknown as DocumentSource, {}], { bytes, tenant });
 
   it('queues tasks beyond its threads and answers each its own result', async () => {
     const pool = new TaskThreads({ threads: 1, script: WORKER });
@@ -153,6 +145,70 @@ describe('task threads: scheduling and failure', () => {
       const results = await Promise.all([0, 1, 2, 3, 4].map((i) => pool.run('validate', [operation(i), {}])));
       for (const [i, text] of results.entries()) expect(JSON.parse(text).all_endpoints[0].operationId).toBe(`op${i}`);
       expect(pool.stats()).toMatchObject({ threads: 1, busy: 0, queued: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a copilot never holds every thread: another copilot’s task runs while the first one’s wait', async () => {
+    const pool = new TaskThreads({ threads: 2, script: standIn });
+    try {
+      const a1 = await blocking(pool, 'copilot-a');
+      const a2 = holdingTask(pool, 'copilot-a');
+      let b: unknown;
+      const bDone = echo(pool, 'b', undefined, 'copilot-b').then((value) => (b = value));
+      // Whichever comes first: copilot a's second task takes the other thread, or copilot b is answered.
+      while (b === undefined && !a2.started()) await new Promise((resolve) => setImmediate(resolve));
+      expect(b).toBe('b');
+      expect(a2.started()).toBe(false);
+      expect(pool.stats()).toMatchObject({ busy: 1, queued: 1 });
+      // Once the first ends, the second runs.
+      a1.release();
+      expect(await a1.done).toBe('released');
+      while (!a2.started()) await new Promise((resolve) => setImmediate(resolve));
+      a2.release();
+      expect(await a2.done).toBe('released');
+      await bDone;
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('serves copilots waiting for a thread round robin, each one’s tasks in order', async () => {
+    const pool = new TaskThreads({ threads: 1, script: standIn });
+    try {
+      const running = await blocking(pool, 'copilot-a');
+      const answered: string[] = [];
+      const tasks = [
+        ['a1', 'copilot-a'],
+        ['a2', 'copilot-a'],
+        ['a3', 'copilot-a'],
+        ['b1', 'copilot-b'],
+        ['c1', 'copilot-c'],
+      ].map(([value, tenant]) => echo(pool, value!, undefined, tenant).then((v) => answered.push(v)));
+      // A task without a copilot (a page's passages) is not held by their turns.
+      const page = echo(pool, 'page').then((v) => answered.push(v));
+      running.release();
+      await Promise.all([...tasks, page]);
+      expect(answered.filter((v) => v !== 'page')).toEqual(['a1', 'b1', 'c1', 'a2', 'a3']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('refuses a copilot’s task beyond its waiting limit at once (429), and no other copilot’s', async () => {
+    const pool = new TaskThreads({ threads: 1, script: standIn });
+    try {
+      const running = await blocking(pool, 'copilot-a');
+      const waiting = Array.from({ length: TASKS_WAITING_PER_TENANT }, (_, i) => echo(pool, `a${i}`, undefined, 'copilot-a'));
+      const refused = await rejection(pool.fixesOnThread('copilot-a', json('{}')));
+      expect(refused).toSatisfy(isAppError);
+      expect(refused).toMatchObject({ code: 'quota_exceeded', status: 429, details: { waiting: TASKS_WAITING_PER_TENANT } });
+      expect(pool.stats()).toMatchObject({ queued: TASKS_WAITING_PER_TENANT, refused: 1 });
+      const other = echo(pool, 'b', undefined, 'copilot-b');
+      running.release();
+      expect(await Promise.all(waiting)).toEqual(waiting.map((_, i) => `a${i}`));
+      expect(await other).toBe('b');
     } finally {
       await pool.close();
     }
@@ -234,7 +290,7 @@ describe('task threads: scheduling and failure', () => {
     try {
       const running = await blocking(pool);
       const big = echo(pool, 'big', MAX_QUEUED_BYTES).catch((err: unknown) => err);
-      const refused = await rejection(cache.answer(operation(7), {}, (src, opts) => pool.answerOnThread(src, opts)));
+      const refused = await rejection(cache.answer(operation(7), {}, (src, opts) => pool.answerOnThread('c', src, opts)));
       expect(refused).toSatisfy(isAppError);
       expect(refused).toMatchObject({ code: 'service_unavailable', status: 503 });
       expect(cache.stats().entries).toBe(0);

@@ -20,7 +20,7 @@ import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot
 
 /** What computes the changes between two accepted documents, away from the event loop (the task threads). */
 export interface ChangeDiffer {
-  changesOnThread(before: DocumentSource, after: DocumentSource): Promise<ApiChange[]>;
+  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<ApiChange[]>;
 }
 
 export interface HistoryDeps {
@@ -79,7 +79,11 @@ async function recordInTransaction<T>(
     const same = base?.sha256 === doc.sha256;
     const changes =
       base && !same
-        ? await deps.differ.changesOnThread({ bytes: Buffer.from(base.content), mediaType: base.media_type }, { bytes: doc.bytes, mediaType: doc.mediaType })
+        ? await deps.differ.changesOnThread(
+            copilotId,
+            { bytes: Buffer.from(base.content), mediaType: base.media_type },
+            { bytes: doc.bytes, mediaType: doc.mediaType },
+          )
         : [];
     try {
       return await inTransaction(db, async (trx) => {
@@ -193,8 +197,8 @@ const isHttpUrl = (url: string) => /^https?:\/\//i.test(url);
 
 export interface SyncDeps extends HistoryDeps {
   policy: FetchPolicy;
-  /** Checks a fetched document (throws invalid_swagger_file), e.g. by validating it into the cache. */
-  check(src: DocumentSource, sha256: string): Promise<void>;
+  /** Checks a copilot's fetched document (throws invalid_swagger_file), e.g. by validating it into the cache. */
+  check(copilotId: string, src: DocumentSource, sha256: string): Promise<void>;
   /** SYNC_INTERVAL_MS: the time between two syncs of a copilot, ±10% so that copilots spread out. */
   intervalMs: number;
   /** Names this instance in the leases. */
@@ -266,7 +270,7 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     const source = fetchedSource(fetched);
     const mediaType = DOCUMENT_MEDIA_TYPES[detectFormat(source)];
     try {
-      await deps.check(source, sha256);
+      await deps.check(copilotId, source, sha256);
     } catch (err) {
       if (err instanceof AppError) return await finish({ status: 'failed', version: null, error: err.message }, fetched);
       throw err;

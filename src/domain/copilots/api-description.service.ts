@@ -31,19 +31,21 @@ import { sanitizeOriginalFileName } from './original-file-name.js';
 
 /**
  * What renders a validation answer (its UTF-8 bytes) away from the event loop, where a
- * hostile document delays only its own answer: the task threads.
+ * hostile document delays only its own answer: the task threads. `tenant`: the copilot the
+ * work is for; copilots take fair turns (a flood of one copilot's documents delays another's
+ * by one at most).
  */
 export interface ValidationRenderer {
   /** The document's bytes are copied; the caller keeps them. */
-  answerOnThread(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
   /** The document's bytes move away when they are the whole of their buffer (read for this validation only). */
-  answerOnThreadMovingBytes(src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
+  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
   /** The score and ready platforms of a validation's answer (what an upload stores, issue 17 §3). */
-  readinessOnThread(answer: Buffer): Promise<UploadReadiness | null>;
+  readinessOnThread(tenant: string, answer: Buffer): Promise<UploadReadiness | null>;
   /** The tool definitions of an accepted document (GET …/tools). */
-  toolsOnThread(src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
+  toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
   /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes). */
-  fixesOnThread(src: DocumentSource): Promise<Overlay>;
+  fixesOnThread(tenant: string, src: DocumentSource): Promise<Overlay>;
 }
 
 /** The process's validation cache, what renders the answers it lacks, and what keeps the versions. */
@@ -70,7 +72,7 @@ interface CheckedDocument {
   readiness: UploadReadiness | null;
 }
 
-async function checkDocument(validation: ValidationDeps, upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
+async function checkDocument(validation: ValidationDeps, tenant: string, upload: UploadedDocument, maxBytes: number): Promise<CheckedDocument> {
   if (upload.bytes.length === 0) throw new AppError('invalid_swagger_file', 'The API description is empty.');
   if (upload.bytes.length > maxBytes) {
     throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
@@ -81,7 +83,7 @@ async function checkDocument(validation: ValidationDeps, upload: UploadedDocumen
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document
   // delays only its own answer.
-  const answer = await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(src, opts));
+  const answer = await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(tenant, src, opts));
   const format = detectFormat(source);
   return {
     fileName: `${randomAlphanumeric(20)}.${format}`,
@@ -90,7 +92,7 @@ async function checkDocument(validation: ValidationDeps, upload: UploadedDocumen
     bytes: upload.bytes,
     originalName: sanitizeOriginalFileName(upload.fileName),
     // The answer's summary, read on a task thread: a large document's answer is large.
-    readiness: await validation.renderer.readinessOnThread(answer),
+    readiness: await validation.renderer.readinessOnThread(tenant, answer),
   };
 }
 
@@ -128,7 +130,7 @@ export async function uploadApiDescription(
 ): Promise<Copilot> {
   // 404 before the document is checked: an unknown copilot costs no parsing.
   const copilot = await getCopilot(db, copilotId);
-  const doc = await checkDocument(validation, upload, maxBytes);
+  const doc = await checkDocument(validation, copilot.id, upload, maxBytes);
   const { result } = await recordVersion(db, validation.history, copilot.id, uploadedVersion(doc), async (trx) => {
     await storeDocument(trx, copilot.id, doc);
     await auditUpload(trx, actor, copilot.id, doc);
@@ -148,7 +150,8 @@ export async function createCopilotWithApiDescription(
   maxBytes: number,
   actor?: Principal,
 ): Promise<Copilot> {
-  const doc = await checkDocument(validation, upload, maxBytes);
+  // Not a copilot's yet: the key creating it takes the turn.
+  const doc = await checkDocument(validation, actor?.kind === 'key' ? `key:${actor.keyId}` : 'anonymous', upload, maxBytes);
   return inTransaction(db, async (trx) => {
     const created = await createCopilot(trx, input, actor);
     await storeDocument(trx, created.id, doc);
@@ -223,7 +226,7 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     if (cached !== undefined) return answer(cached);
   }
   const { source, options } = await readDocument(db, copilot, policy);
-  return answer(await validation.cache.answer(source, options, movingBytes(validation)));
+  return answer(await validation.cache.answer(source, options, movingBytes(validation, copilot.id)));
 }
 
 /**
@@ -253,9 +256,9 @@ async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Prom
 
 /** Renders with the document's bytes moved to the renderer: for bytes read for this validation only. */
 const movingBytes =
-  ({ renderer }: ValidationDeps) =>
+  ({ renderer }: ValidationDeps, tenant: string) =>
   (src: DocumentSource, opts: ParseOptions) =>
-    renderer.answerOnThreadMovingBytes(src, opts);
+    renderer.answerOnThreadMovingBytes(tenant, src, opts);
 
 /**
  * The copilot's API description as bytes (stored, or fetched under the guarded-fetch rules),
@@ -274,6 +277,6 @@ export async function copilotDocumentSource(
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
   const { source, options } = await readDocument(db, copilot, policy);
   // Copied to the thread, not moved: the caller reads these bytes next.
-  await validation.cache.answer(source, options, (src, opts) => validation.renderer.answerOnThread(src, opts));
+  await validation.cache.answer(source, options, (src, opts) => validation.renderer.answerOnThread(copilot.id, src, opts));
   return { copilotId: copilot.id, source };
 }

@@ -3,7 +3,8 @@ import { recordAudit } from '../audit.js';
 import type { DialectName, Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import type { Db, KbLinkRow } from '../../storage/schema.js';
-import { ScanTimedOut, TooManyScans } from '../../storage/scans.js';
+import { TooManyWaiting } from '../../fair-turns.js';
+import { ScanTimedOut } from '../../storage/scans.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
@@ -148,7 +149,7 @@ export async function searchKnowledgeBase(
       kb.searchPassages(db, storage.dialect, id, terms, limit, (blobs, totals, n, excluded) => scorer.scoreOnThread(blobs, totals, n, excluded)),
     )
     .catch((err: unknown) => {
-      if (err instanceof TooManyScans) {
+      if (err instanceof TooManyWaiting) {
         throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {
           waiting: err.waiting,
         });

@@ -148,7 +148,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
         params: CopilotIdParams,
         response: {
           200: jsonAnswer('What the sync found', SyncResult),
-          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'conflict', 'service_unavailable'),
+          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'swagger_missing', 'conflict', 'quota_exceeded', 'service_unavailable'),
         },
       },
     },

@@ -55,7 +55,7 @@ export function validatorExtrasRoutes(
       const { copilotId, source } = await read(request.params.id);
       const { platform } = request.query;
       // On a task thread: a large document delays only its own answer.
-      const tools = await validation.renderer.toolsOnThread(source, platform, maxAnswerChars(source.bytes.length));
+      const tools = await validation.renderer.toolsOnThread(copilotId, source, platform, maxAnswerChars(source.bytes.length));
       return { chatbot_id: copilotId, platform, tools };
     },
   );
@@ -81,8 +81,8 @@ export function validatorExtrasRoutes(
       },
     },
     async (request, reply) => {
-      const { source } = await read(request.params.id);
-      const overlay = await validation.renderer.fixesOnThread(source);
+      const { copilotId, source } = await read(request.params.id);
+      const overlay = await validation.renderer.fixesOnThread(copilotId, source);
       if (!wantsYaml(request.headers.accept)) return overlay;
       return reply.type('application/yaml; charset=utf-8').send(writeYaml(overlay));
     },
