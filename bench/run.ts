@@ -40,6 +40,7 @@ import { benchSearch, type SearchResult } from './sections/kb-search.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
 import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
+import { benchFairTurns, type FairTurnsResult } from './sections/fair-turns.js';
 import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
 
 export interface BenchOptions {
@@ -66,6 +67,7 @@ export interface BenchResults {
   validator_cli?: FileResult[];
   validator_http?: HttpValidationResult[];
   hostile_documents?: HostileSection;
+  fair_turns?: FairTurnsResult;
   list_copilots?: ListResult[];
   knowledge_base?: {
     ingestion: IngestionResult[];
@@ -442,6 +444,21 @@ export function renderReport(r: BenchResults): string {
       `List requests sent at ${lists.per_second}/s during the container-dense rounds (upload, hashing, validation on a task thread, storing): p50 ${lists.p50_ms} ms, p99 ${lists.p99_ms} ms, max ${lists.max_ms} ms (n=${lists.n}${lists.failed ? `, ${lists.failed} failed` : ''}).`,
     );
   }
+  if (r.fair_turns) {
+    const f = r.fair_turns;
+    const answers = Object.entries(f.flood_statuses)
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ');
+    out.push(
+      '',
+      "#### Fair turns on the task threads (one copilot's flood of GET …/fixes; another copilot's upload meanwhile; medians of the rounds; no target)",
+      '',
+      table(
+        ['flooding copilot', 'requests at once', 'their answers', 'flood answered', "other copilot's upload alone", 'during the flood'],
+        [[f.large, `${f.flood_requests}`, answers, `${f.flood_ms} ms`, `${f.other_alone_ms} ms (${f.small})`, `${f.other_during_flood_ms} ms (n=${f.rounds})`]],
+      ),
+    );
+  }
   if (r.list_copilots) {
     out.push('', "### 3. List copilots (GET /backend/api/copilots?limit=100, open loop; latency from each request's due time)", '');
     const rows = r.list_copilots.map((l) => [
@@ -646,6 +663,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         rounds: opts.quick ? 1 : 5,
         log: opts.log,
       });
+      opts.log("  one copilot's flood of GET …/fixes, another copilot's upload meanwhile");
+      results.fair_turns = await benchFairTurns(
+        host,
+        service,
+        opts.quick
+          ? { large: byId.get('slack.json')!, small: byId.get('gen-50.json')! }
+          : { large: byId.get('gen-4MiB.json')!, small: byId.get('slack.json')! },
+        { rounds: opts.quick ? 1 : 5, log: opts.log },
+      );
     });
   }
   if (opts.sections.has(3)) {
