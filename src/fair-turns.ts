@@ -7,7 +7,7 @@
  * - a tenant runs at most `perTenant` pieces of work at once (one less than there are slots, at
  *   least one), so one tenant's slow work never holds every slot;
  * - work waiting for a slot is served round robin by tenant, first come first served within a
- *   tenant: a tenant's long queue delays another tenant by one piece of work at most;
+ *   tenant: a tenant's long queue delays each piece of another tenant's by one piece at most;
  * - a tenant has at most `maxWaiting` pieces waiting; one more is refused at once
  *   (`TooManyWaiting`, answered 429) rather than queued without bound.
  */

@@ -32,8 +32,8 @@ import { sanitizeOriginalFileName } from './original-file-name.js';
 /**
  * What renders a validation answer (its UTF-8 bytes) away from the event loop, where a
  * hostile document delays only its own answer: the task threads. `tenant`: the copilot the
- * work is for; copilots take fair turns (a flood of one copilot's documents delays another's
- * by one at most).
+ * work is for; copilots take fair turns (a flood of one copilot's documents delays each task
+ * of another's by one task at most).
  */
 export interface ValidationRenderer {
   /** The document's bytes are copied; the caller keeps them. */
