@@ -77,11 +77,14 @@ export class TaskThreads {
   /** Tasks sent to the pool and not yet answered (running or waiting), and their input bytes. */
   private pending = 0;
   private pendingBytes = 0;
+  /** Threads in the pool: at least one. */
+  private readonly threads: number;
   /** The turns of the tasks that name a tenant (a copilot), one slot per thread. */
   private readonly turns: FairTurns;
 
   constructor(private readonly options: TaskThreadsOptions) {
-    this.turns = new FairTurns(options.threads, Math.max(1, options.threads - 1), TASKS_WAITING_PER_TENANT);
+    this.threads = Math.max(1, options.threads);
+    this.turns = new FairTurns(this.threads, Math.max(1, this.threads - 1), TASKS_WAITING_PER_TENANT);
   }
 
   /** A pool of its own running the same program (its threads start at its first task). */
@@ -280,12 +283,11 @@ export class TaskThreads {
 
   private start(): Piscina<TaskRequest, TaskAnswer> {
     if (this.pool) return this.pool;
-    const threads = Math.max(1, this.options.threads);
     const pool = new Piscina<TaskRequest, TaskAnswer>({
       filename: fileURLToPath(this.options.script ?? new URL('./worker.js', import.meta.url)),
       // A fixed pool: the minimum keeps the count, and a thread that dies is replaced at once.
-      minThreads: threads,
-      maxThreads: threads,
+      minThreads: this.threads,
+      maxThreads: this.threads,
       idleTimeout: Infinity,
       concurrentTasksPerWorker: 1,
     });
