@@ -30,8 +30,7 @@ import { AppError } from '../errors.js';
 import { FairTurns, TooManyWaiting } from '../fair-turns.js';
 import type { ApiChange } from '../domain/api-changes/diff.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
-import type { DocumentSource, ParseOptions } from '../domain/validator/index.js';
-import type { UploadReadiness } from '../domain/validator/upload-readiness.js';
+import type { DocumentSource, ParseOptions, RenderedAnswer } from '../domain/validator/index.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
@@ -168,10 +167,10 @@ export class TaskThreads {
 
   /**
    * A validation's answer as UTF-8 bytes, rendered and encoded on a task thread and moved
-   * back (never copied): what the validation cache keeps. The document's bytes are copied
+   * back (never copied), with its readiness summary: what the validation cache keeps. The document's bytes are copied
    * to the thread. `tenant`: the copilot whose turn it takes (here and below).
    */
-  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer<Buffer>> {
     return this.answerOn(tenant, src, opts, []);
   }
 
@@ -179,13 +178,8 @@ export class TaskThreads {
    * The same, the document's bytes moved to the thread rather than copied when they are the
    * whole of their buffer (a document read for this validation only): `src.bytes` is empty afterwards.
    */
-  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer> {
+  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer<Buffer>> {
     return this.answerOn(tenant, src, opts, movable(src.bytes));
-  }
-
-  /** The readiness summary of a validation's answer, read on a task thread (the answer is copied there). */
-  readinessOnThread(tenant: string, answer: Buffer): Promise<UploadReadiness | null> {
-    return this.runForRequest('readiness', [answer], { bytes: answer.length, tenant });
   }
 
   /** The changes between two accepted versions of an API description, computed on a task thread. */
@@ -276,9 +270,9 @@ export class TaskThreads {
     return this.run('sitemap', [body, scope, maxBytes], { bytes: body.length, transfer: movable(body) });
   }
 
-  private async answerOn(tenant: string, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<Buffer> {
-    const bytes = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer, tenant }, 'validating other documents');
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  private async answerOn(tenant: string, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<RenderedAnswer<Buffer>> {
+    const { answer, readiness } = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer, tenant }, 'validating other documents');
+    return { answer: Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength), readiness };
   }
 
   private start(): Piscina<TaskRequest, TaskAnswer> {

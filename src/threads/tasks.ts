@@ -20,9 +20,8 @@ import {
   scorePassages,
 } from '../domain/knowledgebase/search-index.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
-import { parseDocument, renderFresh, type DocumentSource, type ParseOptions } from '../domain/validator/index.js';
+import { parseDocument, renderFresh, renderValidation, type DocumentSource, type ParseOptions, type RenderedAnswer } from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
-import { readinessOfAnswer, type UploadReadiness } from '../domain/validator/upload-readiness.js';
 import { toolDefinitions } from '../domain/validator/tools.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 
@@ -39,19 +38,13 @@ export const tasks = {
   },
   /**
    * The same as UTF-8 bytes, encoded here rather than on the event loop, in a buffer of
-   * their own: the thread moves it to the caller instead of copying it (worker.ts).
+   * their own: the thread moves it to the caller instead of copying it (worker.ts). With its
+   * readiness summary, which the validation cache keeps beside it for uploads (issue 17 §3).
    */
-  answer(src: DocumentSource, opts: ParseOptions): Uint8Array {
-    const bytes = renderFresh({ ...src, bytes: asBuffer(src.bytes) }, opts);
+  answer(src: DocumentSource, opts: ParseOptions): RenderedAnswer {
+    const { answer, readiness } = renderValidation({ ...src, bytes: asBuffer(src.bytes) }, opts);
     // Short answers are put together in Node's shared pool: copied out of it.
-    return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
-  },
-  /**
-   * The readiness summary of a validation's answer (its JSON bytes): the score and the platforms
-   * it is ready for, read here because the answer of a large document is large (issue 17 §3).
-   */
-  readiness(answer: Uint8Array): UploadReadiness | null {
-    return readinessOfAnswer(asBuffer(answer));
+    return { answer: ownsItsBuffer(answer) ? answer : new Uint8Array(answer), readiness };
   },
   /** The tool definitions an LLM would be given for an accepted API description. */
   tools(src: DocumentSource, platform: ToolPlatform, maxChars: number): ToolDefinition[] {

@@ -4,7 +4,7 @@
  * by GET /backend/api/copilots/summaries?ids=… from what is stored: the same score and
  * platforms as GET …/validator, nothing validated on the way. Also: a 413 says the limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PLATFORM_IDS } from '../../src/domain/validator/wire-types.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -48,6 +48,27 @@ for (const dialect of DIALECTS) {
           readiness: { score, ready: ready.length === PLATFORM_IDS.length, ready_platforms: ready },
         },
       ]);
+    });
+
+    it('an upload reads its readiness with its validation: one task on the threads, none for bytes validated before', async () => {
+      const tasks = vi.spyOn(t.taskThreads, 'run');
+      try {
+        // Bytes no other test sends (a trailing line): not in the validation cache yet.
+        const bytes = Buffer.concat([spec('slack.json'), Buffer.from('\n\n')]);
+        const first = await createCopilot(t);
+        expect((await putRaw(t, first.id, bytes, 'application/json')).statusCode).toBe(200);
+        expect(tasks.mock.calls.map((c) => c[0])).toEqual(['answer']);
+        tasks.mockClear();
+        // The same bytes for another copilot: the validation cache's entry holds the readiness too.
+        const second = await createCopilot(t);
+        expect((await putRaw(t, second.id, bytes, 'application/json')).statusCode).toBe(200);
+        expect(tasks.mock.calls.map((c) => c[0])).toEqual([]);
+        const validation = (await call(t, 'GET', validatorPath(second.id))).json() as { validations: { readiness: { score: number } } };
+        const summaries = (await call(t, 'GET', `${SUMMARIES}?ids=${first.id},${second.id}`)).json() as Summary[];
+        expect(summaries.map((s) => s.readiness?.score)).toEqual([validation.validations.readiness.score, validation.validations.readiness.score]);
+      } finally {
+        tasks.mockRestore();
+      }
     });
 
     it('answers in the order asked, leaving out unknown and deleted copilots; a copilot without a document has no readiness', async () => {

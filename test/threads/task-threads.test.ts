@@ -7,7 +7,7 @@ import { isAppError, type AppError } from '../../src/errors.js';
 import { ExtractError, extractText } from '../../src/domain/knowledgebase/extract.js';
 import { splitPassages, unpackPassages } from '../../src/domain/knowledgebase/passages.js';
 import { passageTerms } from '../../src/text/search-terms.js';
-import { createValidationCache, renderFresh, type DocumentSource } from '../../src/domain/validator/index.js';
+import { createValidationCache, renderFresh, renderValidation, type DocumentSource } from '../../src/domain/validator/index.js';
 import { MAX_QUEUED_BYTES, TASKS_WAITING_PER_TENANT, TaskThreadError, TaskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { builtModule, runNodeScript } from '../support/built-sources.js';
@@ -37,23 +37,24 @@ describe('task threads: the same answers as on the main thread', () => {
 
   it('renders a validation byte for byte as renderFresh does (JSON and YAML)', async () => {
     for (const name of ['petstore3.json', 'petstore3.yaml']) {
-      expect(await pool.run('validate', [spec(name), {}])).toBe(renderFresh(spec(name)).toString('utf8'));
+      expect((await pool.answerOnThread('c', spec(name), {})).answer.toString('utf8')).toBe(renderFresh(spec(name)).toString('utf8'));
     }
   });
 
   it('moves the bytes of a document read for one validation to the thread; copies a slice of a larger buffer', async () => {
     const expected = renderFresh(spec('petstore3.json')).toString('utf8');
     const whole = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
-    expect((await pool.answerOnThreadMovingBytes('c', whole, {})).toString('utf8')).toBe(expected);
+    expect((await pool.answerOnThreadMovingBytes('c', whole, {})).answer.toString('utf8')).toBe(expected);
     expect(whole.bytes.byteLength).toBe(0); // moved, not copied
     const inside = Buffer.concat([Buffer.from('xx'), spec('petstore3.json').bytes]).subarray(2);
     const slice = { ...spec('petstore3.json'), bytes: inside };
-    expect((await pool.answerOnThreadMovingBytes('c', slice, {})).toString('utf8')).toBe(expected);
+    expect((await pool.answerOnThreadMovingBytes('c', slice, {})).answer.toString('utf8')).toBe(expected);
     expect(slice.bytes.equals(spec('petstore3.json').bytes)).toBe(true); // the rest of its buffer stays
     // answerOnThread copies: the caller keeps its bytes.
     const kept = { ...spec('petstore3.json'), bytes: Buffer.from(spec('petstore3.json').bytes) };
-    const answer = await pool.answerOnThread('c', kept, {});
+    const { answer, readiness } = await pool.answerOnThread('c', kept, {});
     expect(answer.toString('utf8')).toBe(expected);
+    expect(readiness).toEqual(renderValidation(spec('petstore3.json')).readiness);
     expect(kept.bytes.equals(spec('petstore3.json').bytes)).toBe(true);
     // The answer came back in a buffer of its own (moved, not a view into a larger one).
     expect(answer.byteOffset).toBe(0);

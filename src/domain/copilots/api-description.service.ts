@@ -7,7 +7,7 @@ import type { CopilotRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type ValidationCache } from '../validator/index.js';
+import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type RenderedAnswer, type ValidationCache } from '../validator/index.js';
 import type { UploadReadiness } from '../validator/upload-readiness.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../validator/wire-types.js';
 import { recordVersion, type HistoryDeps, type NewVersion } from './api-description-history.service.js';
@@ -36,12 +36,10 @@ import { sanitizeOriginalFileName } from './original-file-name.js';
  * of another's by one task at most).
  */
 export interface ValidationRenderer {
-  /** The document's bytes are copied; the caller keeps them. */
-  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
-  /** The document's bytes move away when they are the whole of their buffer (read for this validation only). */
-  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<Buffer>;
-  /** The score and ready platforms of a validation's answer (what an upload stores, issue 17 §3). */
-  readinessOnThread(tenant: string, answer: Buffer): Promise<UploadReadiness | null>;
+  /** The answer and its readiness summary (what an upload stores, issue 17 §3). The document's bytes are copied; the caller keeps them. */
+  answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer>;
+  /** The same; the document's bytes move away when they are the whole of their buffer (read for this validation only). */
+  answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer>;
   /** The tool definitions of an accepted document (GET …/tools). */
   toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
   /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes). */
@@ -83,7 +81,7 @@ async function checkDocument(validation: ValidationDeps, tenant: string, upload:
   // parsed once, and its first validation is already an answer from the cache. Throws
   // invalid_swagger_file with the parser's position. On a task thread: a hostile document
   // delays only its own answer.
-  const answer = await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(tenant, src, opts));
+  const { readiness } = await validation.cache.answer(source, { sha256 }, (src, opts) => validation.renderer.answerOnThread(tenant, src, opts));
   const format = detectFormat(source);
   return {
     fileName: `${randomAlphanumeric(20)}.${format}`,
@@ -91,8 +89,8 @@ async function checkDocument(validation: ValidationDeps, tenant: string, upload:
     sha256,
     bytes: upload.bytes,
     originalName: sanitizeOriginalFileName(upload.fileName),
-    // The answer's summary, read on a task thread: a large document's answer is large.
-    readiness: await validation.renderer.readinessOnThread(tenant, answer),
+    // Kept with the answer in the validation cache: read from the result the answer was rendered from.
+    readiness,
   };
 }
 
@@ -226,7 +224,7 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     if (cached !== undefined) return answer(cached);
   }
   const { source, options } = await readDocument(db, copilot, policy);
-  return answer(await validation.cache.answer(source, options, movingBytes(validation, copilot.id)));
+  return answer((await validation.cache.answer(source, options, movingBytes(validation, copilot.id))).answer);
 }
 
 /**

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError, isAppError } from '../../errors.js';
 import { detectFormat } from './parse.js';
 import type { DocumentFormat, DocumentSource, ParseOptions } from './types.js';
+import type { UploadReadiness } from './upload-readiness.js';
 
 /**
  * Validation answers by content (DESIGN §5: an unchanged document is not parsed again).
@@ -20,15 +21,22 @@ import type { DocumentFormat, DocumentSource, ParseOptions } from './types.js';
  * within 10 characters (each at most 3 bytes of UTF-8) per byte of the largest document
  * accepted (MAX_DOCUMENT_BYTES).
  *
+ * Beside each answer it keeps the answer's readiness summary, which the renderer reads from
+ * the result it renders: an upload stores that summary (issue 17 §3) without parsing the
+ * answer again.
+ *
  * One per process, built by its composition root; content-keyed, so safe with several
  * instances sharing a database.
  */
 
-/**
- * What renders a document not in the cache: `renderFresh` on this thread, or the same on a
- * task thread, as text or as its UTF-8 bytes.
- */
-export type Renderer = (src: DocumentSource, opts: ParseOptions) => string | Uint8Array | Promise<string | Uint8Array>;
+/** A validation's answer as UTF-8 bytes, and the readiness summary of the result it renders. */
+export interface RenderedAnswer<Bytes extends Uint8Array = Uint8Array> {
+  answer: Bytes;
+  readiness: UploadReadiness;
+}
+
+/** What renders a document not in the cache: `renderValidation` on this thread, or the same on a task thread. */
+export type Renderer = (src: DocumentSource, opts: ParseOptions) => RenderedAnswer | Promise<RenderedAnswer>;
 
 export interface ValidationCacheStats {
   entries: number;
@@ -40,25 +48,22 @@ export interface ValidationCacheStats {
 
 export interface ValidationCache {
   /**
-   * The UTF-8 bytes of `{"all_endpoints":[…],"validations":{…}}` for a document, from the
-   * cache when these bytes were validated before (no parsing then), else from `render`,
-   * then kept. A document sent again while it is being rendered waits for that render
-   * instead of starting a second one. The very Buffer the cache holds, shared by every
-   * caller: never write to it. `opts.sha256` is the hex SHA-256 of `src.bytes` when the
-   * caller already knows it. Throws what `render` throws; invalid_swagger_file is kept.
+   * The UTF-8 bytes of `{"all_endpoints":[…],"validations":{…}}` for a document and their
+   * readiness summary, from the cache when these bytes were validated before (no parsing
+   * then), else from `render`, then kept. A document sent again while it is being rendered
+   * waits for that render instead of starting a second one. `answer` is the very Buffer the
+   * cache holds, shared by every caller: never write to it. `opts.sha256` is the hex SHA-256
+   * of `src.bytes` when the caller already knows it. Throws what `render` throws;
+   * invalid_swagger_file is kept.
    */
-  answer(src: DocumentSource, opts: { sha256?: string } & ParseOptions, render: Renderer): Promise<Buffer>;
+  answer(src: DocumentSource, opts: { sha256?: string } & ParseOptions, render: Renderer): Promise<RenderedAnswer<Buffer>>;
   /** The cached answer of the document with this SHA-256 (hex), if any; the cache's own Buffer: never write to it. Counts as a use. */
   cached(sha256: string): Buffer | undefined;
   stats(): ValidationCacheStats;
   clear(): void;
 }
 
-interface Entry {
-  format: DocumentFormat;
-  answer: Buffer | null;
-  error: AppError | null;
-}
+type Entry = { format: DocumentFormat } & ({ answer: RenderedAnswer<Buffer>; error: null } | { answer: null; error: AppError });
 
 /** What an error entry counts for: its message and a share for the rest. */
 const errorSize = (error: AppError) => 256 + error.message.length;
@@ -69,7 +74,7 @@ export function createValidationCache(options: { maxBytes: number }): Validation
   const lru = new LRUCache<string, Entry>({ maxSize: Math.max(1, maxBytes) });
   let oversized: { key: string; entry: Entry; size: number } | null = null;
   // Renders under way, by SHA-256 and format.
-  const inFlight = new Map<string, Promise<Buffer>>();
+  const inFlight = new Map<string, Promise<RenderedAnswer<Buffer>>>();
   let hits = 0;
   let misses = 0;
 
@@ -102,7 +107,7 @@ export function createValidationCache(options: { maxBytes: number }): Validation
       const format = detectFormat(src);
       const entry = find(sha256, (candidate) => candidate.format === format);
       if (entry?.error) throw new AppError(entry.error.code, entry.error.message, entry.error.details);
-      if (entry) return entry.answer!;
+      if (entry) return entry.answer;
       const key = `${sha256}:${format}`;
       let rendering = inFlight.get(key);
       if (!rendering) {
@@ -111,8 +116,8 @@ export function createValidationCache(options: { maxBytes: number }): Validation
           .then(() => render(src, parseOptions))
           .then(
             (rendered) => {
-              const answer = asBuffer(rendered);
-              store(sha256, { format, answer, error: null }, answer.length);
+              const answer = { answer: asBuffer(rendered.answer), readiness: rendered.readiness };
+              store(sha256, { format, answer, error: null }, answer.answer.length);
               return answer;
             },
             (err: unknown) => {
@@ -127,7 +132,7 @@ export function createValidationCache(options: { maxBytes: number }): Validation
       return rendering;
     },
     cached(sha256) {
-      return find(sha256, (entry) => entry.answer !== null)?.answer ?? undefined;
+      return find(sha256, (entry) => entry.answer !== null)?.answer?.answer;
     },
     stats() {
       const extra = oversized ? { entries: 1, bytes: oversized.size } : { entries: 0, bytes: 0 };
@@ -142,9 +147,8 @@ export function createValidationCache(options: { maxBytes: number }): Validation
   };
 }
 
-function asBuffer(rendered: string | Uint8Array): Buffer {
-  if (typeof rendered === 'string') return Buffer.from(rendered, 'utf8');
-  return Buffer.isBuffer(rendered) ? rendered : Buffer.from(rendered.buffer, rendered.byteOffset, rendered.byteLength);
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Hex SHA-256 of the bytes, hashed on libuv's thread pool (WebCrypto) rather than on the event loop. */

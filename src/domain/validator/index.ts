@@ -8,8 +8,10 @@ import { extractEndpoints, type EndpointSource } from './endpoints.js';
 import { runFindings } from './findings/index.js';
 import { parseDocumentWithFormat } from './parse.js';
 import { tooLargeToValidate } from './problems.js';
+import type { RenderedAnswer } from './cache.js';
 import { checkRoot } from './root-check.js';
 import type { DocumentSource, ParseOptions, ValidationResult } from './types.js';
+import { uploadReadiness } from './upload-readiness.js';
 
 export type {
   ApiDocument,
@@ -28,7 +30,7 @@ export type { ValidationSummary } from './summary.js';
 export { ENDPOINT_FINDING_TEXTS, ENDPOINT_FINDINGS, FINDINGS, type EndpointFindingText } from './findings/index.js';
 export { PLATFORMS, RULE_FAMILIES, RULE_IDS, RULE_TEXTS, type Platform, type RuleFamily, type Severity } from './rules/index.js';
 export { ANSWER_LIMIT_CHARS_PER_DOCUMENT_BYTE, ANSWER_LIMIT_FLOOR_CHARS, jsonLength, maxAnswerChars } from './answer-size.js';
-export { createValidationCache, sha256Hex, type Renderer, type ValidationCache, type ValidationCacheStats } from './cache.js';
+export { createValidationCache, sha256Hex, type RenderedAnswer, type Renderer, type ValidationCache, type ValidationCacheStats } from './cache.js';
 export { DEFAULT_MAX_DEPTH, detectFormat, parseDocument, writeYaml } from './parse.js';
 export { hasFindings, validationSummary } from './summary.js';
 
@@ -137,14 +139,20 @@ export function renderResult(result: ValidationResult): Buffer {
 
 /**
  * The answer `{"all_endpoints":[…],"validations":{…}}` for a document, parsed and validated
- * now (no cache), as UTF-8 bytes. Throws invalid_swagger_file, also when the answer would
- * pass its bound (`maxAnswerChars`).
+ * now (no cache), as UTF-8 bytes, with its readiness summary (what the validation cache
+ * keeps). Throws invalid_swagger_file, also when the answer would pass its bound (`maxAnswerChars`).
  */
-export function renderFresh(src: DocumentSource, opts?: ParseOptions): Buffer {
+export function renderValidation(src: DocumentSource, opts?: ParseOptions): RenderedAnswer<Buffer> {
   try {
-    return renderResult(validateSource(src, opts));
+    const result = validateSource(src, opts);
+    return { answer: renderResult(result), readiness: uploadReadiness(result.validations.readiness) };
   } catch (err) {
     // A RangeError here is a text too large for one string or buffer (a bound above V8's limits).
     throw err instanceof RangeError ? tooLargeToValidate() : err;
   }
+}
+
+/** `renderValidation`'s answer alone. */
+export function renderFresh(src: DocumentSource, opts?: ParseOptions): Buffer {
+  return renderValidation(src, opts).answer;
 }

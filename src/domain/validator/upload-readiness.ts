@@ -6,16 +6,7 @@ export interface UploadReadiness {
   readyPlatforms: Platform[];
 }
 
-/**
- * The readiness summary of a validation answer (its JSON bytes, `validations.readiness`), or
- * null when it has none. Parses the whole answer: run it on a task thread (tasks.readiness).
- */
-export function readinessOfAnswer(answer: Buffer): UploadReadiness | null {
-  try {
-    const readiness = (JSON.parse(answer.toString('utf8')) as { validations?: { readiness?: Readiness } }).validations?.readiness;
-    if (!readiness || typeof readiness.score !== 'number') return null;
-    return { score: readiness.score, readyPlatforms: PLATFORM_IDS.filter((p) => readiness.platforms?.[p]?.ready === true) };
-  } catch {
-    return null;
-  }
+/** The summary an upload keeps of a validation's `readiness`: read where the answer is rendered, kept beside it in the validation cache. */
+export function uploadReadiness(readiness: Readiness): UploadReadiness {
+  return { score: readiness.score, readyPlatforms: PLATFORM_IDS.filter((p) => readiness.platforms[p]?.ready === true) };
 }

@@ -12,6 +12,7 @@ import {
   parseDocument,
   renderFresh,
   renderResult,
+  renderValidation,
   validateDocument,
   type DocumentSource,
 } from '../../../src/domain/validator/index.js';
@@ -282,10 +283,10 @@ describe('the answer bound', () => {
   it('the refusal is cached like any invalid_swagger_file: the document is not parsed again', async () => {
     const cache = createValidationCache({ maxBytes: 64 * MiB });
     const src = { bytes: yamlAliasBomb(), fileName: 'bomb.yaml' };
-    const first = await expectAppErrorAsync(cache.answer(src, {}, renderFresh));
+    const first = await expectAppErrorAsync(cache.answer(src, {}, renderValidation));
     const jsYaml = createRequire(import.meta.url)('js-yaml') as { load: (...args: unknown[]) => unknown };
     const load = vi.spyOn(jsYaml, 'load');
-    const second = await expectAppErrorAsync(cache.answer(src, { sha256: createHash('sha256').update(src.bytes).digest('hex') }, renderFresh));
+    const second = await expectAppErrorAsync(cache.answer(src, { sha256: createHash('sha256').update(src.bytes).digest('hex') }, renderValidation));
     expect(load).not.toHaveBeenCalled();
     expect(second.details).toEqual(first.details);
     expect(cache.stats()).toMatchObject({ entries: 1, hits: 1 });

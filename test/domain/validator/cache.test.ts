@@ -1,12 +1,17 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createValidationCache, renderFresh, type Renderer, type ValidationCache } from '../../../src/domain/validator/index.js';
+import { createValidationCache, renderFresh, renderValidation as renderNow, type Renderer, type ValidationCache } from '../../../src/domain/validator/index.js';
 import type { DocumentSource } from '../../../src/domain/validator/index.js';
 import { AppError } from '../../../src/errors.js';
 import { expectAppErrorAsync, fixture, source } from './helpers.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+/** What a renderer gives: its bytes, with a readiness summary. */
+const rendered = (text: string | Uint8Array) => ({
+  answer: typeof text === 'string' ? Buffer.from(text, 'utf8') : text,
+  readiness: { score: 50, readyPlatforms: [] },
+});
 const doc = (title: string) =>
   source(JSON.stringify({ openapi: '3.0.3', info: { title, version: '1' }, paths: { '/a': { get: { summary: title } } } }), 'a.json');
 
@@ -16,8 +21,9 @@ describe('validation cache', () => {
     cache = createValidationCache({ maxBytes: 64 * 1024 * 1024 });
   });
   afterEach(() => vi.restoreAllMocks());
-  const validationAnswer = (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderFresh) => cache.answer(src, opts, render);
-  const renderValidation = async (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderFresh) =>
+  const validationAnswer = async (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderNow) =>
+    (await cache.answer(src, opts, render)).answer;
+  const renderValidation = async (src: DocumentSource, opts: { sha256?: string } = {}, render: Renderer = renderNow) =>
     (await validationAnswer(src, opts, render)).toString('utf8');
   const cachedValidation = (sha256: string) => cache.cached(sha256);
   const validationCacheStats = () => cache.stats();
@@ -66,9 +72,23 @@ describe('validation cache', () => {
     expect(first.equals(renderFresh(src))).toBe(true);
   });
 
+  it('keeps the readiness summary the renderer gives beside its answer, and answers both on a hit', async () => {
+    const src = fixture('specs/slack.json');
+    const first = await cache.answer(src, {}, renderNow);
+    const render = vi.fn(renderNow);
+    const second = await cache.answer({ ...src, bytes: Buffer.from(src.bytes) }, {}, render);
+    expect(render).not.toHaveBeenCalled();
+    expect(second).toBe(first);
+    const { readiness } = JSON.parse(first.answer.toString('utf8')).validations;
+    expect(second.readiness).toEqual({
+      score: readiness.score,
+      readyPlatforms: Object.keys(readiness.platforms).filter((p) => readiness.platforms[p].ready),
+    });
+  });
+
   it('takes the UTF-8 bytes a renderer gives as they are (a task thread’s answer)', async () => {
     const bytes = Buffer.from('{"all_endpoints":[],"validations":{"x":"é"}}', 'utf8');
-    const answer = await validationAnswer(doc('a'), {}, () => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    const answer = await validationAnswer(doc('a'), {}, () => rendered(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
     expect(answer.buffer).toBe(bytes.buffer);
     expect(answer.toString('utf8')).toBe('{"all_endpoints":[],"validations":{"x":"é"}}');
   });
@@ -99,7 +119,7 @@ describe('validation cache', () => {
       throw new AppError('service_unavailable', 'Busy.');
     });
     await expectAppErrorAsync(renderValidation(doc('b'), {}, unavailable), 'service_unavailable');
-    const crashed = vi.fn(async (): Promise<string> => {
+    const crashed = vi.fn(async (): Promise<ReturnType<typeof rendered>> => {
       throw new Error('The task thread exited with code 1.');
     });
     await expect(renderValidation(doc('b'), {}, crashed)).rejects.toThrow('exited');
@@ -110,7 +130,7 @@ describe('validation cache', () => {
 
   it('renders a document sent again while it is being rendered once, for both callers', async () => {
     let finish: (text: string) => void = () => {};
-    const render = vi.fn(() => new Promise<string>((resolve) => (finish = resolve)));
+    const render = vi.fn(() => new Promise<string>((resolve) => (finish = resolve)).then(rendered));
     const known = { sha256: sha(doc('a').bytes) }; // no hashing: both calls reach the renderer's turn at once
     const a = renderValidation(doc('a'), known, render);
     const b = renderValidation({ ...doc('a'), bytes: Buffer.from(doc('a').bytes) }, known, render);
@@ -147,7 +167,7 @@ describe('validation cache', () => {
 
   it('keeps the answer stored last even when it alone is larger than the whole cache: a repeat is a hit, never a render', async () => {
     cache = createValidationCache({ maxBytes: 10 });
-    const render = vi.fn(renderFresh);
+    const render = vi.fn(renderNow);
     const first = await validationAnswer(doc('a'), {}, render);
     expect(first.length).toBeGreaterThan(10);
     expect(await validationAnswer(doc('a'), {}, render)).toBe(first);
@@ -193,7 +213,7 @@ describe('validation cache', () => {
 
   it('is one per instance: two caches share neither answers nor renders under way', async () => {
     const other = createValidationCache({ maxBytes: 64 * 1024 * 1024 });
-    const render = vi.fn(renderFresh);
+    const render = vi.fn(renderNow);
     const known = { sha256: sha(doc('a').bytes) };
     await Promise.all([validationAnswer(doc('a'), known, render), other.answer(doc('a'), known, render)]);
     expect(render).toHaveBeenCalledTimes(2);
