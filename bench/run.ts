@@ -41,6 +41,7 @@ import { benchListCopilots, type ListResult } from './sections/list-copilots.js'
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
 import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
 import { benchFairTurns, type FairTurnsResult } from './sections/fair-turns.js';
+import { benchValidatorExtras, type ExtrasSection } from './sections/validator-extras.js';
 import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
 
 export interface BenchOptions {
@@ -68,6 +69,7 @@ export interface BenchResults {
   validator_http?: HttpValidationResult[];
   hostile_documents?: HostileSection;
   fair_turns?: FairTurnsResult;
+  validator_extras?: ExtrasSection;
   list_copilots?: ListResult[];
   knowledge_base?: {
     ingestion: IngestionResult[];
@@ -459,6 +461,23 @@ export function renderReport(r: BenchResults): string {
       ),
     );
   }
+  if (r.validator_extras) {
+    const x = r.validator_extras;
+    out.push(
+      '',
+      `#### GET …/tools and …/fixes of ${x.document} (built and written on a task thread, validation cached; list requests meanwhile, latency from each one's due time; no target)`,
+      '',
+      table(
+        ['request', 'answer', 'answered in (median)', 'lists meanwhile p50 / p99 / max'],
+        x.rows.map((row) => [
+          `GET …/${row.request}`,
+          `${(row.answer_bytes / MiB).toFixed(2)} MiB`,
+          `${row.median_ms} ms (n=${row.runs})`,
+          `${row.lists.p50_ms} / ${row.lists.p99_ms} / ${row.lists.max_ms} ms (n=${row.lists.n} at ${row.lists.per_second}/s${row.lists.failed ? `, ${row.lists.failed} failed` : ''})`,
+        ]),
+      ),
+    );
+  }
   if (r.list_copilots) {
     out.push('', "### 3. List copilots (GET /backend/api/copilots?limit=100, open loop; latency from each request's due time)", '');
     const rows = r.list_copilots.map((l) => [
@@ -672,6 +691,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
           : { large: byId.get('gen-4MiB.json')!, small: byId.get('slack.json')! },
         { rounds: opts.quick ? 1 : 5, log: opts.log },
       );
+      opts.log('  GET …/tools and …/fixes, list requests meanwhile');
+      results.validator_extras = await benchValidatorExtras(host, service, byId.get(opts.quick ? 'slack.json' : 'gen-4MiB.json')!, {
+        rounds: opts.quick ? 1 : 5,
+        log: opts.log,
+      });
     });
   }
   if (opts.sections.has(3)) {

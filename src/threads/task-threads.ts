@@ -29,8 +29,8 @@ import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
 import { FairTurns, TooManyWaiting } from '../fair-turns.js';
 import type { ApiChange } from '../domain/api-changes/diff.js';
-import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
-import type { DocumentSource, ParseOptions, RenderedAnswer } from '../domain/validator/index.js';
+import type { ToolPlatform } from '../domain/validator/wire-types.js';
+import type { DocumentFormat, DocumentSource, ParseOptions, RenderedAnswer } from '../domain/validator/index.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
@@ -187,14 +187,14 @@ export class TaskThreads {
     return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length, tenant });
   }
 
-  /** The tool definitions of an accepted API description, built on a task thread. */
-  toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]> {
-    return this.runForRequest('tools', [src, platform, maxChars], { bytes: src.bytes.length, tenant });
+  /** The tool definitions of an accepted API description, built and written (JSON of their array) on a task thread; the bytes are moved back. */
+  async toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<Buffer> {
+    return asBuffer(await this.runForRequest('tools', [src, platform, maxChars], { bytes: src.bytes.length, tenant }));
   }
 
-  /** The fixes of an accepted API description as an OpenAPI Overlay, computed on a task thread. */
-  fixesOnThread(tenant: string, src: DocumentSource): Promise<Overlay> {
-    return this.runForRequest('fixes', [src], { bytes: src.bytes.length, tenant });
+  /** The fixes of an accepted API description as an OpenAPI Overlay, computed and written in `format` on a task thread; the bytes are moved back. */
+  async fixesOnThread(tenant: string, src: DocumentSource, format: DocumentFormat): Promise<Buffer> {
+    return asBuffer(await this.runForRequest('fixes', [src, format], { bytes: src.bytes.length, tenant }));
   }
 
   /**
@@ -272,7 +272,7 @@ export class TaskThreads {
 
   private async answerOn(tenant: string, src: DocumentSource, opts: ParseOptions, transfer: ArrayBuffer[]): Promise<RenderedAnswer<Buffer>> {
     const { answer, readiness } = await this.runForRequest('answer', [src, opts], { bytes: src.bytes.length, transfer, tenant }, 'validating other documents');
-    return { answer: Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength), readiness };
+    return { answer: asBuffer(answer), readiness };
   }
 
   private start(): Piscina<TaskRequest, TaskAnswer> {
@@ -292,6 +292,9 @@ export class TaskThreads {
     return pool;
   }
 }
+
+/** Bytes a thread moved back, as a Buffer over the same memory. */
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** The buffer of bytes that are the whole of it (read for this task only): it can move to the thread. */
 const movable = (bytes: Uint8Array): ArrayBuffer[] => (ownsItsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : []);

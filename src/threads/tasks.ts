@@ -20,7 +20,16 @@ import {
   scorePassages,
 } from '../domain/knowledgebase/search-index.js';
 import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
-import { parseDocument, renderFresh, renderValidation, type DocumentSource, type ParseOptions, type RenderedAnswer } from '../domain/validator/index.js';
+import {
+  parseDocument,
+  renderFresh,
+  renderValidation,
+  writeYaml,
+  type DocumentFormat,
+  type DocumentSource,
+  type ParseOptions,
+  type RenderedAnswer,
+} from '../domain/validator/index.js';
 import { fixesOverlay } from '../domain/validator/overlay.js';
 import { toolDefinitions } from '../domain/validator/tools.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
@@ -43,16 +52,22 @@ export const tasks = {
    */
   answer(src: DocumentSource, opts: ParseOptions): RenderedAnswer {
     const { answer, readiness } = renderValidation({ ...src, bytes: asBuffer(src.bytes) }, opts);
-    // Short answers are put together in Node's shared pool: copied out of it.
-    return { answer: ownsItsBuffer(answer) ? answer : new Uint8Array(answer), readiness };
+    return { answer: movableBytes(answer), readiness };
   },
-  /** The tool definitions an LLM would be given for an accepted API description. */
-  tools(src: DocumentSource, platform: ToolPlatform, maxChars: number): ToolDefinition[] {
-    return toolDefinitions(parseDocument({ ...src, bytes: asBuffer(src.bytes) }), platform, { maxChars });
+  /**
+   * The tool definitions an LLM would be given for an accepted API description, as the UTF-8
+   * JSON of their array: written here and moved to the caller, which sends these bytes as they
+   * are (a large description's tools are tens of megabytes, too much to clone back and serialise
+   * on the event loop).
+   */
+  tools(src: DocumentSource, platform: ToolPlatform, maxChars: number): Uint8Array {
+    const tools: ToolDefinition[] = toolDefinitions(parseDocument({ ...src, bytes: asBuffer(src.bytes) }), platform, { maxChars });
+    return movableBytes(Buffer.from(JSON.stringify(tools)));
   },
-  /** The computable fixes of an accepted API description, as an OpenAPI Overlay. */
-  fixes(src: DocumentSource): Overlay {
-    return fixesOverlay(parseDocument({ ...src, bytes: asBuffer(src.bytes) }));
+  /** The computable fixes of an accepted API description, as an OpenAPI Overlay written here in JSON or YAML (UTF-8, moved to the caller). */
+  fixes(src: DocumentSource, format: DocumentFormat): Uint8Array {
+    const overlay: Overlay = fixesOverlay(parseDocument({ ...src, bytes: asBuffer(src.bytes) }));
+    return movableBytes(Buffer.from(format === 'yaml' ? writeYaml(overlay) : JSON.stringify(overlay)));
   },
   /** The changes from one accepted version of an API description to the next. */
   changes(before: DocumentSource, after: DocumentSource): ApiChange[] {
@@ -113,6 +128,11 @@ export function movableBuffers(value: unknown): ArrayBuffer[] {
 
 function ownBuffer(view: Uint8Array | Uint32Array): ArrayBuffer[] {
   return view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? [view.buffer] : [];
+}
+
+/** Bytes that can move to another thread: these, or, when they share a buffer (Node's pool holds short ones), a copy. */
+function movableBytes(bytes: Buffer): Uint8Array {
+  return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes);
 }
 
 /** A view over the whole of its own ArrayBuffer: one that can move to another thread. */

@@ -4,7 +4,7 @@
  * and access.
  */
 import { load } from 'js-yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseDocument } from '../../src/domain/validator/index.js';
 import { fixesOverlay } from '../../src/domain/validator/overlay.js';
 import { toolDefinitions, TOOL_PLATFORM_IDS } from '../../src/domain/validator/tools.js';
@@ -95,6 +95,44 @@ for (const dialect of DIALECTS) {
           expect(res.headers['content-type']).toMatch(/^application\/json/);
           expect(res.json()).toEqual(expected);
         }
+      });
+    });
+
+    describe('written on the task thread', () => {
+      // The tools of a large description are tens of megabytes of JSON (Microsoft Graph's: 50 MB):
+      // cloned back as objects and serialised on the event loop, they held every other request
+      // for seconds. The thread writes them, and the event loop sends those bytes as they are.
+      const taskValues = async (request: () => ReturnType<typeof call>) => {
+        const run = vi.spyOn(t.taskThreads, 'run');
+        try {
+          const res = await request();
+          const values = await Promise.all(run.mock.results.map((r) => r.value as Promise<unknown>));
+          return { res, tasks: run.mock.calls.map((c) => c[0]), values };
+        } finally {
+          run.mockRestore();
+        }
+      };
+
+      it('GET …/tools: the answer holds the bytes the thread wrote', async () => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'slack.json');
+        const { res, tasks, values } = await taskValues(() => call(t, 'GET', toolsPath(c.id, 'anthropic')));
+        expect(tasks).toEqual(['tools']);
+        const bytes = values[0];
+        expect(bytes).toBeInstanceOf(Uint8Array);
+        const text = Buffer.from(bytes as Uint8Array).toString('utf8');
+        expect(res.rawPayload.toString('utf8')).toBe(`{"chatbot_id":"${c.id}","platform":"anthropic","tools":${text}}`);
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(toolDefinitions(docOf('slack.json'), 'anthropic'))));
+      });
+
+      it.each(['application/json', 'application/yaml'])('GET …/fixes (%s): the answer is the bytes the thread wrote', async (accept) => {
+        const c = await createCopilot(t);
+        await uploadSpec(t, c.id, 'uber.swagger2.json');
+        const { res, tasks, values } = await taskValues(() => call(t, 'GET', fixesPath(c.id), { headers: { accept } }));
+        expect(tasks).toEqual(['fixes']);
+        expect(values[0]).toBeInstanceOf(Uint8Array);
+        expect(res.rawPayload.equals(Buffer.from(values[0] as Uint8Array))).toBe(true);
+        expect(res.headers['content-length']).toBe(String(res.rawPayload.length));
       });
     });
 

@@ -202,7 +202,7 @@ describe('task threads: scheduling and failure', () => {
     try {
       const running = await blocking(pool, 'copilot-a');
       const waiting = Array.from({ length: TASKS_WAITING_PER_TENANT }, (_, i) => echo(pool, `a${i}`, undefined, 'copilot-a'));
-      const refused = await rejection(pool.fixesOnThread('copilot-a', json('{}')));
+      const refused = await rejection(pool.fixesOnThread('copilot-a', json('{}'), 'json'));
       expect(refused).toSatisfy(isAppError);
       expect(refused).toMatchObject({ code: 'quota_exceeded', status: 429, details: { waiting: TASKS_WAITING_PER_TENANT } });
       expect(pool.stats()).toMatchObject({ queued: TASKS_WAITING_PER_TENANT, refused: 1 });

@@ -7,9 +7,17 @@ import type { CopilotRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import * as documents from '../../storage/swagger-document.repository.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { detectFormat, sha256Hex, type DocumentSource, type ParseOptions, type RenderedAnswer, type ValidationCache } from '../validator/index.js';
+import {
+  detectFormat,
+  sha256Hex,
+  type DocumentFormat,
+  type DocumentSource,
+  type ParseOptions,
+  type RenderedAnswer,
+  type ValidationCache,
+} from '../validator/index.js';
 import type { UploadReadiness } from '../validator/upload-readiness.js';
-import type { Overlay, ToolDefinition, ToolPlatform } from '../validator/wire-types.js';
+import type { ToolPlatform } from '../validator/wire-types.js';
 import { recordVersion, type HistoryDeps, type NewVersion } from './api-description-history.service.js';
 import {
   API_DESCRIPTION_ACCEPT,
@@ -40,10 +48,10 @@ export interface ValidationRenderer {
   answerOnThread(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer>;
   /** The same; the document's bytes move away when they are the whole of their buffer (read for this validation only). */
   answerOnThreadMovingBytes(tenant: string, src: DocumentSource, opts: ParseOptions): Promise<RenderedAnswer>;
-  /** The tool definitions of an accepted document (GET …/tools). */
-  toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<ToolDefinition[]>;
-  /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes). */
-  fixesOnThread(tenant: string, src: DocumentSource): Promise<Overlay>;
+  /** The tool definitions of an accepted document (GET …/tools): the UTF-8 JSON of their array. */
+  toolsOnThread(tenant: string, src: DocumentSource, platform: ToolPlatform, maxChars: number): Promise<Buffer>;
+  /** The fixes of an accepted document as an OpenAPI Overlay (GET …/fixes), written in JSON or YAML (UTF-8). */
+  fixesOnThread(tenant: string, src: DocumentSource, format: DocumentFormat): Promise<Buffer>;
 }
 
 /** The process's validation cache, what renders the answers it lacks, and what keeps the versions. */

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SwaggerTransform } from '@fastify/swagger';
@@ -14,6 +14,7 @@ import type { Storage } from '../../storage/database.js';
 import { visibleCopilot, type AccessHook } from '../auth.js';
 import { checkText } from '../text-guard.js';
 import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, LOCATION_HEADER, ref } from '../schemas.js';
+import { sendBytes } from '../send-bytes.js';
 
 const RAW_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 const FILE_FIELDS = new Set(['file', 'swagger_file']);
@@ -249,12 +250,8 @@ export function apiDescriptionRoutes(
     },
     async (request, reply) => {
       const { head, body } = await descriptions.validateCopilot(storage.readDb, validation, request.params.id, deps.fetchPolicy);
-      // Already JSON: the copilot's id, then the cached answer's own bytes, as two chunks of
-      // one stream (joining them would copy the whole answer for each request).
-      return reply
-        .type('application/json; charset=utf-8')
-        .header('content-length', String(head.length + body.length))
-        .send(Readable.from([head, body]));
+      // Already JSON: the copilot's id, then the cached answer's own bytes.
+      return sendBytes(reply, 'application/json; charset=utf-8', [head, body]);
     },
   );
 }

@@ -2,13 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
-import { maxAnswerChars, writeYaml } from '../../domain/validator/index.js';
+import { maxAnswerChars } from '../../domain/validator/index.js';
 import { CopilotTools, Overlay, TOOL_PLATFORM_IDS } from '../../domain/validator/wire-types.js';
 import { oneOf } from '../../domain/wire.js';
 import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccessHook } from '../auth.js';
 import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, ref } from '../schemas.js';
+import { sendBytes } from '../send-bytes.js';
 import { mediaTypeEssence } from '../../domain/validator/media-types.js';
 
 const ToolsQuery = Type.Object(
@@ -51,12 +52,13 @@ export function validatorExtrasRoutes(
         response: { 200: jsonAnswer('The tools', ref(CopilotTools)), ...errorResponses(...DOCUMENT_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { copilotId, source } = await read(request.params.id);
       const { platform } = request.query;
-      // On a task thread: a large document delays only its own answer.
+      // Built and written on a task thread: a large document delays only its own answer.
       const tools = await validation.renderer.toolsOnThread(copilotId, source, platform, maxAnswerChars(source.bytes.length));
-      return { chatbot_id: copilotId, platform, tools };
+      const head = Buffer.from(`{"chatbot_id":${JSON.stringify(copilotId)},"platform":${JSON.stringify(platform)},"tools":`);
+      return sendBytes(reply, 'application/json; charset=utf-8', [head, tools, Buffer.from('}')]);
     },
   );
 
@@ -82,9 +84,9 @@ export function validatorExtrasRoutes(
     },
     async (request, reply) => {
       const { copilotId, source } = await read(request.params.id);
-      const overlay = await validation.renderer.fixesOnThread(copilotId, source);
-      if (!wantsYaml(request.headers.accept)) return overlay;
-      return reply.type('application/yaml; charset=utf-8').send(writeYaml(overlay));
+      const yaml = wantsYaml(request.headers.accept);
+      const overlay = await validation.renderer.fixesOnThread(copilotId, source, yaml ? 'yaml' : 'json');
+      return sendBytes(reply, `application/${yaml ? 'yaml' : 'json'}; charset=utf-8`, [overlay]);
     },
   );
 }
