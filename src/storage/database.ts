@@ -1,13 +1,14 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
 import type { Database } from './schema.js';
 import { FairScans, SCAN_TIME_LIMIT_MS, ScanTimedOut, withinTimeLimit, type ScanStats } from './scans.js';
 import { STATEMENT_CACHE, sqliteWriterDialect } from './sqlite-writer.js';
+import { storableText } from './storable-text.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -113,12 +114,15 @@ function openSqliteReader(file: string): SqliteDatabase {
   };
 }
 
+/** Every connection of the service's storage: text stored alike on both databases (storable-text.ts). */
+const kysely = (dialect: Dialect): Kysely<Database> => new Kysely<Database>({ dialect, plugins: [storableText] });
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = kysely(new PostgresDialect({ pool }));
     // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's
     // slow searches then wait for each other, never for the connections every other request needs
     // (sharing the pool, searches of a million passages held all of it, and other requests failed
@@ -132,7 +136,7 @@ export function openStorage(options: StorageOptions): Storage {
       statement_timeout: limitMs,
     });
     scanPool.on('error', () => undefined);
-    const scanDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
+    const scanDb = kysely(new PostgresDialect({ pool: scanPool }));
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
     const turns = fairScans();
     const timedOut = (err: unknown): never => {
@@ -167,15 +171,13 @@ export function openStorage(options: StorageOptions): Storage {
   }
   let closed = false;
   const writer = { inUse: 0, waiting: 0 };
-  const db = new Kysely<Database>({ dialect: sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed, writer) });
+  const db = kysely(sqliteWriterDialect(file, SQLITE_PRAGMAS, () => closed, writer));
   let reader: Kysely<Database> | null = null;
   // The writer's kind of thread, made read-only; each opened lazily as the reader is.
   const scanners: Array<Kysely<Database> | null> = Array.from({ length: SCAN_CONNECTIONS }, () => null);
   const scanner = (slot: number): Kysely<Database> => {
     if (closed) return db;
-    scanners[slot] ??= new Kysely<Database>({
-      dialect: sqliteWriterDialect(file, [...SQLITE_PRAGMAS, 'query_only = ON'], () => closed, { inUse: 0, waiting: 0 }),
-    });
+    scanners[slot] ??= kysely(sqliteWriterDialect(file, [...SQLITE_PRAGMAS, 'query_only = ON'], () => closed, { inUse: 0, waiting: 0 }));
     return scanners[slot];
   };
   const turns = fairScans();
@@ -214,7 +216,7 @@ export function openStorage(options: StorageOptions): Storage {
     // silently opening a new connection.
     get readDb() {
       if (closed) return db;
-      reader ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqliteReader(file) }) });
+      reader ??= kysely(new SqliteDialect({ database: openSqliteReader(file) }));
       return reader;
     },
     get scanDb() {

@@ -221,6 +221,20 @@ for (const dialect of DIALECTS) {
       expect(other.count('/copy')).toBe(0);
     });
 
+    it('a robots.txt holding U+0000 is kept as any other: the crawl runs on both databases', async () => {
+      // The crawl keeps the site's robots.txt in a text column; PostgreSQL refuses U+0000 there
+      // (the crawl failed as "could not be started" on PostgreSQL only).
+      const root = '/site8';
+      site.set('/robots.txt', { type: 'text/plain', body: `User-agent: *\nDisallow: ${root}/private\u0000\nAllow: /\n` });
+      site.set(`${root}/`, { body: page('Eight', ['next']) });
+      site.set(`${root}/next`, { body: page('Next', []) });
+      const bot = (await createCopilot(t)).id;
+      const done = await finished(bot, (await startCrawl(bot, { url: site.url(`${root}/`) })).crawl_id);
+      expect(done).toMatchObject({ state: 'done', indexed: 2, failed: 0 });
+      const stored = await t.storage.db.selectFrom('crawls').select('robots_txt').where('id', '=', done.crawl_id).executeTakeFirstOrThrow();
+      expect(stored.robots_txt).toContain(`Disallow: ${root}/private\ufffd`);
+    });
+
     it('a robots.txt that disallows the start URL fails the crawl; a 404 robots.txt allows everything', async () => {
       site.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nDisallow: /site6/\n' });
       site.set('/site6/start', { body: page('Blocked start', []) });
