@@ -51,7 +51,10 @@ function fromFastifyError(err: FastifyError): AppError | null {
   if (err.statusCode === 413 || err.code === 'FST_REQ_FILE_TOO_LARGE' || err.code === 'FST_FILES_LIMIT' || err.code === 'FST_PARTS_LIMIT') {
     return new AppError('payload_too_large', 'The request body is larger than this service accepts.');
   }
-  if (err.code?.startsWith('FST_') && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+  // The framework's other client errors, and those its plugins raise as http-errors (`expose`:
+  // @fastify/static's, say): the closed code of their status, else invalid_request.
+  const clientError = err.code?.startsWith('FST_') || (err as { expose?: unknown }).expose === true;
+  if (clientError && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === err.statusCode) ?? 'invalid_request';
     return new AppError(code, 'The request could not be processed as sent.');
   }

@@ -82,6 +82,39 @@ describe('dashboard routes', () => {
     }
   });
 
+  it('answers a Range header with the whole file (ranges are not served), never a 500', async () => {
+    // @fastify/send answered an unsatisfiable range with an error the handler did not know: 500.
+    for (const range of ['bytes=-0', 'bytes=99999999-', 'bytes=1-0', 'bytes=x', 'bytes=5000-6000', 'bytes=0-3']) {
+      for (const url of ['/', '/favicon.svg', '/assets/index-AbC123.js']) {
+        const res = await app.inject({ method: 'GET', url, headers: { range: range } });
+        expect(res.statusCode, `${url} ${range}: ${res.body.slice(0, 200)}`).toBe(200);
+        expect(res.headers['content-range']).toBeUndefined();
+      }
+    }
+    expect((await app.inject({ method: 'GET', url: '/favicon.svg', headers: { range: 'bytes=0-3' } })).body).toBe('<svg xmlns="http://www.w3.org/2000/svg"/>');
+  });
+
+  it('answers a client error a plugin raises (an http-errors 4xx) with the contract body, not a 500', async () => {
+    const other = Fastify({ logger: false });
+    registerErrorHandling(other, { requireKey: async () => undefined });
+    other.get('/refused', async () => {
+      throw Object.assign(new Error('Range Not Satisfiable'), { statusCode: 416, status: 416, expose: true });
+    });
+    other.get('/broken', async () => {
+      throw Object.assign(new Error('secret internals'), { statusCode: 500, expose: false });
+    });
+    try {
+      const refused = await other.inject({ method: 'GET', url: '/refused' });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({ error: 'invalid_request', message: 'The request could not be processed as sent.' });
+      const broken = await other.inject({ method: 'GET', url: '/broken' });
+      expect(broken.statusCode).toBe(500);
+      expect(broken.body).not.toContain('secret');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('finds web/dist three levels above the route file', () => {
     expect(path.relative(process.cwd(), DASHBOARD_ROOT).split(path.sep).join('/')).toBe('web/dist');
   });

@@ -63,6 +63,8 @@ export async function dashboardRoutes(instance: FastifyInstance, options: { root
     cacheControl: false,
     dotfiles: 'ignore',
     serveDotFiles: false,
+    // Whole files only: a Range header is ignored (a few small files; an unsatisfiable range was a 500).
+    acceptRanges: false,
     schemaHide: true,
     setHeaders: (reply, file) => setHeaders(root, reply, file),
   });
