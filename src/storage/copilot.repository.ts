@@ -70,6 +70,35 @@ export async function updateCopilot(db: Db, id: string, changes: Partial<Copilot
   return findCopilot(db, id);
 }
 
+/**
+ * Marks the copilot deleted unless it already is; undefined when it was (or is gone). The
+ * condition is checked under the row's lock: of deletions racing on PostgreSQL, one writes and
+ * the others, once it commits, find nothing to mark (SQLite's one writer runs them one by one).
+ */
+export async function markCopilotDeleted(db: Db, id: string, now: string): Promise<CopilotRow | undefined> {
+  const result = await db
+    .updateTable('copilots')
+    .set({ deleted_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n ? findCopilot(db, id) : undefined;
+}
+
+/**
+ * Takes the row lock of a deleted copilot (purge) before anything else of it is read or
+ * removed; false when there is no such row any more (a racing purge removed it meanwhile).
+ */
+export async function lockDeletedCopilot(db: Db, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('copilots')
+    .set((eb) => ({ deleted_at: eb.ref('deleted_at') }))
+    .where('id', '=', id)
+    .where('deleted_at', 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** Removes the row for good (purge). */
 export async function deleteCopilotRow(db: Db, id: string): Promise<void> {
   await db.deleteFrom('copilots').where('id', '=', id).execute();

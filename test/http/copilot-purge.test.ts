@@ -79,6 +79,22 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'GET', copilotPath(bot)), 404, 'copilot_not_found');
     });
 
+    it('deletes and purges a copilot once when the same request races itself: one 200, the others 404, one audit entry each', async () => {
+      // On PostgreSQL each racing transaction read the copilot before any had written: all of them
+      // answered 200, and the audit log recorded a deletion (and a purge) per request.
+      const bot = (await createCopilot(t, { name: 'Raced' })).id;
+      const audited = async (action: string) => {
+        const { rows } = await sql<{ n: number }>`select count(*) as n from audit_log where action = ${action} and bot_id = ${bot}`.execute(t.storage.db);
+        return Number(rows[0]!.n);
+      };
+      const race = async (method: 'DELETE' | 'POST', url: string) =>
+        (await Promise.all(Array.from({ length: 8 }, () => call(t, method, url)))).map((res) => res.statusCode).sort();
+      expect(await race('DELETE', copilotPath(bot))).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+      expect(await audited('copilot.delete')).toBe(1);
+      expect(await race('POST', purgePath(bot))).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+      expect(await audited('copilot.purge')).toBe(1);
+    });
+
     it("purge needs admin, within the key's bots", async () => {
       const bot = (await createCopilot(t, { name: 'Guarded purge' })).id;
       const other = (await createCopilot(t, { name: 'Other' })).id;

@@ -192,7 +192,9 @@ export async function deleteCopilot(db: Db, id: string, actor?: Principal): Prom
   const now = nowTimestamp();
   const row = await inTransaction(db, async (trx) => {
     const current = await getCopilot(trx, id);
-    const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
+    // Only one of racing deletions marks it; the others answer 404 as if they came after it.
+    const updated = await copilots.markCopilotDeleted(trx, current.id, now);
+    if (!updated) return undefined;
     const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
     await crawls.cancelCrawlsOfBot(trx, current.id, CANCELLED_BY_DELETION, now);
     await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
@@ -215,6 +217,8 @@ export async function purgeCopilot(db: Db, dialect: DialectName, id: string, act
     if (current.deleted_at === null) {
       throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
     }
+    // The row's lock first: a racing purge waits here, then finds the row gone (404).
+    if (!(await copilots.lockDeletedCopilot(trx, current.id))) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
     const counts = await kb.purgeKnowledgeBase(trx, dialect, current.id);
     await crawls.deleteCrawlsOfBot(trx, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
