@@ -3,7 +3,14 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { accessHook, publishAccessRules } from './http/auth.js';
-import { clientErrorHandler, documentFrameworkErrors, frameworkErrorHandler, registerErrorHandling, type ErrorHandlingDeps } from './http/errors.js';
+import {
+  answerInRoutes,
+  clientErrorHandler,
+  documentFrameworkErrors,
+  frameworkErrorHandler,
+  registerErrorHandling,
+  type ErrorHandlingDeps,
+} from './http/errors.js';
 import { refuseUnstorableText } from './http/text-guard.js';
 import { registerMetrics } from './http/metrics.js';
 import { apiDescriptionHistoryRoutes } from './http/routes/api-description-history.js';
@@ -96,6 +103,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const access = accessHook(storage, config.allowAnonymousRead);
   errorDeps = { requireKey: access.requireKey };
   registerErrorHandling(app, errorDeps);
+  answerInRoutes(app.server);
   const metrics = registerMetrics(app, services.metrics);
   app.addHook('preValidation', async (request) => refuseUnstorableText(request));
   const routeDeps = { storage, access, config };

@@ -1,3 +1,4 @@
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
@@ -258,4 +259,26 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   } else {
     socket.destroy();
   }
+}
+
+/**
+ * Two requests Node answers itself, before any route runs, unless the server is told
+ * otherwise; both are handed to the routes instead, which answer them in the contract's shape:
+ * an `Expect` other than `100-continue` (Node: 417 with no body; RFC 9110 lets a server ignore
+ * an expectation it does not know), and `CONNECT` (Node: the connection closed unanswered),
+ * which no route takes, so the router answers it as any method a path does not take (405 with
+ * `Allow`, or 404), then the connection closes.
+ */
+export function answerInRoutes(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on('finish', () => {
+      res.detachSocket(socket);
+      socket.end();
+    });
+    server.emit('request', req, res);
+  });
 }

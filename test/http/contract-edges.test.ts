@@ -159,6 +159,29 @@ for (const dialect of DIALECTS) {
         expectContractBody(parsed.body, 'invalid_request');
         expect(closed).toBe(true);
       });
+
+      it('an Expect header other than 100-continue is ignored: the request is answered as without it', async () => {
+        // Node answered 417 with no body (RFC 9110 lets a server ignore an expectation it does not know).
+        const { response } = await raw(port, `GET /backend/api/copilot/${id} HTTP/1.1\r\nHost: x\r\nExpect: x\r\nConnection: close\r\n\r\n`);
+        const parsed = parseRaw(response);
+        expect(parsed.status).toBe(401);
+        expectContractBody(parsed.body, 'unauthorized');
+        const known = await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n`);
+        expect(parseRaw(known.response).status).toBe(200);
+      });
+
+      it('CONNECT is answered as any method the route does not take: 405 with Allow, or 404, in the contract shape', async () => {
+        // Node closed the connection without an answer.
+        const known = parseRaw((await raw(port, `CONNECT /backend/api/copilots HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`)).response);
+        expect(known.status).toBe(405);
+        expect(String(known.headers.allow).split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST']);
+        expectContractBody(known.body, 'method_not_allowed');
+        // Without a key, 401 first, as for every method on /backend.
+        expect(parseRaw((await raw(port, 'CONNECT /backend/api/copilots HTTP/1.1\r\nHost: x\r\n\r\n')).response).status).toBe(401);
+        const unknown = parseRaw((await raw(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).response);
+        expect(unknown.status).toBe(404);
+        expectContractBody(unknown.body, 'not_found');
+      });
     });
 
     it("/backend/openapi.json lists the parser's, router's and database's refusals on every route that can produce them", async () => {
