@@ -128,7 +128,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
     taskThreads,
     maxPendingLinks: config.kbMaxPendingLinksPerBot,
     onLinksQueued: () => worker?.notify(),
-    logger: { info: (obj, msg) => logger?.info(obj, msg), warn: (obj, msg) => logger?.warn(obj, msg) },
+    logger: { info: (obj, msg) => logger?.info(obj, msg), warn: (obj, msg) => logger?.warn(obj, msg), error: (obj, msg) => logger?.error(obj, msg) },
   });
   const jobs: Array<{ stop(): Promise<void> }> = [];
   let closing: Promise<void> | null = null;

@@ -70,5 +70,29 @@ for (const dialect of DIALECTS) {
       expect(rows).toHaveLength(31);
       for (const row of rows) expect(row.status, `${row.url}: ${row.error}`).toBe('indexed');
     });
+
+    it("a crawl that fails to start for the service's own fault is logged as an error with its cause, not only as a client outcome", async () => {
+      // A robots.txt PostgreSQL could not store failed crawls there with "could not be started"
+      // and a warning that named no cause: nothing told the operator why.
+      const { pages } = instances;
+      pages.set('/broken/sitemap.xml', { type: 'application/xml', body: '<urlset/>' });
+      const logged: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
+      const log = (level: string) => (obj: object, msg: string) => logged.push({ level, obj: obj as Record<string, unknown>, msg });
+      const cause = new Error('the sitemap reader broke');
+      const runner = new CrawlRunner({
+        storage: storages[0]!,
+        fetchPolicy: policy,
+        taskThreads: { ...taskThreads[0]!, sitemapOnThread: async () => Promise.reject(cause) } as unknown as (typeof taskThreads)[number],
+        maxPendingLinks: 1000,
+        logger: { info: log('info'), warn: log('warn'), error: log('error') },
+      });
+      const bot = (await createCopilot(storages[0]!.db, { name: 'Broken start' })).id;
+      const crawl = await createCrawl(storages[0]!.db, bot, checkCrawlRequest({ sitemap: pages.url('/broken/sitemap.xml') }, policy.allowNetworks));
+      expect(await runner.startNext()).toBe(true);
+      expect(await getCrawl(storages[0]!.db, bot, crawl.crawl_id)).toMatchObject({ state: 'failed', error: 'The crawl could not be started.' });
+      const errors = logged.filter((l) => l.level === 'error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.obj).toMatchObject({ err: cause, bot_id: bot, crawl_id: crawl.crawl_id });
+    });
   });
 }

@@ -448,7 +448,7 @@ export interface CrawlRunnerDeps {
   maxPendingLinks: number;
   /** Links were queued: the local workers look at once. */
   onLinksQueued?: () => void;
-  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Identifies this instance's leases. */
   owner?: string;
 }
@@ -619,8 +619,10 @@ export class CrawlRunner implements CrawlHooks {
         return true;
       }
       const transient = err instanceof FetchError && isTransientFetchError(err);
-      const message =
-        err instanceof FetchError || err instanceof ExtractError || err instanceof CrawlStartError ? err.message : 'The crawl could not be started.';
+      // The site's or the request's fault says why; anything else is the service's own, logged with its cause.
+      const told = err instanceof FetchError || err instanceof ExtractError || err instanceof CrawlStartError;
+      const message = told ? err.message : 'The crawl could not be started.';
+      if (!told) this.deps.logger?.error({ err, bot_id: crawl.bot_id, crawl_id: crawl.id }, 'a crawl could not be started');
       if (transient && Number(crawl.attempts) < START_ATTEMPTS) {
         await crawls.updateCrawl(
           db,
