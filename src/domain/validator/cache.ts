@@ -51,7 +51,8 @@ export interface ValidationCache {
    * The UTF-8 bytes of `{"all_endpoints":[…],"validations":{…}}` for a document and their
    * readiness summary, from the cache when these bytes were validated before (no parsing
    * then), else from `render`, then kept. A document sent again while it is being rendered
-   * waits for that render instead of starting a second one. `answer` is the very Buffer the
+   * waits for that render instead of starting a second one (and renders for itself when that
+   * render is refused for its starter, not for the document). `answer` is the very Buffer the
    * cache holds, shared by every caller: never write to it. `opts.sha256` is the hex SHA-256
    * of `src.bytes` when the caller already knows it. Throws what `render` throws;
    * invalid_swagger_file is kept.
@@ -100,37 +101,53 @@ export function createValidationCache(options: { maxBytes: number }): Validation
     }
   };
 
+  const answer = async (
+    src: DocumentSource,
+    opts: { sha256?: string } & ParseOptions,
+    render: Renderer,
+    mayRenderAfterJoining: boolean,
+  ): Promise<RenderedAnswer<Buffer>> => {
+    const { sha256: known, ...parseOptions } = opts;
+    const sha256 = known ?? (await sha256Hex(src.bytes));
+    const format = detectFormat(src);
+    const entry = find(sha256, (candidate) => candidate.format === format);
+    if (entry?.error) throw new AppError(entry.error.code, entry.error.message, entry.error.details);
+    if (entry) return entry.answer;
+    const key = `${sha256}:${format}`;
+    let rendering = inFlight.get(key);
+    if (rendering && mayRenderAfterJoining) {
+      // Another caller's render (another copilot's, for the same bytes): the document's own fault
+      // is this caller's too, but what refused that caller (its copilot's turn, a busy service) is
+      // not: this caller then renders for itself, once.
+      return rendering.catch((err: unknown) => {
+        if (isAppError(err) && err.code === 'invalid_swagger_file') throw err;
+        return answer(src, { sha256, ...parseOptions }, render, false);
+      });
+    }
+    if (!rendering) {
+      // Started after it is registered (a renderer may throw at once).
+      rendering = Promise.resolve()
+        .then(() => render(src, parseOptions))
+        .then(
+          (rendered) => {
+            const kept = { answer: asBuffer(rendered.answer), readiness: rendered.readiness };
+            store(sha256, { format, answer: kept, error: null }, kept.answer.length);
+            return kept;
+          },
+          (err: unknown) => {
+            // Only the document's own fault is kept: a busy or lost thread is tried again next time.
+            if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, { format, answer: null, error: err }, errorSize(err));
+            throw err;
+          },
+        )
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, rendering);
+    }
+    return rendering;
+  };
+
   return {
-    async answer(src, opts, render) {
-      const { sha256: known, ...parseOptions } = opts;
-      const sha256 = known ?? (await sha256Hex(src.bytes));
-      const format = detectFormat(src);
-      const entry = find(sha256, (candidate) => candidate.format === format);
-      if (entry?.error) throw new AppError(entry.error.code, entry.error.message, entry.error.details);
-      if (entry) return entry.answer;
-      const key = `${sha256}:${format}`;
-      let rendering = inFlight.get(key);
-      if (!rendering) {
-        // Started after it is registered (a renderer may throw at once).
-        rendering = Promise.resolve()
-          .then(() => render(src, parseOptions))
-          .then(
-            (rendered) => {
-              const answer = { answer: asBuffer(rendered.answer), readiness: rendered.readiness };
-              store(sha256, { format, answer, error: null }, answer.answer.length);
-              return answer;
-            },
-            (err: unknown) => {
-              // Only the document's own fault is kept: a busy or lost thread is tried again next time.
-              if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, { format, answer: null, error: err }, errorSize(err));
-              throw err;
-            },
-          )
-          .finally(() => inFlight.delete(key));
-        inFlight.set(key, rendering);
-      }
-      return rendering;
-    },
+    answer: (src, opts, render) => answer(src, opts, render, true),
     cached(sha256) {
       return find(sha256, (entry) => entry.answer !== null)?.answer?.answer;
     },

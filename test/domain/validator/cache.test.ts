@@ -143,6 +143,31 @@ describe('validation cache', () => {
     expect(cachedValidation(sha(doc('a').bytes))?.toString('utf8')).toBe('{"all_endpoints":[]}');
   });
 
+  it('a caller that joined a render refused for its starter (busy, over its quota) renders for itself', async () => {
+    // Two copilots with the same document: the second joined the first's render, which waited in
+    // the first copilot's turn and was refused there (429): that refusal is not the second's.
+    let refuse: (err: unknown) => void = () => {};
+    const theirs = vi.fn(() => new Promise<never>((_resolve, reject) => (refuse = reject)));
+    const mine = vi.fn(renderNow);
+    const known = { sha256: sha(doc('a').bytes) };
+    const first = cache.answer(doc('a'), known, theirs);
+    const second = cache.answer(doc('a'), known, mine);
+    await new Promise((resolve) => setImmediate(resolve));
+    refuse(new AppError('quota_exceeded', 'This copilot has 8 API descriptions waiting.'));
+    await expectAppErrorAsync(first, 'quota_exceeded');
+    expect((await second).answer.toString('utf8')).toContain('"path":"/a"');
+    expect(mine).toHaveBeenCalledTimes(1);
+    // The document's own fault is the same for everyone: shared, never rendered twice.
+    const bad = source('{"openapi":', 'bad.json');
+    const badKnown = { sha256: sha(bad.bytes) };
+    const render = vi.fn(renderNow);
+    const a = cache.answer(bad, badKnown, render);
+    const b = cache.answer(bad, badKnown, render);
+    await expectAppErrorAsync(a, 'invalid_swagger_file');
+    await expectAppErrorAsync(b, 'invalid_swagger_file');
+    expect(render).toHaveBeenCalledTimes(1);
+  });
+
   it('reads the same bytes again when they are to be read as another format', async () => {
     const text = '{"openapi":"3.0.3","paths":{}}';
     await renderValidation(source(text, 'a.json'));
