@@ -334,6 +334,24 @@ describe.skipIf(!run)('dashboard administration (Chromium, real service on SQLit
     await expect.poll(() => admin.url()).toMatch(/#\/audit$/);
   });
 
+  it('audit: two filters chosen before the address catches up both stay (each builds on the address, not on the screen drawn before)', async () => {
+    await admin.goto(`${base}/#/audit`);
+    await admin.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
+    // Both changes in one task: the first one's hashchange has not arrived when the second is made.
+    await admin.evaluate((bot) => {
+      const choose = (id: string, value: string) => {
+        const select = document.getElementById(id) as HTMLSelectElement;
+        select.value = value;
+        select.dispatchEvent(new Event('change', { bubbles: true }));
+      };
+      choose('audit-action', 'copilot.update');
+      choose('audit-bot', bot);
+    }, beta);
+    await expect.poll(() => admin.url()).toContain(`#/audit?bot_id=${beta}&action=copilot.update`);
+    await expect.poll(() => admin.getByLabel('Action', { exact: true }).inputValue()).toBe('copilot.update');
+    expect(await admin.getByLabel('Copilot', { exact: true }).inputValue()).toBe(beta);
+  });
+
   it('the Keys and Audit screens fit a 375 px wide screen', async () => {
     const page = await signedIn(adminKey, { width: 375 });
     for (const route of ['#/keys', '#/audit', `#/audit?bot_id=${beta}&action=copilot.update`]) {

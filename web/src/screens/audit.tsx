@@ -4,7 +4,7 @@ import { ErrorNotice, Loading } from '../components/feedback';
 import { useLoad } from '../hooks';
 import { ACTION_LABELS, AUDIT_ACTIONS, auditQueryString, describeDetails, fromUtcInput, toUtcInput, type AuditFilters } from '../lib/audit-filters';
 import { plural } from '../lib/format';
-import { href, navigate } from '../router';
+import { href, navigate, parseRoute } from '../router';
 import { usePermissions } from '../use-permissions';
 
 const PAGE_SIZE = 50;
@@ -48,7 +48,12 @@ export function AuditScreen({ filters }: { filters: AuditFilters }) {
     );
   }
 
-  const set = (change: Partial<AuditFilters>) => navigate({ name: 'audit', filters: { ...filters, ...change } });
+  // A change builds on the address as it is now, not on the filters this screen was drawn with:
+  // a second change made before the first one's hashchange arrives keeps the first.
+  const set = (change: Partial<AuditFilters>) => {
+    const current = parseRoute(location.hash);
+    navigate({ name: 'audit', filters: { ...(current.name === 'audit' ? current.filters : filters), ...change } });
+  };
   const rows = list.data?.data ?? [];
   const next = list.data?.next ?? null;
   const page = cursors.length;
