@@ -71,32 +71,19 @@ export async function updateCopilot(db: Db, id: string, changes: Partial<Copilot
 }
 
 /**
- * Marks the copilot deleted unless it already is; undefined when it was (or is gone). The
- * condition is checked under the row's lock: of deletions racing on PostgreSQL, one writes and
- * the others, once it commits, find nothing to mark (SQLite's one writer runs them one by one).
+ * Locks the copilot's row until the transaction ends, then reads it (undefined: no such row).
+ * What a write that depends on the copilot's state reads it with: on PostgreSQL a racing write
+ * of the row (a deletion, a purge) waits for this transaction, or this one for it, and the read
+ * after the lock sees what that one committed; SQLite's one writer runs transactions one at a
+ * time. The lock is a write of a column to itself, the same statement on both databases.
  */
-export async function markCopilotDeleted(db: Db, id: string, now: string): Promise<CopilotRow | undefined> {
-  const result = await db
-    .updateTable('copilots')
-    .set({ deleted_at: now, updated_at: now })
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n ? findCopilot(db, id) : undefined;
-}
-
-/**
- * Takes the row lock of a deleted copilot (purge) before anything else of it is read or
- * removed; false when there is no such row any more (a racing purge removed it meanwhile).
- */
-export async function lockDeletedCopilot(db: Db, id: string): Promise<boolean> {
-  const result = await db
+export async function lockCopilot(db: Db, id: string): Promise<CopilotRow | undefined> {
+  const locked = await db
     .updateTable('copilots')
     .set((eb) => ({ deleted_at: eb.ref('deleted_at') }))
     .where('id', '=', id)
-    .where('deleted_at', 'is not', null)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return locked.numUpdatedRows > 0n ? findCopilot(db, id) : undefined;
 }
 
 /** Removes the row for good (purge). */

@@ -236,7 +236,12 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     throw new AppError('swagger_missing', 'This copilot’s swagger_url is not an http(s) URL: there is nothing to sync.', { swagger_url: copilot.swagger_url });
   }
   const leaseMs = 2 * deps.policy.timeoutMs + 60_000;
-  if (!(await history.claimSync(db, copilotId, deps.owner, nowTimestamp(), timestampIn(leaseMs), options.force))) return { status: 'busy' };
+  // Claimed under the copilot's lock: a copilot deleted meanwhile gets no sync state (404).
+  const claimed = await inTransaction(db, async (trx) => {
+    await getCopilot(trx, copilot.id, { lock: true });
+    return history.claimSync(trx, copilotId, deps.owner, nowTimestamp(), timestampIn(leaseMs), options.force);
+  });
+  if (!claimed) return { status: 'busy' };
   const url = copilot.swagger_url;
   const state = await history.findSyncState(db, copilotId);
   const latest = (await history.listVersions(db, copilotId, { limit: 1 }))[0];
@@ -275,7 +280,23 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
       if (err instanceof AppError) return await finish({ status: 'failed', version: null, error: err.message }, fetched);
       throw err;
     }
-    const { recorded } = await recordVersion(db, deps, copilotId, { bytes: fetched.body, mediaType, sha256, source: 'sync', url });
+    // Recorded only if the copilot still points at this URL (under its lock): an upload or a new
+    // swagger_url while the document was fetched is newer than it; a deletion is 404.
+    const { recorded, result: current } = await recordVersion(
+      db,
+      deps,
+      copilotId,
+      { bytes: fetched.body, mediaType, sha256, source: 'sync', url },
+      async (trx) => {
+        const locked = await getCopilot(trx, copilotId, { lock: true });
+        if (locked.swagger_url !== url) throw new SyncOvertaken();
+        return true;
+      },
+    ).catch((err: unknown) => {
+      if (err instanceof SyncOvertaken) return { recorded: null, result: false };
+      throw err;
+    });
+    if (!current) return await finish({ status: 'failed', version: null, error: OVERTAKEN }, fetched);
     return await finish({ status: recorded ? 'changed' : 'unchanged', version: recorded, error: null }, fetched);
   } catch (err) {
     // The lease goes back at once rather than when it runs out.
@@ -283,6 +304,10 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     throw err;
   }
 }
+
+/** The copilot's API description changed (an upload, a new swagger_url) while a sync fetched the old URL. */
+class SyncOvertaken extends Error {}
+const OVERTAKEN = "The copilot's API description changed while this sync fetched it; nothing was recorded.";
 
 /** Copilots whose sync is due, oldest first (the sync job's batch). */
 export async function dueSyncs(db: Db, limit: number): Promise<string[]> {

@@ -138,6 +138,8 @@ export async function uploadApiDescription(
   const copilot = await getCopilot(db, copilotId);
   const doc = await checkDocument(validation, copilot.id, upload, maxBytes);
   const { result } = await recordVersion(db, validation.history, copilot.id, uploadedVersion(doc), async (trx) => {
+    // Locked first: a copilot deleted while its document was checked is 404, and nothing is stored.
+    await getCopilot(trx, copilot.id, { lock: true });
     await storeDocument(trx, copilot.id, doc);
     await auditUpload(trx, actor, copilot.id, doc);
     return getCopilot(trx, copilot.id);

@@ -121,8 +121,9 @@ export async function createCopilot(db: Db, input: CopilotCreate, actor?: Princi
 }
 
 /** The copilot, or 404 for a malformed, unknown or (unless asked) soft-deleted id. */
-export async function getCopilot(db: Db, id: string, options: { includeDeleted?: boolean } = {}): Promise<Copilot> {
-  const row = isCopilotId(id) ? await copilots.findCopilot(db, id.toLowerCase()) : undefined;
+export async function getCopilot(db: Db, id: string, options: { includeDeleted?: boolean; lock?: boolean } = {}): Promise<Copilot> {
+  const read = options.lock ? copilots.lockCopilot : copilots.findCopilot;
+  const row = isCopilotId(id) ? await read(db, id.toLowerCase()) : undefined;
   if (!row || (row.deleted_at !== null && !options.includeDeleted)) {
     throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
   }
@@ -167,7 +168,8 @@ export async function updateCopilot(db: Db, id: string, input: CopilotPatch, act
     updated_at: nowTimestamp(),
   };
   const row = await inTransaction(db, async (trx) => {
-    const current = await getCopilot(trx, id);
+    // Locked first: a copilot deleted meanwhile is 404, never changed.
+    const current = await getCopilot(trx, id, { lock: true });
     const updated = await copilots.updateCopilot(trx, current.id, changes);
     // enhanced_privacy turned on: every stored page is checked now and, not yet redacted, fetched
     // again in full and stored redacted (src/jobs/link-check.ts), rather than at its next check.
@@ -191,10 +193,9 @@ export async function updateCopilot(db: Db, id: string, input: CopilotPatch, act
 export async function deleteCopilot(db: Db, id: string, actor?: Principal): Promise<Copilot> {
   const now = nowTimestamp();
   const row = await inTransaction(db, async (trx) => {
-    const current = await getCopilot(trx, id);
-    // Only one of racing deletions marks it; the others answer 404 as if they came after it.
-    const updated = await copilots.markCopilotDeleted(trx, current.id, now);
-    if (!updated) return undefined;
+    // Locked first: of racing deletions one deletes, and the others find it deleted (404).
+    const current = await getCopilot(trx, id, { lock: true });
+    const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
     const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
     await crawls.cancelCrawlsOfBot(trx, current.id, CANCELLED_BY_DELETION, now);
     await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
@@ -213,12 +214,11 @@ export const CANCELLED_BY_DELETION = 'Cancelled: the copilot was deleted.';
  */
 export async function purgeCopilot(db: Db, dialect: DialectName, id: string, actor?: Principal): Promise<PurgeResult> {
   return inTransaction(db, async (trx) => {
-    const current = await getCopilot(trx, id, { includeDeleted: true });
+    // Locked first: a racing purge waits here, then finds the row gone (404).
+    const current = await getCopilot(trx, id, { includeDeleted: true, lock: true });
     if (current.deleted_at === null) {
       throw new AppError('conflict', 'Only a deleted copilot can be purged; delete it first.', { id: current.id });
     }
-    // The row's lock first: a racing purge waits here, then finds the row gone (404).
-    if (!(await copilots.lockDeletedCopilot(trx, current.id))) throw new AppError('copilot_not_found', 'No copilot has this id.', { id });
     const counts = await kb.purgeKnowledgeBase(trx, dialect, current.id);
     await crawls.deleteCrawlsOfBot(trx, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);

@@ -139,8 +139,9 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
     updated_at: now,
   };
   const stored = await inTransaction(db, async (trx) => {
-    const bot = await liveBot(trx, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }));
-    // Locks the knowledge base row (PostgreSQL): the bot's crawls are counted one request at a time.
+    // The copilot's row locked first, as links are added (knowledge-base.service.ts).
+    const bot = await liveBot(trx, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }), { lock: true });
+    // Then the knowledge base row (PostgreSQL): the bot's crawls are counted one request at a time.
     await kb.ensureKnowledgeBase(trx, bot, now);
     const active = await crawls.countActiveCrawls(trx, bot);
     if (active >= MAX_ACTIVE_CRAWLS_PER_BOT) {

@@ -45,10 +45,10 @@ export function requireLinks(body: unknown): string[] {
 const kbNotFound = (botId: string) => new AppError('knowledge_base_not_found', 'No knowledge base exists for this bot.', { bot_id: botId });
 
 /** The bot's canonical id when it is a live copilot; 404 otherwise (soft-deleted copilots included). */
-export async function liveBot(db: Db, botId: string, notFound: () => AppError): Promise<string> {
+export async function liveBot(db: Db, botId: string, notFound: () => AppError, options: { lock?: boolean } = {}): Promise<string> {
   if (!isCopilotId(botId)) throw notFound();
   try {
-    return (await getCopilot(db, botId)).id;
+    return (await getCopilot(db, botId, options)).id;
   } catch (err) {
     if (err instanceof AppError && err.code === 'copilot_not_found') throw notFound();
     throw err;
@@ -71,8 +71,10 @@ export async function addLinks(
   const links = uniqueCanonicalLinks(sent);
   const now = nowTimestamp();
   const { id, rows } = await inTransaction(db, async (trx) => {
-    const id = await liveBot(trx, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }));
-    // Locks the knowledge base row (PostgreSQL) first: adds to one bot count one at a time.
+    // The copilot's row locked first: a deletion racing this add waits for it (and cancels what it
+    // queues) or comes first (404).
+    const id = await liveBot(trx, botId, () => new AppError('copilot_not_found', 'No copilot has this id.', { id: botId }), { lock: true });
+    // Then the knowledge base row (PostgreSQL): adds to one bot count one at a time.
     await kb.ensureKnowledgeBase(trx, id, now);
     if (limits.maxPendingLinks !== undefined) await checkPendingLimit(trx, id, links, limits.maxPendingLinks);
     await kb.upsertPendingLinks(trx, id, links, now);
@@ -120,7 +122,7 @@ export async function listLinks(
  */
 export async function refreshLinks(db: Db, botId: string, actor?: Principal): Promise<LinksRefreshed> {
   return inTransaction(db, async (trx) => {
-    const id = await liveBot(trx, botId, () => kbNotFound(botId));
+    const id = await liveBot(trx, botId, () => kbNotFound(botId), { lock: true });
     if (!(await kb.findKnowledgeBase(trx, id))) throw kbNotFound(botId);
     const queued = await requestChecks(trx, id, nowTimestamp());
     await recordAudit(trx, actor, 'knowledgebase.refresh', id, { queued });
