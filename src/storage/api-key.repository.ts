@@ -21,9 +21,23 @@ export async function countActiveApiKeys(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-/** Marks the key revoked; returns false when there is no such key. */
-export async function revokeApiKey(db: Db, id: string, at: string): Promise<boolean> {
+/**
+ * Locks the key's row until the transaction ends, then reads it (undefined: no such key), as
+ * `lockCopilot` does for a copilot: a key's revocation and the keys it creates are then written
+ * one after the other on both databases, each seeing the other.
+ */
+export async function lockApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  const locked = await db
+    .updateTable('api_keys')
+    .set((eb) => ({ revoked_at: eb.ref('revoked_at') }))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return locked.numUpdatedRows > 0n ? findApiKey(db, id) : undefined;
+}
+
+/** Marks the key revoked (the first time only: a revoked key keeps when it was revoked); says which it was. */
+export async function revokeApiKey(db: Db, id: string, at: string): Promise<'revoked' | 'already revoked' | 'missing'> {
   const result = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-  if (Number(result.numUpdatedRows) > 0) return true;
-  return (await findApiKey(db, id)) !== undefined;
+  if (Number(result.numUpdatedRows) > 0) return 'revoked';
+  return (await findApiKey(db, id)) === undefined ? 'missing' : 'already revoked';
 }

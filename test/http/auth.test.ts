@@ -241,6 +241,38 @@ for (const dialect of DIALECTS) {
         expect(entry.revoked_at).toMatch(TIMESTAMP);
       });
 
+      it('DELETE of a revoked key is 204 again and changes nothing: one revocation, one audit entry, even when sent many times at once', async () => {
+        const created = (await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'] } })).json();
+        const answers = await Promise.all(Array.from({ length: 8 }, () => call(t, 'DELETE', `${KEYS_PATH}/${created.id}`)));
+        expect(answers.map((res) => res.statusCode)).toEqual(Array(8).fill(204));
+        const first = (await call(t, 'GET', KEYS_PATH)).json().find((k: { id: string }) => k.id === created.id).revoked_at;
+        expect((await call(t, 'DELETE', `${KEYS_PATH}/${created.id}`)).statusCode).toBe(204);
+        expect((await call(t, 'GET', KEYS_PATH)).json().find((k: { id: string }) => k.id === created.id).revoked_at).toBe(first);
+        const audit = (await call(t, 'GET', '/backend/api/audit?action=key.revoke&limit=200')).json() as Array<{ details: { key_id?: string } }>;
+        expect(audit.filter((e) => e.details.key_id === created.id)).toHaveLength(1);
+      });
+
+      it('a key revoked while it creates keys creates none after its revocation: those requests are 401', async () => {
+        // The creating key was checked when its request arrived; its keys were written after it had
+        // been revoked (on both databases), and kept working.
+        for (let round = 0; round < 3; round++) {
+          const minter = (await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['admin'] } })).json();
+          const mint = () => call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'] }, key: `Bearer ${minter.key}` });
+          const answers = await Promise.all([
+            ...Array.from({ length: 8 }, mint),
+            call(t, 'DELETE', `${KEYS_PATH}/${minter.id}`),
+            ...Array.from({ length: 8 }, mint),
+          ]);
+          const list = (await call(t, 'GET', KEYS_PATH)).json() as Array<{ id: string; created_at: string; revoked_at: string | null }>;
+          const revokedAt = list.find((k) => k.id === minter.id)!.revoked_at!;
+          for (const res of answers.filter((r) => r.statusCode === 201)) {
+            const child = list.find((k) => k.id === res.json().id)!;
+            expect(child.created_at <= revokedAt, `${child.created_at} after ${revokedAt}`).toBe(true);
+          }
+          for (const res of answers) expect([201, 204, 401]).toContain(res.statusCode);
+        }
+      });
+
       it('DELETE of an unknown key id is 404 key_not_found', async () => {
         expectError(await call(t, 'DELETE', `${KEYS_PATH}/nosuchkey0000000`), 404, 'key_not_found');
         expectError(await call(t, 'DELETE', `${KEYS_PATH}/x`), 404, 'key_not_found');

@@ -125,10 +125,16 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateK
     secret_hash: hashSecret(secret),
     scopes: JSON.stringify(scopes),
     bots: bots === null ? null : JSON.stringify(bots),
-    created_at: nowTimestamp(),
+    created_at: '',
     revoked_at: null,
   };
   await inTransaction(db, async (trx) => {
+    // The creating key, locked: one revoked since its request was let in creates nothing (401).
+    if (creator?.kind === 'key') {
+      const own = await keys.lockApiKey(trx, creator.keyId);
+      if (!own || own.revoked_at !== null) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.');
+    }
+    row.created_at = nowTimestamp();
     await keys.insertApiKey(trx, row);
     await recordAudit(trx, creator, 'key.create', null, { key_id: id, scopes, bots, name: row.name });
   });
@@ -145,10 +151,13 @@ export async function listApiKeys(db: Db, viewer?: Principal): Promise<ApiKey[]>
 export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promise<void> {
   const notFound = () => new AppError('key_not_found', 'No API key has this id.', { id });
   await inTransaction(db, async (trx) => {
-    const row = await keys.findApiKey(trx, id);
+    // Locked first: keys this key is creating meanwhile are written before or refused after (createApiKey).
+    const row = await keys.lockApiKey(trx, id);
     if (!row || (actor?.kind === 'key' && !withinBots(actor, toInfo(row).bots))) throw notFound();
-    if (!(await keys.revokeApiKey(trx, id, nowTimestamp()))) throw notFound();
-    await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
+    const outcome = await keys.revokeApiKey(trx, id, nowTimestamp());
+    if (outcome === 'missing') throw notFound();
+    // Revoking a revoked key again is 204 and changes nothing: one revocation, one audit entry.
+    if (outcome === 'revoked') await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
   });
 }
 
