@@ -147,6 +147,8 @@ export async function fetchGuarded(
     conditional?: { etag: string | null; lastModified: string | null };
     /** A POST (webhooks): its body and headers; a redirect is not followed (it would send the body elsewhere). */
     post?: { body: string; headers: Record<string, string> };
+    /** Only the status matters (a webhook's answer): a 2xx body is not read (nor its size held to the limit), and `body` is empty. */
+    statusOnly?: boolean;
   } = {},
   hooks: GuardedFetchHooks = {},
 ): Promise<FetchedResource> {
@@ -231,6 +233,10 @@ export async function fetchGuarded(
         throw new FetchError('http_status', target.href, `${describeHost(target.href)} answered with HTTP status ${status}.`, status);
       }
 
+      if (init.statusOnly) {
+        await discardBody(response.body);
+        return { url: target.href, status, contentType: response.headers.get('content-type'), body: Buffer.alloc(0), ...validators };
+      }
       const declared = response.headers.get('content-length');
       const declaredBytes = declared !== null && /^\d+$/.test(declared.trim()) ? Number(declared) : null;
       if (declaredBytes !== null && declaredBytes > policy.maxBytes) {

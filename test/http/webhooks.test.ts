@@ -136,6 +136,32 @@ for (const dialect of DIALECTS) {
       answer = 200;
     });
 
+    it('a receiver that answers 2xx has the delivery delivered, however long or slow the body it sends after', async () => {
+      // The answer's body was read like a document: one that trickled (or was over the document
+      // limit) failed the delivery after the status had said it arrived, and it was sent again.
+      pages.set('/trickle', (req: http.IncomingMessage, res: http.ServerResponse) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          const drip = setInterval(() => res.write('x'), 100);
+          res.on('close', () => clearInterval(drip));
+        });
+      });
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, api(['/p', '/q']), 'application/json')).statusCode).toBe(200);
+      expect((await putRaw(t, copilot.id, api(['/p']), 'application/json')).statusCode).toBe(200);
+      const [row] = await deliveriesOf(copilot.id, 1);
+      await t.storage.db
+        .updateTable('webhook_deliveries')
+        .set({ url: pages.url('/trickle') })
+        .where('id', '=', row!.id)
+        .execute();
+      const quick = { ...deps, policy: { ...deps.policy, timeoutMs: 1500 } };
+      expect(await attemptDelivery(t.storage.db, quick, row!.id)).toBe(true);
+      const after = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', row!.id).executeTakeFirstOrThrow();
+      expect(after).toMatchObject({ state: 'delivered', last_status: 200, last_error: null });
+    });
+
     it('the delivery job sends what is due by itself', async () => {
       const copilot = await createCopilot(t);
       expect((await putRaw(t, copilot.id, api(['/p', '/q']), 'application/json')).statusCode).toBe(200);

@@ -80,6 +80,8 @@ export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): P
           'x-cms-signature': signWebhook(deps.secret, timestamp, row.payload),
         },
       },
+      // A 2xx says it arrived: whatever body the receiver sends after is not read.
+      statusOnly: true,
     });
     status = answer.status;
   } catch (err) {
