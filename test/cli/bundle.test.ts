@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,27 @@ describe('the bundled copilot-service command', () => {
     const broken = run('validate', spec('kubernetes.json'));
     expect(broken.status).toBe(2);
     expect(broken.stderr).toMatch(/line \d+, column \d+/);
+  });
+
+  it('validates a JSON document without loading any package (all it needs is in the bundle)', () => {
+    // The upload's readiness summary once took its platform list from wire-types.ts, whose
+    // TypeBox schemas then loaded and built at every start of the command (a bench row caught it).
+    const hook = [
+      "const Module = require('node:module');",
+      'const loaded = new Set();',
+      'const load = Module._load;',
+      'Module._load = function (request, ...rest) { if (!/^(node:|\\.|\\/)/.test(request)) loaded.add(request); return load.call(this, request, ...rest); };',
+      "process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify([...loaded].filter((m) => !Module.builtinModules.includes(m)))));",
+    ].join('\n');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cli-loads-'));
+    try {
+      const preload = path.join(dir, 'loads.cjs');
+      writeFileSync(preload, hook);
+      const probe = spawnSync(process.execPath, ['-r', preload, bin, 'validate', spec('slack.json')], { encoding: 'utf8', cwd: root });
+      expect(probe.stderr).toBe('LOADED []');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("starts from V8's code cache of the bundle, which the build writes and this Node.js accepts", () => {
