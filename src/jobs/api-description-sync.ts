@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { dueSyncs, syncApiDescription, type SyncDeps } from '../domain/copilots/api-description-history.service.js';
+import { isAppError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 import { everyInterval } from './rounds.js';
 
@@ -18,10 +19,12 @@ export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, option
     async (stopped) => {
       for (const copilotId of await dueSyncs(storage.db, BATCH)) {
         if (stopped()) return;
-        // A new version is reported by the history itself (HistoryDeps.onVersion).
-        await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) =>
-          options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed'),
-        );
+        // A new version is reported by the history itself (HistoryDeps.onVersion). A copilot
+        // deleted since it was found due has nothing left to sync: not the service's failure.
+        await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) => {
+          if (isAppError(err) && err.code === 'copilot_not_found') return;
+          options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed');
+        });
       }
     },
     (err) => options.logger.error({ err }, 'Looking for API descriptions to sync failed'),

@@ -221,6 +221,29 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'POST', syncPath(copilot.id)), 409, 'conflict');
     });
 
+    it('the job says nothing of a copilot deleted and purged while its document was fetched: not an error of the service', async () => {
+      let fetched: () => void = () => {};
+      const fetching = new Promise<void>((resolve) => (fetched = resolve));
+      let answer: () => void = () => {};
+      pages.set('/purged-meanwhile.json', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(V1);
+        fetched();
+      });
+      const copilot = await createCopilot(t, { swagger_url: pages.url('/purged-meanwhile.json'), smart_sync: 1 });
+      const errors: Array<{ copilot?: string }> = [];
+      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'purge-test' }, { logger: { error: (obj: object) => errors.push(obj) } });
+      try {
+        await fetching;
+        expect((await call(t, 'DELETE', copilotPath(copilot.id))).statusCode).toBe(200);
+        expect((await call(t, 'POST', purgePath(copilot.id))).statusCode).toBe(200);
+        answer();
+        await sleep(500);
+      } finally {
+        await job.stop();
+      }
+      expect(errors.filter((e) => e.copilot === copilot.id)).toEqual([]);
+    });
+
     it('the job syncs each copilot with smart_sync = 1 on its schedule, once across two instances', async () => {
       let served = V1;
       pages.set('/scheduled.json', (_req: http.IncomingMessage, res: http.ServerResponse) => {
