@@ -90,11 +90,15 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
   const history: HistoryDeps = {
     differ: taskThreads,
     versionsKept: config.apiDescriptionVersionsKept,
-    onVersion(copilotId, recorded, source, changes) {
+    onVersion(copilotId, recorded, source) {
       apiChanges.inc({ breaking: 'true' }, recorded.breaking);
       apiChanges.inc({ breaking: 'false' }, recorded.other);
       if (recorded.breaking === 0) return;
       logger?.warn({ copilot: copilotId, source, ...recorded }, 'An API description changed in a way that breaks a copilot calling it');
+    },
+    // The webhook's delivery, in the version's transaction: never a version without its event.
+    async inVersion(trx, copilotId, recorded, source, changes) {
+      if (recorded.breaking === 0) return;
       const breaking = changes.filter((c) => c.breaking);
       const data = {
         version: recorded.version,
@@ -104,9 +108,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
         breaking_changes: breaking.slice(0, 50).map(({ kind, method, path, message }) => ({ kind, method, path, message })),
         changes_path: `/backend/api/copilot/${copilotId}/swagger/changes`,
       };
-      enqueueWebhook(storage.db, webhookTarget, 'api_description.breaking_change', copilotId, data).catch((err: unknown) =>
-        logger?.error({ err, copilot: copilotId }, 'Queueing a webhook delivery failed'),
-      );
+      await enqueueWebhook(trx, webhookTarget, 'api_description.breaking_change', copilotId, data);
     },
   };
   const sync: SyncDeps = {

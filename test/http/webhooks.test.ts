@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type http from 'node:http';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { attemptDelivery, MAX_ATTEMPTS, type DeliveryDeps } from '../../src/domain/webhooks/webhook.service.js';
@@ -112,6 +113,27 @@ for (const dialect of DIALECTS) {
         last_error: null,
         next_attempt_at: null,
       });
+    });
+
+    it('a breaking change and its delivery are written in one transaction: the version is not kept without its event', async () => {
+      // The delivery was queued after the version's commit, outside its transaction: a failure
+      // (or a crash) between the two kept the version and lost its webhook for good.
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, api(['/m', '/n']), 'application/json')).statusCode).toBe(200);
+      await sql`alter table webhook_deliveries rename to webhook_deliveries_away`.execute(t.storage.db);
+      let breaking: Awaited<ReturnType<typeof putRaw>>;
+      try {
+        breaking = await putRaw(t, copilot.id, api(['/m']), 'application/json');
+      } finally {
+        await sql`alter table webhook_deliveries_away rename to webhook_deliveries`.execute(t.storage.db);
+      }
+      expect(breaking.statusCode).toBeGreaterThanOrEqual(500);
+      const versions = (await call(t, 'GET', `/backend/api/copilot/${copilot.id}/swagger/versions`)).json() as Array<{ version: number }>;
+      expect(versions.map((v) => v.version)).toEqual([1]);
+      // Sent again, the change is kept with its delivery, in the same breath.
+      expect((await putRaw(t, copilot.id, api(['/m']), 'application/json')).statusCode).toBe(200);
+      const rows = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('copilot_id', '=', copilot.id).execute();
+      expect(rows).toHaveLength(1);
     });
 
     it('a failing receiver is retried with backoff until the attempts are used up', async () => {

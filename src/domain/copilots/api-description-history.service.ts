@@ -29,6 +29,11 @@ export interface HistoryDeps {
   versionsKept: number;
   /** Told of each version recorded (after its commit): the service logs breaking changes and counts them. */
   onVersion?(copilotId: string, recorded: RecordedVersion, source: NewVersion['source'], changes: readonly ApiChange[]): void;
+  /**
+   * Writes what a version sets off (the breaking-change webhook's delivery) in the version's own
+   * transaction: kept together, or neither (a failure or a crash after the commit loses nothing).
+   */
+  inVersion?(trx: Db, copilotId: string, recorded: RecordedVersion, source: NewVersion['source'], changes: readonly ApiChange[]): Promise<void>;
 }
 
 export interface NewVersion {
@@ -112,7 +117,9 @@ async function recordInTransaction<T>(
         );
         if (!inserted) throw new StaleBase();
         await history.pruneVersions(trx, copilotId, deps.versionsKept);
-        return { recorded: { version, ...counts }, result, changes };
+        const recorded = { version, ...counts };
+        await deps.inVersion?.(trx, copilotId, recorded, doc.source, changes);
+        return { recorded, result, changes };
       });
     } catch (err) {
       // Each round one of the racing writers wins, so a writer waits at most as many rounds as writers race.
