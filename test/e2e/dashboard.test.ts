@@ -174,6 +174,35 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     }
   });
 
+  it('shows the page the address names when it changes before the dashboard listens for changes', async () => {
+    // The router reads the address when it is first drawn and listens for hashchange from an
+    // effect, which Preact runs a frame later (or 100 ms later without frames). An address that
+    // changed in between was never heard of: the screen stayed on the list, as a page opened
+    // just after signing in did on a busy machine (the browser tests that waited 15 s for it).
+    const context = await browser.newContext({ locale: 'en-GB' });
+    const own = await openPage(context, []);
+    try {
+      await own.addInitScript(() => {
+        // No frames: effects run at Preact's 100 ms fallback, after the change below.
+        window.requestAnimationFrame = () => 0;
+        window.cancelAnimationFrame = () => undefined;
+        // The moment the list is drawn after signing in, the address moves to the keys.
+        new MutationObserver((_, observer) => {
+          if (!document.querySelector('h1#page-title') || !/Copilots/.test(document.querySelector('h1#page-title')!.textContent ?? '')) return;
+          observer.disconnect();
+          location.hash = '#/keys';
+        }).observe(document, { childList: true, subtree: true });
+      });
+      await own.goto(`${base}/`);
+      await own.getByLabel('API key').fill(adminKey);
+      await own.getByRole('button', { name: 'Sign in' }).click();
+      await own.getByRole('heading', { name: 'API keys', level: 1 }).waitFor({ timeout: 5000 });
+      expect(await own.evaluate(() => location.hash)).toBe('#/keys');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('keeps a status chosen while the address still catches up with the name typed', async () => {
     const ids: string[] = [];
     for (const name of ['Race draft', 'Race live']) {

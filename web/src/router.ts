@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { auditQueryString, parseAuditFilters, type AuditFilters } from './lib/audit-filters.js';
 
 /**
@@ -93,13 +93,16 @@ export function copilotFiltersQuery(filters: CopilotFilters): string {
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  const [hash, setHash] = useState(() => location.hash);
   useEffect(() => {
-    const update = () => setRoute(parseRoute(location.hash));
+    const update = () => setHash(location.hash);
     window.addEventListener('hashchange', update);
+    // The address as it is now: it may have changed between the first draw and this effect (a
+    // frame later), and that hashchange went unheard.
+    update();
     return () => window.removeEventListener('hashchange', update);
   }, []);
-  return route;
+  return useMemo(() => parseRoute(hash), [hash]);
 }
 
 /** A message shown once on the next screen (e.g. "Deleted …" after leaving a deleted copilot). */
