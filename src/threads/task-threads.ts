@@ -35,7 +35,7 @@ import { unpackPassages, type PassageList } from '../domain/knowledgebase/passag
 import type { CrawledPage, SitemapRead } from '../domain/knowledgebase/crawl-page.js';
 import type { CrawlScope } from '../domain/knowledgebase/crawl-scope.js';
 import type { IndexTotals, MergedSegment, MergeInput, ScoredPassage } from '../domain/knowledgebase/search-index.js';
-import { decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
+import { asBuffer, decodeFailure, ownsItsBuffer, type TaskName, type Tasks } from './tasks.js';
 import type { TaskAnswer, TaskRequest } from './worker.js';
 
 export class TaskThreadError extends Error {
@@ -292,9 +292,6 @@ export class TaskThreads {
     return pool;
   }
 }
-
-/** Bytes a thread moved back, as a Buffer over the same memory. */
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** The buffer of bytes that are the whole of it (read for this task only): it can move to the thread. */
 const movable = (bytes: Uint8Array): ArrayBuffer[] => (ownsItsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : []);

@@ -34,7 +34,8 @@ import { fixesOverlay } from '../domain/validator/overlay.js';
 import { toolDefinitions } from '../domain/validator/tools.js';
 import type { Overlay, ToolDefinition, ToolPlatform } from '../domain/validator/wire-types.js';
 
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+/** Bytes that crossed a thread boundary (structured clone makes a Buffer a Uint8Array), as a Buffer over the same memory. */
+export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 export const tasks = {
   /** Answers 'pong': the service checks at start that its threads run. */
