@@ -35,9 +35,7 @@ export async function lockApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
   return locked.numUpdatedRows > 0n ? findApiKey(db, id) : undefined;
 }
 
-/** Marks the key revoked (the first time only: a revoked key keeps when it was revoked); says which it was. */
-export async function revokeApiKey(db: Db, id: string, at: string): Promise<'revoked' | 'already revoked' | 'missing'> {
-  const result = await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-  if (Number(result.numUpdatedRows) > 0) return 'revoked';
-  return (await findApiKey(db, id)) === undefined ? 'missing' : 'already revoked';
+/** Marks the key revoked (the first time only: a revoked key keeps when it was revoked). */
+export async function revokeApiKey(db: Db, id: string, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
 }

@@ -154,10 +154,11 @@ export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promi
     // Locked first: keys this key is creating meanwhile are written before or refused after (createApiKey).
     const row = await keys.lockApiKey(trx, id);
     if (!row || (actor?.kind === 'key' && !withinBots(actor, toInfo(row).bots))) throw notFound();
-    const outcome = await keys.revokeApiKey(trx, id, nowTimestamp());
-    if (outcome === 'missing') throw notFound();
     // Revoking a revoked key again is 204 and changes nothing: one revocation, one audit entry.
-    if (outcome === 'revoked') await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
+    // The row is locked: a revocation racing this one has committed, and shows here.
+    if (row.revoked_at !== null) return;
+    await keys.revokeApiKey(trx, id, nowTimestamp());
+    await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
   });
 }
 
