@@ -289,21 +289,16 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     }
     // Recorded only if the copilot still points at this URL (under its lock): an upload or a new
     // swagger_url while the document was fetched is newer than it; a deletion is 404.
-    const { recorded, result: current } = await recordVersion(
-      db,
-      deps,
-      copilotId,
-      { bytes: fetched.body, mediaType, sha256, source: 'sync', url },
-      async (trx) => {
+    let recorded: RecordedVersion | null;
+    try {
+      ({ recorded } = await recordVersion(db, deps, copilotId, { bytes: fetched.body, mediaType, sha256, source: 'sync', url }, async (trx) => {
         const locked = await getCopilot(trx, copilotId, { lock: true });
         if (locked.swagger_url !== url) throw new SyncOvertaken();
-        return true;
-      },
-    ).catch((err: unknown) => {
-      if (err instanceof SyncOvertaken) return { recorded: null, result: false };
+      }));
+    } catch (err) {
+      if (err instanceof SyncOvertaken) return await finish({ status: 'failed', version: null, error: OVERTAKEN }, fetched);
       throw err;
-    });
-    if (!current) return await finish({ status: 'failed', version: null, error: OVERTAKEN }, fetched);
+    }
     return await finish({ status: recorded ? 'changed' : 'unchanged', version: recorded, error: null }, fetched);
   } catch (err) {
     // The lease goes back at once rather than when it runs out.
