@@ -292,6 +292,16 @@ export function evaluateTargets(r: BenchResults, quick: boolean): Target[] {
   for (const d of r.knowledge_base?.deletion ?? []) {
     add(`kb-delete-${d.dialect}`, `Delete ${d.links} links / ${d.passages} passages on ${d.dialect} (median, alone)`, d.median_alone_ms / 1000, 1, '≤', ' s');
     add(`kb-lists-${d.dialect}`, `No list request waits while deleting on ${d.dialect} (max)`, d.lists_during_delete.max_ms, 100, '≤', ' ms');
+    // Older results files have no writes row.
+    if (d.writes_during_delete)
+      add(
+        `kb-delete-writes-${d.dialect}`,
+        `No other copilot's write waits while ${d.passages} passages are deleted on ${d.dialect} (max, until they are gone)`,
+        d.writes_during_delete.max_ms,
+        100,
+        '≤',
+        ' ms',
+      );
   }
   for (const f of r.knowledge_base?.fairness ?? []) {
     // Indexed within one FETCH_TIMEOUT_MS plus its own fetch: the wait before its fetch began is at most the deadline.
@@ -508,6 +518,9 @@ export function renderReport(r: BenchResults): string {
       `${fmtMs(d.median_with_lists_ms)}`,
       `${d.lists_during_delete.p50_ms} / ${d.lists_during_delete.p99_ms} / ${d.lists_during_delete.max_ms} (n=${d.lists_during_delete.n}, ${d.list_rate_per_s}/s)`,
       `${d.lists_idle.p50_ms} / ${d.lists_idle.p99_ms}`,
+      d.writes_during_delete
+        ? `${d.writes_during_delete.p50_ms} / ${d.writes_during_delete.p99_ms} / ${d.writes_during_delete.max_ms} (n=${d.writes_during_delete.n}, ${d.write_rate_per_s}/s; gone after ${d.gone_ms.map((x) => Math.round(x)).join(', ')} ms)`
+        : '–',
     ]);
     out.push(
       table(
@@ -518,6 +531,7 @@ export function renderReport(r: BenchResults): string {
           'delete with lists: median',
           'lists during delete p50 / p99 / max ms',
           'lists idle p50 / p99 ms',
+          "another copilot's PATCH until the passages are gone: p50 / p99 / max ms",
         ],
         del,
       ),
@@ -741,6 +755,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             rounds: opts.quick ? 1 : runs,
             warmup: !opts.quick,
             listRate: 50,
+            writeRate: 20,
             log: opts.log,
           }),
         );

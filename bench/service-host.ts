@@ -5,6 +5,7 @@
  *
  * Commands: start {env} → {url, key}; clearCache;
  * floor {file, parser} → ms; seedKnowledgeBase {botId, links, passagesPerLink} → {urls};
+ * countPassages {botId} → the bot's passages still stored;
  * analyze (PostgreSQL: ANALYZE, what autovacuum would have done by now);
  * settleIndex {botId} → seconds until its search index is merged;
  * searchBare {botId, queries, limit} → ms per query; kbSnapshot {botId} → links, passages, knowledge base;
@@ -116,6 +117,17 @@ const handlers: Record<string, (args: any) => unknown> = {
       }
     });
     return { urls };
+  },
+
+  /** The bot's passages still stored (a deleted link's are deleted in the background). */
+  async countPassages(args: { botId: string }) {
+    if (!service) throw new Error('start first');
+    const row = await service.services.storage.db
+      .selectFrom('kb_passages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('bot_id', '=', args.botId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   },
 
   /**

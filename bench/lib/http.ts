@@ -8,7 +8,7 @@ export interface Response {
 }
 
 export async function send(
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   url: string,
   opts: { headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<Response> {
@@ -41,11 +41,18 @@ export interface OpenLoop {
 }
 
 /**
- * Sends GETs at a fixed rate whatever the answers (open loop), so a server that stalls is
- * measured by how late its answers are, from the time each request was due. `nextUrl`
- * varies the URL per request (search queries); by default every request is `url`.
+ * Sends requests (GETs unless `request` says otherwise) at a fixed rate whatever the answers
+ * (open loop), so a server that stalls is measured by how late its answers are, from the time
+ * each request was due. `nextUrl` varies the URL per request (search queries); by default
+ * every request is `url`.
  */
-export function openLoop(url: string, headers: Record<string, string>, perSecond: number, nextUrl: () => string = () => url): OpenLoop {
+export function openLoop(
+  url: string,
+  headers: Record<string, string>,
+  perSecond: number,
+  nextUrl: () => string = () => url,
+  request: { method: 'GET' | 'PATCH'; body?: string } = { method: 'GET' },
+): OpenLoop {
   const samples: Array<{ sentAt: number; ms: number; status: number }> = [];
   const inFlight = new Set<Promise<void>>();
   const interval = 1000 / perSecond;
@@ -58,7 +65,7 @@ export function openLoop(url: string, headers: Record<string, string>, perSecond
     while (start + sent * interval <= now) {
       const due = start + sent * interval;
       sent++;
-      const p = send('GET', nextUrl(), { headers })
+      const p = send(request.method, nextUrl(), { headers, body: request.body })
         .then((res) => void samples.push({ sentAt: due, ms: performance.now() - due, status: res.status }))
         .catch(() => void samples.push({ sentAt: due, ms: performance.now() - due, status: 0 }))
         .finally(() => inFlight.delete(p));

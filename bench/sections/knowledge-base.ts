@@ -3,7 +3,8 @@
  * local web server by the service's own worker, KB_WORKERS=2), and the time to delete a
  * knowledge base's links with all their passages through the DELETE route, alone and
  * while list requests arrive at a fixed rate (their p99 shows whether the event loop was
- * blocked). The links and passages to delete are written straight into the database
+ * blocked) and another copilot is changed at a fixed rate (PATCH: a write, which on SQLite
+ * waits for the one writer) until the deleted passages are gone from the database. The links and passages to delete are written straight into the database
  * (service-host seedKnowledgeBase), which is much faster than ingesting them.
  * Issue 13: how long one bot's new link waits behind another bot's 1,000 never-ending pages
  * (fair claiming, benchFairness), and list latency while a 25 MiB Markdown page is fetched,
@@ -38,6 +39,11 @@ export interface DeletionResult {
   lists_during_delete: { n: number; p50_ms: number; p99_ms: number; max_ms: number; errors: number };
   /** p99 of the same list requests with no deletion running (just before each). */
   lists_idle: { n: number; p50_ms: number; p99_ms: number };
+  /** From the DELETE until the last deleted passage has left the database (the rounds with load). */
+  gone_ms: number[];
+  /** Another copilot's PATCHes sent from the DELETE until its passages were gone (all rounds pooled). */
+  writes_during_delete: { n: number; p50_ms: number; p99_ms: number; max_ms: number; errors: number };
+  write_rate_per_s: number;
 }
 
 /** A local web site of article pages, /kb/<anything>/<n>. */
@@ -112,7 +118,7 @@ export async function benchIngestion(
 export async function benchDeletion(
   host: ServiceHost,
   service: { url: string; key: string; dialect: string },
-  opts: { links: number; passagesPerLink: number; rounds: number; warmup: boolean; listRate: number; log: (line: string) => void },
+  opts: { links: number; passagesPerLink: number; rounds: number; warmup: boolean; listRate: number; writeRate: number; log: (line: string) => void },
 ): Promise<DeletionResult> {
   const listUrl = `${service.url}/backend/api/copilots?limit=100`;
   const headers = { authorization: `Bearer ${service.key}` };
@@ -125,7 +131,12 @@ export async function benchDeletion(
   const withLists: number[] = [];
   const during: Array<{ ms: number; status: number }> = [];
   const idle: number[] = [];
+  const gone: number[] = [];
+  const writes: Array<{ ms: number; status: number }> = [];
   let seq = 0;
+  const other = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: 'changed during deletions' });
+  const patchUrl = `${service.url}/backend/api/copilot/${other.id}`;
+  const patch = { method: 'PATCH' as const, body: JSON.stringify({ prompt_message: 'Changed while another copilot deletes its knowledge base.' }) };
 
   const deleteOnce = async (withLoad: boolean, counted: boolean): Promise<number> => {
     const bot = await json<{ id: string }>('POST', `${service.url}/backend/api/copilots`, service.key, { name: `kb delete ${seq}` });
@@ -139,12 +150,14 @@ export async function benchDeletion(
     if (counted) seedSeconds.push(round((performance.now() - seedStart) / 1000, 2));
     await sleep(200); // let the seeding's aftermath (WAL checkpoint, autovacuum kick-off) settle a little
     let loop = null;
+    let writeLoop = null;
     if (withLoad) {
       const warm = openLoop(listUrl, headers, opts.listRate);
       await sleep(1000);
       const idleSamples = await warm.stop();
       if (counted) idle.push(...idleSamples.map((s) => s.ms));
       loop = openLoop(listUrl, headers, opts.listRate);
+      writeLoop = openLoop(patchUrl, { ...headers, 'content-type': 'application/json' }, opts.writeRate, undefined, patch);
       await sleep(100);
     }
     const started = performance.now();
@@ -158,6 +171,20 @@ export async function benchDeletion(
     const body = JSON.parse(res.body.toString('utf8')) as { deleted_links: string[] };
     if (body.deleted_links.length !== urls.length) throw new Error(`deleted ${body.deleted_links.length} of ${urls.length} links`);
     if (counted) during.push(...samples.filter((s) => s.sentAt >= started && s.sentAt <= ended).map((s) => ({ ms: s.ms, status: s.status })));
+    // Its passages may leave the database after the answer (the housekeeping job): the next
+    // round starts once they are gone, and the other copilot's writes are counted until then.
+    while ((await host.call<number>('countPassages', { botId: bot.id })) > 0) {
+      if (performance.now() - started > 600_000) throw new Error('the deleted passages were still stored after 10 minutes');
+      await sleep(20);
+    }
+    const goneAt = performance.now();
+    const writeSamples = writeLoop ? await writeLoop.stop() : [];
+    const failed = writeSamples.find((s) => s.status !== 200);
+    if (failed) throw new Error(`PATCH of another copilot → ${failed.status}`);
+    if (counted && withLoad) {
+      gone.push(round(goneAt - started, 1));
+      writes.push(...writeSamples.filter((s) => s.sentAt >= started && s.sentAt <= goneAt).map((s) => ({ ms: s.ms, status: s.status })));
+    }
     return ended - started;
   };
 
@@ -168,7 +195,7 @@ export async function benchDeletion(
     const b = await deleteOnce(true, true);
     withLists.push(round(b, 1));
     opts.log(
-      `    ${service.dialect} deletion round ${r + 1}/${opts.rounds}: alone ${a.toFixed(0)} ms, with lists ${b.toFixed(0)} ms (seeding ${seedSeconds.slice(-2).join(' s, ')} s)`,
+      `    ${service.dialect} deletion round ${r + 1}/${opts.rounds}: alone ${a.toFixed(0)} ms, with lists and writes ${b.toFixed(0)} ms, passages gone after ${gone.at(-1)} ms (seeding ${seedSeconds.slice(-2).join(' s, ')} s)`,
     );
   }
   const duringMs = during.map((s) => s.ms);
@@ -184,6 +211,9 @@ export async function benchDeletion(
     median_with_lists_ms: round(median(withLists), 1),
     lists_during_delete: { ...latencySummary(duringMs), errors: during.filter((s) => s.status !== 200).length },
     lists_idle: { n: idle.length, p50_ms: round(percentile(idle, 50), 2), p99_ms: round(percentile(idle, 99), 2) },
+    gone_ms: gone,
+    writes_during_delete: { ...latencySummary(writes.map((s) => s.ms)), errors: writes.filter((s) => s.status !== 200).length },
+    write_rate_per_s: opts.writeRate,
   };
 }
 

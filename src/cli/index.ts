@@ -146,13 +146,26 @@ keys
 
 const copilotCommands = program.command('copilots').description('Administer copilots');
 
+/**
+ * A purge hides the knowledge base's passages and leaves their deletion to the service's
+ * housekeeping job (a batch per transaction); the CLI runs none, so it deletes them before it exits.
+ */
+async function deleteHiddenPassages(storage: import('../storage/database.js').Storage): Promise<void> {
+  const { deleteAllRetiredPassages } = await import('../storage/knowledge-base.repository.js');
+  await deleteAllRetiredPassages(storage.db, storage.dialect);
+}
+
 copilotCommands
   .command('purge')
   .description('Remove a deleted copilot for good, with its documents, knowledge base and passages')
   .argument('<id>', 'the id of a soft-deleted copilot')
   .action(async (id: string) => {
     const { purgeCopilot } = await import('../domain/copilots/copilot.service.js');
-    const result = await withStorage((storage) => purgeCopilot(storage.db, storage.dialect, id));
+    const result = await withStorage(async (storage) => {
+      const purged = await purgeCopilot(storage.db, storage.dialect, id);
+      await deleteHiddenPassages(storage);
+      return purged;
+    });
     process.stdout.write(`Purged ${result.id}: ${result.documents} documents, ${result.links} links, ${result.passages} passages\n`);
   });
 
@@ -166,7 +179,11 @@ copilotCommands
   .action(async (options: { olderThanDays: number }) => {
     const { purgeDeletedBefore } = await import('../domain/copilots/copilot.service.js');
     const { daysAgo } = await import('../domain/ids.js');
-    const purged = await withStorage((storage) => purgeDeletedBefore(storage, daysAgo(options.olderThanDays)));
+    const purged = await withStorage(async (storage) => {
+      const ids = await purgeDeletedBefore(storage, daysAgo(options.olderThanDays));
+      await deleteHiddenPassages(storage);
+      return ids;
+    });
     process.stdout.write(`Purged ${purged.length} deleted copilot${purged.length === 1 ? '' : 's'}\n`);
   });
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
+import { nowTimestamp } from '../domain/ids.js';
 import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
 import { inTransaction } from './transaction.js';
 import type { Database, Db, KbLinkRow } from './schema.js';
 import { pastKey } from './keyset.js';
-import { deleteBotIndex, excludeIds, excludePassages, writeSegment } from './search-index.repository.js';
+import { deleteBotIndex, excludePassages, writeSegment } from './search-index.repository.js';
 
 export { searchPassages, type PassageHit } from './search-index.repository.js';
 
@@ -148,41 +149,31 @@ export async function countLinks(db: Db, botId: string): Promise<number> {
 }
 
 /**
- * Deletes the links and then every passage indexed from them. Deleting the link rows first
- * matters on PostgreSQL: it waits for a worker's transaction that holds the row, so the
- * passages that worker committed are seen and deleted too. Run it in a transaction.
+ * Deletes the links and hides every passage indexed from them: each of their sets (the visible
+ * one and any being stored) is retired in the caller's transaction, so no search sees them once
+ * it commits, and `deleteRetiredPassages` deletes them afterwards, a bounded batch per
+ * transaction (the search index housekeeping; the ingestion worker for a replaced page). The
+ * deletion itself writes a few rows per link however many passages they hold: on SQLite it
+ * held the one writer for all of them, and every other write waited. On PostgreSQL the link's
+ * row is deleted first, so a worker's transaction that holds it (storing a page at once) is
+ * waited for, and the version it published is the one retired.
  */
-export async function deleteLinksAndPassages(db: Db, dialect: DialectName, linkIds: readonly string[]): Promise<void> {
-  if (linkIds.length === 0) return;
-  if (dialect === 'postgres') {
-    const ids = [...linkIds];
-    await db
-      .deleteFrom('kb_links')
-      .where('id', '=', (eb) => eb.fn('any', [eb.val(ids)]))
-      .execute();
-    // The deleted ids come back a row per bot, as 4-byte integers in one bytea: a link of many
-    // passages would otherwise be that many rows to parse on the event loop.
-    const deleted = await sql<{ bot_id: string; ids: Uint8Array }>`
-      with d as (delete from kb_passages where link_id = any(${ids}) returning id, bot_id, term_count)
-      select bot_id, string_agg(int4send(id::int4), ''::bytea order by id) as ids from d where term_count > 0 group by bot_id`.execute(db);
-    for (const row of deleted.rows) await excludeIds(db, dialect, row.bot_id, int32sOf(row.ids));
-    await retireHiddenSets(db, ids);
-    return;
-  }
+export async function deleteLinks(db: Db, linkIds: readonly string[], now: string): Promise<void> {
   for (let i = 0; i < linkIds.length; i += DELETE_BATCH) {
     const ids = linkIds.slice(i, i + DELETE_BATCH);
-    await db.deleteFrom('kb_links').where('id', 'in', ids).execute();
-    await deletePassagesInBatches(db, dialect, (eb) => eb('link_id', 'in', ids));
+    const gone = await db.deleteFrom('kb_links').where('id', 'in', ids).returning(['id', 'bot_id', 'version', 'passages', 'term_count']).execute();
     await retireHiddenSets(db, ids);
+    await retireSets(
+      db,
+      gone.filter(holdsASet).map((link) => ({ link_id: link.id, version: link.version, bot_id: link.bot_id })),
+      now,
+    );
   }
 }
 
-/** Big-endian 4-byte integers (PostgreSQL's `int4send`), as numbers. */
-function int32sOf(bytes: Uint8Array): Int32Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Int32Array(bytes.byteLength >>> 2);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4);
-  return out;
+/** A link never indexed (version 0, no passages, no terms) has no set to retire. */
+function holdsASet(link: { version: number; passages: number; term_count: number }): boolean {
+  return Number(link.version) > 0 || Number(link.passages) > 0 || Number(link.term_count) > 0;
 }
 
 /**
@@ -604,17 +595,21 @@ async function publish(
     })
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  // A link never indexed (version 0, no passages, no terms) has no set to retire.
-  if (Number(before.version) === 0 && Number(before.passages) === 0 && Number(before.term_count) === 0) return 'published';
+  if (!holdsASet(before)) return 'published';
   await retireSet(db, job.id, Number(before.version), before.bot_id, staged.now);
   return 'retired';
 }
 
 /** Hides a set of the link's passages for good; its passages are deleted later (deleteRetiredPassages). */
 export async function retireSet(db: Db, linkId: string, version: number, botId: string, now: string): Promise<void> {
+  await retireSets(db, [{ link_id: linkId, version, bot_id: botId }], now);
+}
+
+async function retireSets(db: Db, sets: ReadonlyArray<{ link_id: string; version: number; bot_id: string }>, now: string): Promise<void> {
+  if (sets.length === 0) return;
   await db
     .insertInto('kb_hidden_passages')
-    .values({ link_id: linkId, version, bot_id: botId, state: 'retired', created_at: now })
+    .values(sets.map((set) => ({ link_id: set.link_id, version: Number(set.version), bot_id: set.bot_id, state: 'retired', created_at: now })))
     .onConflict((oc) => oc.columns(['link_id', 'version']).doUpdateSet({ state: 'retired' }))
     .execute();
 }
@@ -646,6 +641,15 @@ export async function deleteRetiredPassages(db: Db, dialect: DialectName, option
     await db.deleteFrom('kb_hidden_passages').where('link_id', '=', set.link_id).where('version', '=', set.version).where('state', '=', 'retired').execute();
   }
   return deleted;
+}
+
+/** Deletes the passages of every retired set now, a bounded batch per transaction (where no housekeeping job runs: the CLI's purge). */
+export async function deleteAllRetiredPassages(db: Db, dialect: DialectName): Promise<void> {
+  for (;;) {
+    await deleteRetiredPassages(db, dialect, { budget: Number.POSITIVE_INFINITY });
+    const left = await db.selectFrom('kb_hidden_passages').select('link_id').where('state', '=', 'retired').limit(1).execute();
+    if (left.length === 0) return;
+  }
 }
 
 /** Gives a claimed job back to the queue untouched (shutdown): no attempt is counted. */
@@ -696,10 +700,10 @@ export async function purgeKnowledgeBase(db: Db, dialect: DialectName, botId: st
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('bot_id', '=', botId)
     .executeTakeFirstOrThrow();
-  await deleteLinksAndPassages(
+  await deleteLinks(
     db,
-    dialect,
     links.map((l) => l.id),
+    nowTimestamp(),
   );
   await deleteKnowledgeBase(db, botId);
   return { links: links.length, passages: Number(passages.n) };

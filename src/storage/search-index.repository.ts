@@ -88,16 +88,17 @@ async function insertBlocks(db: Db, botId: string, segment: number, blocks: read
 
 /**
  * Notes deleted passages as excluded from their bots' index until a merge drops them, in the
- * deletion's transaction. A passage without terms is in no segment: nothing to note.
+ * deletion's transaction. Only the ids some segment of the bot holds: a passage without terms is
+ * in none, nor is one deleted after its knowledge base (whose index went with it), and an id
+ * no segment holds would stay excluded for good.
  */
 export async function excludePassages(db: Db, dialect: DialectName, deleted: ReadonlyArray<{ id: number; bot_id: string; term_count: number }>): Promise<void> {
   const byBot = byBotOf(deleted.filter((p) => Number(p.term_count) > 0));
-  for (const [botId, rows] of byBot) await excludeIds(db, dialect, botId, Int32Array.from(rows, (r) => Number(r.id)).sort());
-}
-
-/** `excludePassages` for one bot's deleted passages (ascending ids, each with terms). */
-export async function excludeIds(db: Db, dialect: DialectName, botId: string, ids: Int32Array): Promise<void> {
-  if (ids.length > 0) await updateExcluded(db, dialect, botId, (current) => unionIds(current, ids));
+  for (const [botId, rows] of byBot) {
+    const segments = await db.selectFrom('kb_segments').select(['min_id', 'max_id']).where('bot_id', '=', botId).execute();
+    const held = rows.map((r) => Number(r.id)).filter((id) => segments.some((s) => Number(s.min_id) <= id && id <= Number(s.max_id)));
+    if (held.length > 0) await updateExcluded(db, dialect, botId, (current) => unionIds(current, Int32Array.from(held).sort()));
+  }
 }
 
 /** Rewrites a bot's excluded ids as `change` makes them, its row held until the transaction ends (PostgreSQL). */

@@ -12,6 +12,7 @@ import { openStorage, type Storage } from '../../src/storage/database.js';
 import { buildCli } from '../support/build.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 import { API_KEY } from '../support/http.js';
+import { seedIndexedLinks } from '../support/seed.js';
 
 interface Run {
   code: number;
@@ -127,20 +128,28 @@ for (const dialect of DIALECTS) {
       const live = await cli('copilots', 'purge', bot);
       expect(live.code).not.toBe(0);
       expect(live.stderr).toMatch(/delete it first/);
+      // With a knowledge base: a purge hides its passages, and the CLI deletes them before it exits (no housekeeping job runs after it).
+      const passages = async (id: string) =>
+        Number((await sql<{ n: number }>`select count(*) as n from kb_passages where bot_id = ${id}`.execute(db().db)).rows[0]!.n);
+      await seedIndexedLinks(db().db, bot, [{ url: 'https://purged.example/page', passages: ['A purged passage.', 'Another purged passage.'] }]);
       await deleteCopilot(db().db, bot);
       const purged = await cli('copilots', 'purge', bot);
       expect(purged.code, purged.stderr).toBe(0);
-      expect(purged.stdout).toMatch(/^Purged /);
+      expect(purged.stdout).toBe(`Purged ${bot}: 0 documents, 1 links, 2 passages\n`);
       const { rows } = await sql<{ n: number }>`select count(*) as n from copilots where id = ${bot}`.execute(db().db);
       expect(Number(rows[0]!.n)).toBe(0);
+      expect(await passages(bot)).toBe(0);
 
       const old = (await createCopilot(db().db, { name: 'old' })).id;
+      await seedIndexedLinks(db().db, old, [{ url: 'https://purged.example/old', passages: ['An old passage.'] }]);
       await deleteCopilot(db().db, old);
       const kept = await cli('copilots', 'purge-deleted', '--older-than-days', '1');
       expect(kept.stdout).toBe('Purged 0 deleted copilots\n');
+      expect(await passages(old)).toBe(1);
       const all = await cli('copilots', 'purge-deleted', '--older-than-days', '0');
       expect(all.code, all.stderr).toBe(0);
       expect(all.stdout).toBe('Purged 1 deleted copilot\n');
+      expect(await passages(old)).toBe(0);
     });
   });
 }

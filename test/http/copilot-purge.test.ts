@@ -1,7 +1,8 @@
 /**
  * Issue 13 §8: a deleted copilot stops running and can be purged. Soft deletion cancels its
  * queued knowledge-base jobs; an admin purge (API and CLI) removes a soft-deleted copilot with
- * its documents, knowledge base and passages in one transaction; PURGE_DELETED_AFTER_DAYS
+ * its documents, knowledge base and links in one transaction, its passages hidden in it and
+ * deleted after it, a batch at a time; PURGE_DELETED_AFTER_DAYS
  * purges on its own.
  */
 import { sql } from 'kysely';
@@ -12,7 +13,7 @@ import { startRetention } from '../../src/jobs/retention.js';
 import { DIALECTS } from '../support/databases.js';
 import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { call, copilotPath, createCopilot, expectError, purgePath, swaggerPath } from '../support/http.js';
-import { linkRows, postLinks, waitForLinks, waitUntil } from '../support/knowledge-base.js';
+import { linkRows, orphanPassages, postLinks, sweepRetired, waitForLinks, waitUntil } from '../support/knowledge-base.js';
 import type { PageServer } from '../support/pages.js';
 import { spec } from '../support/documents.js';
 
@@ -74,7 +75,12 @@ for (const dialect of DIALECTS) {
       const res = await call(t, 'POST', purgePath(bot));
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ id: bot, documents: 1, links: 1, passages: before.passages });
+      // Its passages are hidden at once and deleted by the search index housekeeping, a batch per transaction.
+      expect(await counts(t, bot)).toEqual({ copilots: 0, documents: 0, knowledgeBases: 0, links: 0, passages: before.passages });
+      expect(await orphanPassages(t.storage)).toBe(0);
+      await sweepRetired(t.storage);
       expect(await counts(t, bot)).toEqual({ copilots: 0, documents: 0, knowledgeBases: 0, links: 0, passages: 0 });
+      expect(await t.storage.db.selectFrom('kb_excluded').selectAll().where('bot_id', '=', bot).execute()).toEqual([]);
       expectError(await call(t, 'POST', purgePath(bot)), 404, 'copilot_not_found');
       expectError(await call(t, 'GET', copilotPath(bot)), 404, 'copilot_not_found');
     });

@@ -3,7 +3,18 @@ import { revokeApiKey } from '../../src/domain/auth/api-keys.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, copilotPath, createCopilot, expectError, kbPath, nextLink, TIMESTAMP } from '../support/http.js';
-import { deleteLinks, indexHits, linkRows, links, orphanPassages, passageRows, postLinks, search, waitForLinks } from '../support/knowledge-base.js';
+import {
+  deleteLinks,
+  indexHits,
+  linkRows,
+  links,
+  orphanPassages,
+  passageRows,
+  postLinks,
+  search,
+  sweepRetired,
+  waitForLinks,
+} from '../support/knowledge-base.js';
 import { seedIndexedLinks } from '../support/seed.js';
 import { PageServer } from '../support/pages.js';
 
@@ -193,12 +204,14 @@ for (const dialect of DIALECTS) {
       expect(res.body).toBe(JSON.stringify({ message: MESSAGE, deleted_links: [b], not_found_links: [missing] }));
 
       expect(await linkRows(t.storage, bot, [b])).toEqual([]);
-      expect(await passageRows(t.storage, [bId])).toEqual([]);
-      expect(await orphanPassages(t.storage)).toBe(0);
-      expect(await indexHits(t.storage, 'markerbword')).toBe(0);
       expect((await search(t, bot, 'markerbword')).results).toEqual([]);
       expect((await search(t, bot, 'markercword')).results.map((r) => r.url)).toEqual([c]);
       expect([...(await links(t, bot))!.keys()].sort()).toEqual([c, d].sort());
+      // Its passages are deleted in the background (the search index housekeeping).
+      await sweepRetired(t.storage);
+      expect(await passageRows(t.storage, [bId])).toEqual([]);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      expect(await indexHits(t.storage, 'markerbword')).toBe(0);
 
       // Deleting it again: 200, now under not_found_links.
       const again = await deleteLinks(t, bot, [b], deleter);
@@ -224,6 +237,7 @@ for (const dialect of DIALECTS) {
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: [spelling], not_found_links: [] });
       expect(await linkRows(t.storage, bot)).toEqual([]);
+      await sweepRetired(t.storage);
       expect(await orphanPassages(t.storage)).toBe(0);
       expect(await indexHits(t.storage, 'markerspeltword')).toBe(0);
       expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markerspeltword`), 404, 'knowledge_base_not_found');
@@ -235,12 +249,15 @@ for (const dialect of DIALECTS) {
       const res = await deleteLinks(t, bot, urls, deleter);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: urls, not_found_links: [] });
-      expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await t.storage.db.selectFrom('knowledge_bases').selectAll().where('bot_id', '=', bot).execute()).toEqual([]);
       expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
       expectError(await call(t, 'GET', `${kbPath(bot)}/search?q=markereword`), 404, 'knowledge_base_not_found');
       expectError(await deleteLinks(t, bot, urls, deleter), 404, 'knowledge_base_not_found');
+      await sweepRetired(t.storage);
+      expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await indexHits(t.storage, 'markereword')).toBe(0);
+      // The index went with the knowledge base: deleting its passages afterwards notes no excluded ids.
+      expect(await t.storage.db.selectFrom('kb_excluded').selectAll().where('bot_id', '=', bot).execute()).toEqual([]);
 
       expect((await postLinks(t, bot, [urls[0]])).statusCode).toBe(202);
       const back = await waitForLinks(t, bot, [urls[0]!]);
@@ -278,6 +295,7 @@ for (const dialect of DIALECTS) {
 
       // And the same delete goes through afterwards.
       expect((await deleteLinks(t, bot, urls, deleter)).statusCode).toBe(200);
+      await sweepRetired(t.storage);
       expect(
         await passageRows(
           t.storage,
@@ -302,10 +320,52 @@ for (const dialect of DIALECTS) {
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ message: MESSAGE, deleted_links: many, not_found_links: [] });
       expect(await linkRows(t.storage, bot)).toEqual([]);
+      expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
+      await sweepRetired(t.storage);
       expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
       expect(await indexHits(t.storage, 'bulkword')).toBe(0);
-      expectError(await call(t, 'GET', kbPath(bot)), 404, 'knowledge_base_not_found');
+    });
+
+    it("answers without deleting the passages in its own transaction (which held other tenants' writes): they are hidden at once and deleted after it", async () => {
+      const bot = (await createCopilot(t)).id;
+      const many = Array.from({ length: 30 }, (_, i) => `https://hidden.example/${i}`);
+      const ids = await seedIndexedLinks(
+        t.storage.db,
+        bot,
+        many.map((url) => ({ url, passages: Array.from({ length: 100 }, (_, seq) => `Hidden passage ${seq} holds the hiddenword marker.`) })),
+      );
+      const [kept] = await seedIndexedLinks(t.storage.db, bot, [
+        { url: 'https://hidden.example/kept', passages: ['The kept passage holds the hiddenword marker too.'] },
+      ]);
+      expect((await search(t, bot, 'hiddenword', 100)).results).toHaveLength(100);
+
+      // A statement that deletes passages stops inside its transaction until released.
+      const paused = t.tap.pauseAfter({ kind: 'delete', table: 'kb_passages' });
+      const answer = deleteLinks(t, bot, many, deleter);
+      const first = await Promise.race([answer.then(() => 'answered'), paused.reached.then(() => 'deleted passages before answering')]);
+      paused.release();
+      t.tap.clear();
+      expect(first).toBe('answered');
+      const res = await answer;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({ message: MESSAGE, deleted_links: many, not_found_links: [] });
+
+      // Still stored, and seen by no search: the bm25 statistics are the kept passage's alone.
+      expect((await passageRows(t.storage, ids)).length).toBe(3000);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      const found = (await search(t, bot, 'hiddenword', 100)).results;
+      expect(found.map((r) => r.url)).toEqual(['https://hidden.example/kept']);
+      const alone = (await createCopilot(t)).id;
+      await seedIndexedLinks(t.storage.db, alone, [{ url: 'https://hidden.example/kept', passages: ['The kept passage holds the hiddenword marker too.'] }]);
+      expect(found).toEqual((await search(t, alone, 'hiddenword', 100)).results);
+
+      await sweepRetired(t.storage);
+      expect(await passageRows(t.storage, ids)).toEqual([]);
+      expect((await passageRows(t.storage, [kept!])).length).toBe(1);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      expect(await indexHits(t.storage, 'hiddenword')).toBe(2); // the kept passage, and its copy in the bot that holds it alone
+      expect((await search(t, bot, 'hiddenword', 100)).results.map((r) => r.url)).toEqual(['https://hidden.example/kept']);
     });
 
     describe('the audit log', () => {

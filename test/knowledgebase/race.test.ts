@@ -19,6 +19,7 @@ import {
   lockWaiters,
   orphanPassages,
   passageRows,
+  sweepRetired,
   postLinks,
   search,
   seededRandom,
@@ -60,17 +61,20 @@ for (const dialect of DIALECTS) {
       }
     }
 
+    /** The link is gone and no search sees its passages; once the housekeeping has run (sweepRetired), none is stored. */
     async function expectNothingLeft(bot: string, url: string, ids: string[], word: string): Promise<void> {
       expect(await linkRows(t.storage, bot, [url])).toEqual([]);
-      expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
-      expect(await indexHits(t.storage, word)).toBe(0);
-      expect(await phantomPostings(t.storage)).toBe(0);
       const remaining = await links(t, bot);
       if (remaining) {
         expect(remaining.has(url)).toBe(false);
         expect((await search(t, bot, word)).results).toEqual([]);
       }
+      await sweepRetired(t.storage);
+      expect(await passageRows(t.storage, ids)).toEqual([]);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      expect(await indexHits(t.storage, word)).toBe(0);
+      expect(await phantomPostings(t.storage)).toBe(0);
     }
 
     it('the page answers only after the DELETE has committed: the worker leaves neither the link nor passages', async () => {
@@ -306,6 +310,8 @@ for (const dialect of DIALECTS) {
         expect(res.statusCode, `round ${i} (seed ${seed}): ${res.body}`).toBe(200);
         await run;
         expect(await linkRows(t.storage, bot, [url]), `round ${i} (seed ${seed})`).toEqual([]);
+        expect(await orphanPassages(t.storage), `round ${i} (seed ${seed})`).toBe(0);
+        await sweepRetired(t.storage);
         expect(await passageRows(t.storage, [ids[i]!]), `round ${i} (seed ${seed})`).toEqual([]);
       }
       expect(await orphanPassages(t.storage)).toBe(0);
@@ -334,6 +340,8 @@ for (const dialect of DIALECTS) {
       // Jobs still in flight are cancelled and handed back (nothing to hand back: their links are gone).
       await running.stop();
       expect(await linkRows(t.storage, bot)).toEqual([]);
+      expect(await orphanPassages(t.storage)).toBe(0);
+      await sweepRetired(t.storage);
       expect(await passageRows(t.storage, ids)).toEqual([]);
       expect(await orphanPassages(t.storage)).toBe(0);
       expect(await call(t, 'GET', kbPath(bot)).then((r) => r.statusCode)).toBe(404);

@@ -14,7 +14,7 @@ import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { mergeSegmentsStep, type SegmentMerger } from '../../src/storage/search-index.repository.js';
 import { queryTerms } from '../../src/text/search-terms.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
-import { indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/knowledge-base.js';
+import { deleteLinksAndPassages, indexHits, phantomPostings, rawIndexHits, waitUntil } from '../support/knowledge-base.js';
 import { searchCorpus, searchReference } from '../support/search-corpus.js';
 import { seedIndexedLinks } from '../support/seed.js';
 
@@ -70,7 +70,7 @@ for (const dialect of DIALECTS) {
       expect(await segments(bot)).toBe(16);
       // Every fourth link deleted: excluded, never seen, still in the postings.
       const gone = new Set(ids.filter((_, i) => i % 4 === 1));
-      await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [...gone]));
+      await deleteLinksAndPassages(storage, [...gone]);
       const left = links.filter((_, i) => !gone.has(ids[i]!));
       expect(await excludedCount(bot)).toBe(links.filter((_, i) => gone.has(ids[i]!)).reduce((n, l) => n + l.passages.length, 0));
       expect(await rawIndexHits(storage, 'common')).toBeGreaterThan(await indexHits(storage, 'common'));
@@ -95,7 +95,7 @@ for (const dialect of DIALECTS) {
       expect(await segments(bot)).toBe(1);
       // 1,200 of its 1,600 passages: at least MIN_EXCLUDED_TO_REWRITE, and more than an eighth.
       const gone = ids.slice(0, 30);
-      await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, gone));
+      await deleteLinksAndPassages(storage, gone);
       expect(await excludedCount(bot)).toBe(1200);
       expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
       expect(await segments(bot)).toBe(1);
@@ -129,7 +129,7 @@ for (const dialect of DIALECTS) {
       const { bot, ids } = await botOf(links, MERGE_FACTOR);
       const deleting: SegmentMerger = async (inputs, excluded) => {
         const merged = mergeSegments(inputs, excluded);
-        await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [ids[3]!]));
+        await deleteLinksAndPassages(storage, [ids[3]!]);
         return merged;
       };
       expect(await mergeSegmentsStep(storage.db, dialect, deleting)).toBe(true);

@@ -191,7 +191,7 @@ for (const dialect of DIALECTS) {
     it('passages written after their link was deleted stay hidden, and housekeeping deletes them', async () => {
       const { bot, job } = await claimedLink([]);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      await storage.db.transaction().execute((trx) => kb.deleteLinksAndPassages(trx, dialect, [job.id]));
+      await storage.db.transaction().execute((trx) => kb.deleteLinks(trx, [job.id], NOW));
       // The worker had not noticed yet: one more batch.
       await kb.stagePassages(storage.db, rows(bot, job.id, ['Orphan orphanword.']), version);
       expect(await hits(bot, 'orphanword')).toEqual([]);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
-import { countPassagesOfOtherLinks, deleteLinksAndPassages, insertPassages, purgeKnowledgeBase } from '../../src/storage/knowledge-base.repository.js';
+import { countPassagesOfOtherLinks, deleteLinks, insertPassages, purgeKnowledgeBase } from '../../src/storage/knowledge-base.repository.js';
 import { knowledgeBaseTotals } from '../../src/storage/migrations/014-knowledge-base-totals.js';
 import { inTransaction } from '../../src/storage/transaction.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
@@ -76,7 +76,7 @@ for (const dialect of DIALECTS) {
       expect(await totals(a)).toEqual(await sums(a));
       expect(await totals(a)).toEqual({ passages: 10, term_count: 44 });
 
-      await inTransaction(storage.db, (trx) => deleteLinksAndPassages(trx, dialect, [ids[0]!, ids[2]!]));
+      await inTransaction(storage.db, (trx) => deleteLinks(trx, [ids[0]!, ids[2]!], T));
       expect(await totals(a)).toEqual({ passages: 2, term_count: 4 });
       expect(await totals(b)).toEqual({ passages: 7, term_count: 0 });
       expect(await countPassagesOfOtherLinks(storage.db, a, ids[1]!)).toBe(0);
@@ -104,7 +104,7 @@ for (const dialect of DIALECTS) {
                 .execute();
             } else if (ids.length > 0 && c.kind === 'delete') {
               const gone = ids.splice(c.pick % ids.length, c.many + 1);
-              await inTransaction(storage.db, (trx) => deleteLinksAndPassages(trx, dialect, gone));
+              await inTransaction(storage.db, (trx) => deleteLinks(trx, gone, T));
             }
           }
           expect(await totals(a)).toEqual(await sums(a));

@@ -10,7 +10,9 @@ import { decodeIds, decodePostings, unpackBlock } from '../../src/domain/knowled
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
+import { deleteAllRetiredPassages, deleteLinks as deleteLinkRows } from '../../src/storage/knowledge-base.repository.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
+import { inTransaction } from '../../src/storage/transaction.js';
 import type { TaskThreads } from '../../src/threads/task-threads.js';
 import type { TestApp } from './app.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -109,11 +111,27 @@ export async function waitForLinks(
 // ---------------------------------------------------------------------------------------------
 // Straight from the tables
 
-/** Passages whose link_id has no kb_links row. */
+/**
+ * Passages that nothing will delete: their link_id has no kb_links row, and no retired set
+ * holds them (a deleted link's passages wait in one for the housekeeping job: sweepRetired).
+ */
 export async function orphanPassages(storage: Storage): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    select count(*) as n from kb_passages p where not exists (select 1 from kb_links l where l.id = p.link_id)`.execute(storage.db);
+    select count(*) as n from kb_passages p
+    where not exists (select 1 from kb_links l where l.id = p.link_id)
+      and not exists (select 1 from kb_hidden_passages h where h.link_id = p.link_id and h.version = p.version and h.state = 'retired')`.execute(storage.db);
   return Number(rows[0]!.n);
+}
+
+/** What the search index housekeeping does in the background, all at once: deletes the passages of every retired set. */
+export async function sweepRetired(storage: Storage): Promise<void> {
+  await deleteAllRetiredPassages(storage.db, storage.dialect);
+}
+
+/** Deletes links as the interface does (their passages hidden), then their passages as the housekeeping job does. */
+export async function deleteLinksAndPassages(storage: Storage, linkIds: readonly string[]): Promise<void> {
+  await inTransaction(storage.db, (trx) => deleteLinkRows(trx, linkIds, '2024-01-01T00:00:00.000000Z'));
+  await sweepRetired(storage);
 }
 
 export async function linkRows(storage: Storage, bot: string, urls?: string[]) {

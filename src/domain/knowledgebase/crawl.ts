@@ -195,21 +195,21 @@ export async function cancelCrawl(storage: Storage, botId: string, crawlId: stri
     const crawl = await crawls.lockCrawl(trx, dialect, crawlId);
     if (!crawl || crawl.bot_id !== bot) throw crawlNotFound(crawlId);
     if (crawl.state !== 'queued' && crawl.state !== 'running') return;
-    await stopCrawl(trx, dialect, crawl, 'cancelled', null);
+    await stopCrawl(trx, crawl, 'cancelled', null);
     await recordAudit(trx, actor, 'knowledgebase.cancel_crawl', bot, { crawl_id: crawlId });
   });
   return getCrawl(db, bot, crawlId);
 }
 
 /** Ends a crawl (cancelled, or failed with `error`): its pages not started leave the queue. Run it in a transaction holding the crawl's row. */
-async function stopCrawl(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, state: 'cancelled' | 'failed', error: string | null): Promise<void> {
+async function stopCrawl(trx: Db, crawl: CrawlRow, state: 'cancelled' | 'failed', error: string | null): Promise<void> {
   const now = nowTimestamp();
   await crawls.updateCrawl(trx, crawl.id, { state, error, finished_at: now, updated_at: now, lease_owner: null, lease_expires_at: null });
   await crawls.cancelWaitingPages(trx, crawl.id, now);
   for (const page of await crawls.queuedPages(trx, crawl.id)) {
     const link = await crawls.findLink(trx, crawl.bot_id, page.url);
     // Claimed: its worker drops it before the fetch (CrawlRunner.pageOf), or it is being fetched and finishes.
-    if (link && !(await dropLink(trx, dialect, link, page, { notRunningAt: now }, now))) continue;
+    if (link && !(await dropLink(trx, link, page, { notRunningAt: now }, now))) continue;
     await crawls.updatePage(trx, crawl.id, page.url, { state: 'cancelled', updated_at: now });
   }
 }
@@ -221,7 +221,6 @@ async function stopCrawl(trx: Db, dialect: Storage['dialect'], crawl: CrawlRow, 
  */
 async function dropLink(
   trx: Db,
-  dialect: Storage['dialect'],
   link: KbLinkRow,
   page: CrawlPageRow,
   which: { owner?: string; generation?: number; notRunningAt?: string },
@@ -230,7 +229,7 @@ async function dropLink(
   const target = { id: link.id, ...which };
   if (page.prior_status === null) {
     if (!(await crawls.linkIsOurs(trx, target))) return false;
-    await kb.deleteLinksAndPassages(trx, dialect, [link.id]);
+    await kb.deleteLinks(trx, [link.id], now);
     return true;
   }
   if (page.prior_status === 'pending') return crawls.linkIsOurs(trx, target);
@@ -484,7 +483,7 @@ export class CrawlRunner implements CrawlHooks {
     const now = nowTimestamp();
     return inTransaction(db, async (trx) => {
       await crawls.lockCrawl(trx, dialect, crawl.id);
-      if (await dropLink(trx, dialect, job, page, { owner: ref.owner, generation: ref.generation }, now)) {
+      if (await dropLink(trx, job, page, { owner: ref.owner, generation: ref.generation }, now)) {
         await crawls.updatePage(trx, crawl.id, page.url, { state: 'cancelled', updated_at: now });
         return page.prior_status !== 'pending';
       }
@@ -533,7 +532,7 @@ export class CrawlRunner implements CrawlHooks {
       // A link someone else had queued is theirs: it is indexed as it is.
       if (drop === null || page.prior_status === 'pending') return false;
       const link = await crawls.findLink(trx, crawl.bot_id, job.url);
-      if (!link || !(await dropLink(trx, dialect, link, page, { owner: ref.owner, generation: ref.generation }, now))) return true;
+      if (!link || !(await dropLink(trx, link, page, { owner: ref.owner, generation: ref.generation }, now))) return true;
       await crawls.updatePage(trx, crawl.id, page.url, { state: drop, updated_at: now });
       return true;
     });
@@ -598,7 +597,7 @@ export class CrawlRunner implements CrawlHooks {
       if (!(await botIsLive(db, botId))) {
         await inTransaction(db, async (trx) => {
           const crawl = await crawls.lockCrawl(trx, dialect, id);
-          if (crawl?.state === 'running') await stopCrawl(trx, dialect, crawl, 'failed', 'The copilot was deleted.');
+          if (crawl?.state === 'running') await stopCrawl(trx, crawl, 'failed', 'The copilot was deleted.');
         });
         continue;
       }
@@ -634,7 +633,7 @@ export class CrawlRunner implements CrawlHooks {
       } else {
         await inTransaction(db, async (trx) => {
           const locked = await crawls.lockCrawl(trx, dialect, crawl.id);
-          if (locked?.state === 'queued' && locked.lease_owner === this.owner) await stopCrawl(trx, dialect, locked, 'failed', message);
+          if (locked?.state === 'queued' && locked.lease_owner === this.owner) await stopCrawl(trx, locked, 'failed', message);
         });
         this.deps.logger?.warn({ bot_id: crawl.bot_id, crawl_id: crawl.id, reason: message }, 'crawl failed');
       }

@@ -169,8 +169,9 @@ export async function searchKnowledgeBase(
 }
 
 /**
- * The interface's delete: removes the named links and all their passages in one
- * transaction; the knowledge base goes with its last link. Written to the audit log.
+ * The interface's delete: removes the named links and hides all their passages in one
+ * transaction (they are deleted in the background, a batch at a time: kb.deleteLinks); the
+ * knowledge base goes with its last link. Written to the audit log.
  */
 export async function deleteLinks(db: Db, dialect: DialectName, botId: string, links: readonly string[], actor: Principal): Promise<LinksDeleted> {
   const result = await inTransaction(db, async (trx) => {
@@ -181,10 +182,10 @@ export async function deleteLinks(db: Db, dialect: DialectName, botId: string, l
     const found = await kb.findLinksByUrls(trx, id, [...new Set(canonicalOf.values())]);
     const foundCanonical = new Set(found.map((r) => r.url));
     const foundUrls = new Set(links.filter((url) => foundCanonical.has(canonicalOf.get(url)!)));
-    await kb.deleteLinksAndPassages(
+    await kb.deleteLinks(
       trx,
-      dialect,
       found.map((r) => r.id),
+      nowTimestamp(),
     );
     const remaining = await kb.countLinks(trx, id);
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
