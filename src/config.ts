@@ -83,8 +83,13 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** One thread fewer than the cores (the event loop keeps one), at least one. */
-export const defaultTaskThreads = (): number => Math.max(1, os.availableParallelism() - 1);
+/**
+ * One thread fewer than the cores (the event loop keeps one), and at least two: a copilot runs
+ * at most one task fewer than there are threads (fair-turns.ts), so with one thread another
+ * copilot's task waited for whatever task the first was running (on a 2-core machine a small
+ * upload took 1.2 s during another copilot's flood instead of 75 ms: bench section 2).
+ */
+export const defaultTaskThreads = (): number => Math.max(2, os.availableParallelism() - 1);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

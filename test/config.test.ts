@@ -31,7 +31,7 @@ describe('configuration', () => {
       kbWorkers: 4,
       kbPollIntervalMs: 1000,
       validationCacheBytes: 67108864,
-      taskThreads: Math.max(1, availableParallelism() - 1),
+      taskThreads: Math.max(2, availableParallelism() - 1),
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 300000,
       purgeDeletedAfterDays: 0,

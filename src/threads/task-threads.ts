@@ -10,8 +10,9 @@
  * client can ask for again and again) take fair turns among copilots first (fair-turns.ts):
  * a copilot runs at most one task less than there are threads (at least one), copilots
  * waiting are served round robin, and a copilot with TASKS_WAITING_PER_TENANT waiting has
- * one more refused (429). So one copilot's flood of large documents delays each task of
- * another's by one task at most. A thread that
+ * one more refused (429). So one copilot's flood of large documents leaves another's tasks a
+ * thread (TASK_THREADS is at least 2 unless set), or with one thread delays each of them by one
+ * task at most. A thread that
  * dies fails its own task only and is replaced for the next one. Idle threads do not keep
  * the process alive (piscina unrefs them). What piscina does not bound is the memory of
  * its queue: a counter around `run` does. Once a task waits for a thread, a new task whose

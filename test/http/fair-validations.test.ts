@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { TASKS_WAITING_PER_TENANT, TaskThreads } from '../../src/threads/task-threads.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -103,3 +104,43 @@ export default (request) => {
     });
   });
 }
+
+describe('the default number of task threads', () => {
+  it("leaves another copilot a thread while one copilot's tasks hold every thread it may take, whatever the cores", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cms-fair-default-'));
+    const script = path.join(dir, 'holding-worker.mjs');
+    writeFileSync(
+      script,
+      `export default (request) => {
+  const flag = new Int32Array(request.args[0]);
+  Atomics.store(flag, 0, 1);
+  Atomics.wait(flag, 0, 1);
+  return { ok: true, value: 'released' };
+};
+`,
+    );
+    // As the service starts it: TASK_THREADS unset. With one thread (the default on two cores
+    // until now) the other copilot's task waited for the flooding one's to end.
+    const pool = new TaskThreads({ threads: loadConfig({}).taskThreads, script: pathToFileURL(script) });
+    try {
+      const flooding = Array.from({ length: TASKS_WAITING_PER_TENANT }, () => holdingTask(pool, 'flooding'));
+      for (let i = 0; !flooding[0]!.started(); i++) {
+        expect(i).toBeLessThan(100_000);
+        await turn();
+      }
+      const other = holdingTask(pool, 'other');
+      for (let i = 0; !other.started() && i < 2_000; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(other.started()).toBe(true);
+      other.release();
+      expect(await other.done).toBe('released');
+      for (const h of flooding) {
+        while (!h.started()) await turn();
+        h.release();
+        expect(await h.done).toBe('released');
+      }
+    } finally {
+      await pool.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
