@@ -327,6 +327,27 @@ for (const dialect of DIALECTS) {
       expect(await indexHits(t.storage, 'bulkword')).toBe(0);
     });
 
+    it('a link added again before its old passages are deleted: searches find its new text, never the old, before and after they go', async () => {
+      pages.set('/kb/again', { type: 'text/plain', body: `Page freshword, added again.\n\n${'Another paragraph of text for the page. '.repeat(40)}` });
+      const url = pages.url('/kb/again');
+      const bot = (await createCopilot(t)).id;
+      const [old] = await seedIndexedLinks(t.storage.db, bot, [{ url, passages: ['The stale text holds staleword.', 'More stale text, staleword again.'] }]);
+      expect((await search(t, bot, 'staleword')).results).toHaveLength(2);
+      // Its last link: the knowledge base goes too, and comes back with the link.
+      expect((await deleteLinks(t, bot, [url], deleter)).statusCode).toBe(200);
+      expect((await passageRows(t.storage, [old!])).length).toBe(2);
+      expect((await postLinks(t, bot, [url])).statusCode).toBe(202);
+      expect((await waitForLinks(t, bot, [url])).get(url)!.status).toBe('indexed');
+      const fresh = (await search(t, bot, 'freshword')).results;
+      expect(fresh.map((r) => r.url)).toEqual([url]);
+      expect((await search(t, bot, 'staleword')).results).toEqual([]);
+      await sweepRetired(t.storage);
+      expect(await passageRows(t.storage, [old!])).toEqual([]);
+      expect((await search(t, bot, 'freshword')).results).toEqual(fresh);
+      expect((await search(t, bot, 'staleword')).results).toEqual([]);
+      expect(await orphanPassages(t.storage)).toBe(0);
+    });
+
     it("answers without deleting the passages in its own transaction (which held other tenants' writes): they are hidden at once and deleted after it", async () => {
       const bot = (await createCopilot(t)).id;
       const many = Array.from({ length: 30 }, (_, i) => `https://hidden.example/${i}`);
