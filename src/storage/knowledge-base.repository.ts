@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import { nowTimestamp } from '../domain/ids.js';
 import { passageTerms } from '../text/search-terms.js';
 import type { DialectName } from './database.js';
@@ -186,33 +186,6 @@ async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<voi
     .set({ state: 'retired' })
     .where('link_id', 'in', [...linkIds])
     .execute();
-}
-
-/**
- * Deletes the passages `which` selects, PASSAGE_DELETE_BATCH per statement (on SQLite a large
- * change goes in bounded statements, so that other writes interleave; PostgreSQL works in its
- * own processes, where one statement is fastest); stops once about `budget` are deleted. `done` is false when
- * the budget stopped it before the last of them. Each batch leaves the search index (its ids
- * excluded) in the transaction that deletes it.
- */
-async function deletePassagesInBatches(
-  db: Db,
-  dialect: DialectName,
-  which: (eb: ExpressionBuilder<Database, 'kb_passages'>) => Expression<SqlBool>,
-  budget = Number.POSITIVE_INFINITY,
-): Promise<{ deleted: number; done: boolean }> {
-  let deleted = 0;
-  for (;;) {
-    const n = await inTransaction(db, async (trx) => {
-      const batch = trx.selectFrom('kb_passages').select('id').where(which).limit(PASSAGE_DELETE_BATCH);
-      const rows = await trx.deleteFrom('kb_passages').where('id', 'in', batch).returning(['id', 'bot_id', 'term_count']).execute();
-      await excludePassages(trx, dialect, rows);
-      return rows.length;
-    });
-    deleted += n;
-    if (n < PASSAGE_DELETE_BATCH) return { deleted, done: true };
-    if (deleted >= budget) return { deleted, done: false };
-  }
 }
 
 export interface NewPassage {
@@ -614,31 +587,38 @@ async function retireSets(db: Db, sets: ReadonlyArray<{ link_id: string; version
     .execute();
 }
 
+/** Retired sets whose passages one transaction deletes together, at most. */
+const RETIRED_SETS_PER_BATCH = 100;
+
 /**
- * Deletes the passages of retired sets (of one link, or of any), a bounded batch per
- * statement, and then the sets' rows.
- * Returns how many passages it deleted; stops after about `budget` of them.
+ * Deletes the passages of retired sets (of one link, or of any), oldest sets first, and then the
+ * sets' rows: at most PASSAGE_DELETE_BATCH passages per transaction, of as many sets as they
+ * come from (up to RETIRED_SETS_PER_BATCH). A deleted link's set is often small: a transaction
+ * per set rewrote the bot's excluded ids (kb_excluded) once per set. Returns how many passages
+ * it deleted; stops after about `budget` of them.
  */
 export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
-  const sets = await db
-    .selectFrom('kb_hidden_passages')
-    .select(['link_id', 'version'])
-    .where('state', '=', 'retired')
-    .$if(options.linkId !== undefined, (q) => q.where('link_id', '=', options.linkId!))
-    .orderBy('created_at')
-    .limit(100)
-    .execute();
   let deleted = 0;
-  for (const set of sets) {
-    const result = await deletePassagesInBatches(
-      db,
-      dialect,
-      (eb) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)]),
-      options.budget - deleted,
-    );
-    deleted += result.deleted;
-    if (!result.done) return deleted;
-    await db.deleteFrom('kb_hidden_passages').where('link_id', '=', set.link_id).where('version', '=', set.version).where('state', '=', 'retired').execute();
+  while (deleted < options.budget) {
+    const sets = await db
+      .selectFrom('kb_hidden_passages')
+      .select(['link_id', 'version'])
+      .where('state', '=', 'retired')
+      .$if(options.linkId !== undefined, (q) => q.where('link_id', '=', options.linkId!))
+      .orderBy('created_at')
+      .limit(RETIRED_SETS_PER_BATCH)
+      .execute();
+    if (sets.length === 0) break;
+    const ofTheSets = (eb: ExpressionBuilder<Database, 'kb_passages' | 'kb_hidden_passages'>) =>
+      eb.or(sets.map((set) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)])));
+    deleted += await inTransaction(db, async (trx) => {
+      const batch = trx.selectFrom('kb_passages').select('id').where(ofTheSets).limit(PASSAGE_DELETE_BATCH);
+      const rows = await trx.deleteFrom('kb_passages').where('id', 'in', batch).returning(['id', 'bot_id', 'term_count']).execute();
+      await excludePassages(trx, dialect, rows);
+      // Fewer than a batch: none of the sets holds a passage any more.
+      if (rows.length < PASSAGE_DELETE_BATCH) await trx.deleteFrom('kb_hidden_passages').where(ofTheSets).where('state', '=', 'retired').execute();
+      return rows.length;
+    });
   }
   return deleted;
 }
