@@ -15,7 +15,7 @@ import { startRetention } from './jobs/retention.js';
 import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { fetchPolicyOf, type FetchPolicy } from './net/guarded-fetch.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { countLinksByStatus } from './storage/knowledge-base.repository.js';
+import { countLinksByStatus, countPassagesToDelete } from './storage/knowledge-base.repository.js';
 import { createTaskThreads, type TaskThreads } from './threads/task-threads.js';
 
 type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -277,7 +277,7 @@ function readGauge(registry: Registry, name: string, help: string, label: string
   });
 }
 
-/** The knowledge base's series: links by state (read at each scrape), fetches, pages indexed, failures by reason. */
+/** The knowledge base's series: links by state and passages to delete (read at each scrape), fetches, pages indexed, failures by reason. */
 function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMetrics {
   new Gauge({
     name: 'kb_links',
@@ -287,6 +287,14 @@ function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMe
     async collect() {
       this.reset();
       for (const { status, n } of await countLinksByStatus(storage.readDb)) this.set({ state: status }, n);
+    },
+  });
+  new Gauge({
+    name: 'kb_passages_to_delete',
+    help: "Passages hidden for good (a deleted link's, a replaced page's) that the search index housekeeping has yet to delete, in the whole database",
+    registers: [registry],
+    async collect() {
+      this.set(await countPassagesToDelete(storage.readDb));
     },
   });
   const fetchSeconds = new Histogram({

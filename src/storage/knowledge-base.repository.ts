@@ -139,6 +139,17 @@ export async function countLinksByStatus(db: Db): Promise<Array<{ status: string
   return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
 }
 
+/** Passages of retired sets that the search index housekeeping has yet to delete, in the whole database (for /metrics). */
+export async function countPassagesToDelete(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('kb_hidden_passages as h')
+    .innerJoin('kb_passages as p', (join) => join.onRef('p.link_id', '=', 'h.link_id').onRef('p.version', '=', 'h.version'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('h.state', '=', 'retired')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function countLinks(db: Db, botId: string): Promise<number> {
   const row = await db
     .selectFrom('kb_links')

@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { call, createCopilot } from '../support/http.js';
-import { postLinks, waitForLinks, waitUntil } from '../support/knowledge-base.js';
+import { call, createCopilot, kbPath } from '../support/http.js';
+import { passageRows, postLinks, sweepRetired, waitForLinks, waitUntil } from '../support/knowledge-base.js';
 import { PageServer } from '../support/pages.js';
+import { seedIndexedLinks } from '../support/seed.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -71,6 +72,19 @@ for (const dialect of DIALECTS) {
       expect(open).toBe(inUse + idle);
       // PostgreSQL's pool keeps the connections the jobs used, idle, once the app has queried.
       expect(open).toBeGreaterThanOrEqual(dialect === 'sqlite' ? 0 : 1);
+    });
+
+    it("shows a deleted link's passages until the housekeeping has deleted them", async () => {
+      // The jobs are stopped (above): the housekeeping is run here, by hand.
+      const bot = (await createCopilot(t)).id;
+      const ids = await seedIndexedLinks(t.storage.db, bot, [{ url: 'https://metrics.example/page', passages: ['One passage.', 'Two passages.', 'Three.'] }]);
+      const scrape = async () => series((await call(t, 'GET', '/metrics', { key: null })).body, 'kb_passages_to_delete');
+      expect(await scrape()).toBe(0);
+      expect((await call(t, 'DELETE', kbPath(bot), { payload: { links: ['https://metrics.example/page'] } })).statusCode).toBe(200);
+      expect((await passageRows(t.storage, ids)).length).toBe(3);
+      expect(await scrape()).toBe(3);
+      await sweepRetired(t.storage);
+      expect(await scrape()).toBe(0);
     });
   });
 }
