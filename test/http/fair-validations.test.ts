@@ -21,6 +21,28 @@ import { holdingTask, testWorkerScript } from '../support/task-threads.js';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Writes into `dir` the threads' real program, except for a task given a SharedArrayBuffer,
+ * which holds its thread until the test lets it go (holdingTask); its URL.
+ */
+function holdingWorker(dir: string): URL {
+  const script = path.join(dir, 'holding-worker.mjs');
+  writeFileSync(
+    script,
+    `import runTask from ${JSON.stringify(testWorkerScript().href)};
+export default (request) => {
+  const [what] = request.args;
+  if (!(what instanceof SharedArrayBuffer)) return runTask(request);
+  const flag = new Int32Array(what);
+  Atomics.store(flag, 0, 1);
+  Atomics.wait(flag, 0, 1);
+  return { ok: true, value: 'released' };
+};
+`,
+  );
+  return pathToFileURL(script);
+}
+
 for (const dialect of DIALECTS) {
   describe(`copilots take fair turns on the task threads (${dialect})`, () => {
     let t: TestApp;
@@ -31,22 +53,8 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       t = await buildTestApp(dialect);
       dir = mkdtempSync(path.join(tmpdir(), 'cms-fair-'));
-      const script = path.join(dir, 'holding-worker.mjs');
-      writeFileSync(
-        script,
-        `import runTask from ${JSON.stringify(testWorkerScript().href)};
-export default (request) => {
-  const [what] = request.args;
-  if (!(what instanceof SharedArrayBuffer)) return runTask(request);
-  const flag = new Int32Array(what);
-  Atomics.store(flag, 0, 1);
-  Atomics.wait(flag, 0, 1);
-  return { ok: true, value: 'released' };
-};
-`,
-      );
       // Two threads, as on a two-core machine: a copilot may run one task at a time.
-      pool = new TaskThreads({ threads: 2, script: pathToFileURL(script) });
+      pool = new TaskThreads({ threads: 2, script: holdingWorker(dir) });
       app = await t.anotherApp({ taskThreads: pool });
     });
 
@@ -108,20 +116,9 @@ export default (request) => {
 describe('the default number of task threads', () => {
   it("leaves another copilot a thread while one copilot's tasks hold every thread it may take, whatever the cores", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cms-fair-default-'));
-    const script = path.join(dir, 'holding-worker.mjs');
-    writeFileSync(
-      script,
-      `export default (request) => {
-  const flag = new Int32Array(request.args[0]);
-  Atomics.store(flag, 0, 1);
-  Atomics.wait(flag, 0, 1);
-  return { ok: true, value: 'released' };
-};
-`,
-    );
     // As the service starts it: TASK_THREADS unset. With one thread (the default on two cores
     // until now) the other copilot's task waited for the flooding one's to end.
-    const pool = new TaskThreads({ threads: loadConfig({}).taskThreads, script: pathToFileURL(script) });
+    const pool = new TaskThreads({ threads: loadConfig({}).taskThreads, script: holdingWorker(dir) });
     try {
       const flooding = Array.from({ length: TASKS_WAITING_PER_TENANT }, () => holdingTask(pool, 'flooding'));
       for (let i = 0; !flooding[0]!.started(); i++) {
