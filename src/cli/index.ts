@@ -151,8 +151,8 @@ const copilotCommands = program.command('copilots').description('Administer copi
  * housekeeping job (a batch per transaction); the CLI runs none, so it deletes them before it exits.
  */
 async function deleteHiddenPassages(storage: import('../storage/database.js').Storage): Promise<void> {
-  const { deleteAllRetiredPassages } = await import('../storage/knowledge-base.repository.js');
-  await deleteAllRetiredPassages(storage.db, storage.dialect);
+  const { deleteRetiredPassages } = await import('../storage/knowledge-base.repository.js');
+  await deleteRetiredPassages(storage.db, storage.dialect, { budget: Number.POSITIVE_INFINITY });
 }
 
 copilotCommands

@@ -606,7 +606,7 @@ const RETIRED_SETS_PER_BATCH = 100;
  * sets' rows: at most PASSAGE_DELETE_BATCH passages per transaction, of as many sets as they
  * come from (up to RETIRED_SETS_PER_BATCH). A deleted link's set is often small: a transaction
  * per set rewrote the bot's excluded ids (kb_excluded) once per set. Returns how many passages
- * it deleted; stops after about `budget` of them.
+ * it deleted; stops after about `budget` of them, else once no retired set is left.
  */
 export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
   let deleted = 0;
@@ -632,15 +632,6 @@ export async function deleteRetiredPassages(db: Db, dialect: DialectName, option
     });
   }
   return deleted;
-}
-
-/** Deletes the passages of every retired set now, a bounded batch per transaction (where no housekeeping job runs: the CLI's purge). */
-export async function deleteAllRetiredPassages(db: Db, dialect: DialectName): Promise<void> {
-  for (;;) {
-    await deleteRetiredPassages(db, dialect, { budget: Number.POSITIVE_INFINITY });
-    const left = await db.selectFrom('kb_hidden_passages').select('link_id').where('state', '=', 'retired').limit(1).execute();
-    if (left.length === 0) return;
-  }
 }
 
 /** Gives a claimed job back to the queue untouched (shutdown): no attempt is counted. */

@@ -10,7 +10,7 @@ import { decodeIds, decodePostings, unpackBlock } from '../../src/domain/knowled
 import type { KnowledgeBaseLink } from '../../src/domain/wire.js';
 import type { IngestionWorker } from '../../src/jobs/ingestion-worker.js';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
-import { deleteAllRetiredPassages, deleteLinks as deleteLinkRows } from '../../src/storage/knowledge-base.repository.js';
+import { deleteLinks as deleteLinkRows, deleteRetiredPassages } from '../../src/storage/knowledge-base.repository.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { inTransaction } from '../../src/storage/transaction.js';
 import type { TaskThreads } from '../../src/threads/task-threads.js';
@@ -125,7 +125,7 @@ export async function orphanPassages(storage: Storage): Promise<number> {
 
 /** What the search index housekeeping does in the background, all at once: deletes the passages of every retired set. */
 export async function sweepRetired(storage: Storage): Promise<void> {
-  await deleteAllRetiredPassages(storage.db, storage.dialect);
+  await deleteRetiredPassages(storage.db, storage.dialect, { budget: Number.POSITIVE_INFINITY });
 }
 
 /** Deletes links as the interface does (their passages hidden), then their passages as the housekeeping job does. */
