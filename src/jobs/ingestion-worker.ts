@@ -388,19 +388,23 @@ export class IngestionWorker {
     const version = await kb.beginStaging(db, ref, job.bot_id, nowTimestamp());
     if (version === null) return null;
     let termCount = 0;
-    for (let i = 0; i < passages.length; i += STAGE_BATCH) {
-      if (lease.lost) break;
-      termCount += await kb.stagePassages(db, rowsOf(i, i + STAGE_BATCH), version);
+    let staged = true;
+    for (let i = 0; i < passages.length && staged; i += STAGE_BATCH) {
+      // A set retired meanwhile (its link deleted) takes no further batch.
+      const terms = lease.lost ? null : await kb.stagePassages(db, dialect, rowsOf(i, i + STAGE_BATCH), version);
+      if (terms === null) staged = false;
+      else termCount += terms;
     }
-    const outcome = lease.lost
-      ? null
-      : await publishing(async (trx): Promise<Outcome> => {
-          const error = await overLimit(trx);
-          if (error) return failed(trx, error);
-          return (await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }))
-            ? { status: 'indexed' }
-            : null;
-        });
+    const outcome =
+      !staged || lease.lost
+        ? null
+        : await publishing(async (trx): Promise<Outcome> => {
+            const error = await overLimit(trx);
+            if (error) return failed(trx, error);
+            return (await kb.publishStagedPage(trx, ref, { version, passages: passages.length, termCount, now: nowTimestamp(), fetched }))
+              ? { status: 'indexed' }
+              : null;
+          });
     if (outcome?.status !== 'indexed') await kb.retireSet(db, job.id, version, job.bot_id, nowTimestamp());
     await kb.deleteRetiredPassages(db, dialect, { linkId: job.id, budget: Number.POSITIVE_INFINITY });
     return outcome;

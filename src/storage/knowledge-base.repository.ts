@@ -188,14 +188,15 @@ function holdsASet(link: { version: number; passages: number; term_count: number
 }
 
 /**
- * A deleted link's hidden sets are retired, not forgotten: a worker still storing one of them
- * may write a last batch after this deletion, which stays hidden and is deleted with the set.
+ * A deleted link's hidden sets are retired, not forgotten: their passages are deleted with the
+ * set, and a worker still storing one of them writes no further batch (`stagePassages`).
  */
 async function retireHiddenSets(db: Db, linkIds: readonly string[]): Promise<void> {
   await db
     .updateTable('kb_hidden_passages')
     .set({ state: 'retired' })
     .where('link_id', 'in', [...linkIds])
+    .where('state', '=', 'staging')
     .execute();
 }
 
@@ -479,24 +480,44 @@ async function nextVersion(trx: Db, job: JobRef, options: { lock: boolean }) {
 }
 
 /**
- * Writes a part of a staged set (hidden until published), or a page stored at once, in one
- * transaction (the caller's, when given one); returns its search terms. The rows go in batches
- * of PASSAGE_INSERT_BATCH, each a segment of the search index; a part of a few thousand
- * passages keeps the write lock's hold short.
+ * Writes a part of a staged set (hidden until published) in one transaction, if the set is still
+ * being staged; returns its search terms, or null when the set was retired meanwhile (its link
+ * deleted, or a later attempt begun): nothing is written then. A batch written into a retired set
+ * after the housekeeping had deleted that set's row would be hidden by nothing. On PostgreSQL the
+ * batch holds the set's row (FOR KEY SHARE) until it commits: retiring the set does not wait for
+ * it, and `deleteRetiredPassages` leaves the set alone until the batch has committed.
  */
-export async function stagePassages(db: Db, rows: readonly NewPassage[], version: number): Promise<number> {
+export async function stagePassages(db: Db, dialect: DialectName, rows: readonly NewPassage[], version: number): Promise<number | null> {
+  const linkId = rows[0]?.link_id;
+  if (linkId === undefined) return 0;
   return inTransaction(db, async (trx) => {
-    let terms = 0;
-    for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
-      const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH).map((r) => ({ ...r, version }));
-      for (const n of (await writePassages(trx, batch)).values()) terms += n;
-      // Building a batch's statement is event-loop work (and its search terms too, when the
-      // caller has not computed them): one batch per turn, as the writer thread's answers may
-      // otherwise arrive within one turn.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    return terms;
+    const set = await trx
+      .selectFrom('kb_hidden_passages')
+      .select('state')
+      .where('link_id', '=', linkId)
+      .where('version', '=', version)
+      .$if(dialect === 'postgres', (q) => q.forKeyShare())
+      .executeTakeFirst();
+    return set?.state === 'staging' ? writeStaged(trx, rows, version) : null;
   });
+}
+
+/**
+ * Writes passages of `version` in the caller's transaction; returns their search terms. The rows
+ * go in batches of PASSAGE_INSERT_BATCH, each a segment of the search index; a part of a few
+ * thousand passages keeps the write lock's hold short.
+ */
+async function writeStaged(trx: Db, rows: readonly NewPassage[], version: number): Promise<number> {
+  let terms = 0;
+  for (let i = 0; i < rows.length; i += PASSAGE_INSERT_BATCH) {
+    const batch = rows.slice(i, i + PASSAGE_INSERT_BATCH).map((r) => ({ ...r, version }));
+    for (const n of (await writePassages(trx, batch)).values()) terms += n;
+    // Building a batch's statement is event-loop work (and its search terms too, when the
+    // caller has not computed them): one batch per turn, as the writer thread's answers may
+    // otherwise arrive within one turn.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return terms;
 }
 
 /**
@@ -541,7 +562,7 @@ export async function storePageAtOnce(
   if (!next) return null;
   if (next.others + rows.length > maxBotPassages) return { over: next.others + rows.length };
   const { link, version } = next;
-  const termCount = await stagePassages(trx, rows, version);
+  const termCount = await writeStaged(trx, rows, version);
   const published = await publish(trx, job, { version, passages: rows.length, termCount, ...staged }, link);
   if (published === false) {
     // Not reached while the row is held (above); should it be, the set written stays hidden.
@@ -605,24 +626,27 @@ const RETIRED_SETS_PER_BATCH = 100;
  * Deletes the passages of retired sets (of one link, or of any), oldest sets first, and then the
  * sets' rows: at most PASSAGE_DELETE_BATCH passages per transaction, of as many sets as they
  * come from (up to RETIRED_SETS_PER_BATCH). A deleted link's set is often small: a transaction
- * per set rewrote the bot's excluded ids (kb_excluded) once per set. Returns how many passages
- * it deleted; stops after about `budget` of them, else once no retired set is left.
+ * per set rewrote the bot's excluded ids (kb_excluded) once per set. On PostgreSQL a set that a
+ * batch still being written holds (`stagePassages`) is skipped until that batch commits, so its
+ * passages are not left behind without their set. Returns how many passages it deleted; stops
+ * after about `budget` of them, else once no retired set is left (or none free to take).
  */
 export async function deleteRetiredPassages(db: Db, dialect: DialectName, options: { linkId?: string; budget: number }): Promise<number> {
   let deleted = 0;
   while (deleted < options.budget) {
-    const sets = await db
-      .selectFrom('kb_hidden_passages')
-      .select(['link_id', 'version'])
-      .where('state', '=', 'retired')
-      .$if(options.linkId !== undefined, (q) => q.where('link_id', '=', options.linkId!))
-      .orderBy('created_at')
-      .limit(RETIRED_SETS_PER_BATCH)
-      .execute();
-    if (sets.length === 0) break;
-    const ofTheSets = (eb: ExpressionBuilder<Database, 'kb_passages' | 'kb_hidden_passages'>) =>
-      eb.or(sets.map((set) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)])));
-    deleted += await inTransaction(db, async (trx) => {
+    const n = await inTransaction(db, async (trx) => {
+      const sets = await trx
+        .selectFrom('kb_hidden_passages')
+        .select(['link_id', 'version'])
+        .where('state', '=', 'retired')
+        .$if(options.linkId !== undefined, (q) => q.where('link_id', '=', options.linkId!))
+        .orderBy('created_at')
+        .limit(RETIRED_SETS_PER_BATCH)
+        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+        .execute();
+      if (sets.length === 0) return null;
+      const ofTheSets = (eb: ExpressionBuilder<Database, 'kb_passages' | 'kb_hidden_passages'>) =>
+        eb.or(sets.map((set) => eb.and([eb('link_id', '=', set.link_id), eb('version', '=', set.version)])));
       const batch = trx.selectFrom('kb_passages').select('id').where(ofTheSets).limit(PASSAGE_DELETE_BATCH);
       const rows = await trx.deleteFrom('kb_passages').where('id', 'in', batch).returning(['id', 'bot_id', 'term_count']).execute();
       await excludePassages(trx, dialect, rows);
@@ -630,6 +654,8 @@ export async function deleteRetiredPassages(db: Db, dialect: DialectName, option
       if (rows.length < PASSAGE_DELETE_BATCH) await trx.deleteFrom('kb_hidden_passages').where(ofTheSets).where('state', '=', 'retired').execute();
       return rows.length;
     });
+    if (n === null) break;
+    deleted += n;
   }
   return deleted;
 }

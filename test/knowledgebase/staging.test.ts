@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryTerms } from '../../src/text/search-terms.js';
-import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import type { Storage } from '../../src/storage/database.js';
 import * as kb from '../../src/storage/knowledge-base.repository.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
-import { rawIndexHits, waitUntil } from '../support/knowledge-base.js';
+import { rawIndexHits } from '../support/knowledge-base.js';
+import { QueryTap, tappedStorage } from '../support/query-tap.js';
 
 const NOW = '2026-01-01T00:00:00.000000Z';
 
@@ -71,7 +72,7 @@ for (const dialect of DIALECTS) {
       const before = await segments();
       // 450 passages in one part: batches of 200, 200 and 50.
       const contents = Array.from({ length: 450 }, (_, k) => `Passage ${k} of a long page segmentword.`);
-      await kb.stagePassages(storage.db, rows(bot, job.id, contents), version);
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, contents), version);
       expect((await segments()).slice(before.length)).toEqual([200, 200, 50]);
       // Staged, so hidden: the index holds them, no search sees them.
       expect(await rawIndexHits(storage, 'segmentword')).toBe(450);
@@ -82,7 +83,12 @@ for (const dialect of DIALECTS) {
       const { bot, job } = await claimedLink(['The old page speaks of oldword alone.']);
       const version = await kb.beginStaging(storage.db, job, bot, NOW);
       expect(version).toBe(1);
-      const terms = await kb.stagePassages(storage.db, rows(bot, job.id, ['The new page speaks of newword.', 'A second newword passage.']), version!);
+      const terms = (await kb.stagePassages(
+        storage.db,
+        dialect,
+        rows(bot, job.id, ['The new page speaks of newword.', 'A second newword passage.']),
+        version!,
+      ))!;
       expect(terms).toBeGreaterThan(0);
       // Committed already (its own transaction), so other connections see the rows …
       expect(await stored(job.id)).toBe(3);
@@ -109,7 +115,7 @@ for (const dialect of DIALECTS) {
     it("a job no longer its worker's publishes nothing, and its set is retired", async () => {
       const { bot, job } = await claimedLink(['Kept passage keptword.']);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      const terms = await kb.stagePassages(storage.db, rows(bot, job.id, ['Lost passage lostword.']), version);
+      const terms = (await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Lost passage lostword.']), version))!;
       // Another worker took the job over (a new generation).
       await storage.db.updateTable('kb_links').set({ generation: 1, lease_owner: 'worker-2' }).where('id', '=', job.id).execute();
       expect(await kb.publishStagedPage(storage.db, job, { version, passages: 1, termCount: terms, now: NOW })).toBe(false);
@@ -123,7 +129,7 @@ for (const dialect of DIALECTS) {
     it('a set left half written by a stopped process stays hidden, and goes when the job runs again', async () => {
       const { bot, job } = await claimedLink([]);
       const first = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      await kb.stagePassages(storage.db, rows(bot, job.id, ['Half written halfword.']), first);
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), first);
       expect(await hits(bot, 'halfword')).toEqual([]);
       // The next attempt: a new version; the half-written one is retired.
       const second = (await kb.beginStaging(storage.db, job, bot, NOW))!;
@@ -175,7 +181,7 @@ for (const dialect of DIALECTS) {
     it('a small page after a set left half written retires that set', async () => {
       const { bot, job } = await claimedLink([]);
       const half = (await kb.beginStaging(storage.db, job, bot, NOW))!;
-      await kb.stagePassages(storage.db, rows(bot, job.id, ['Half written halfword.']), half);
+      await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Half written halfword.']), half);
       const result = await storage.db
         .transaction()
         .execute((trx) => kb.storePageAtOnce(trx, dialect, job, rows(bot, job.id, ['Whole wholeword.']), { now: NOW }));
@@ -188,19 +194,45 @@ for (const dialect of DIALECTS) {
       expect(await stored(job.id)).toBe(1);
     });
 
-    it('passages written after their link was deleted stay hidden, and housekeeping deletes them', async () => {
+    it('a batch for a set retired meanwhile (its link deleted) writes nothing, before and after the housekeeping deleted the set', async () => {
       const { bot, job } = await claimedLink([]);
       const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
+      expect(await kb.stagePassages(storage.db, dialect, rows(bot, job.id, ['Early earlyword.']), version)).toBeGreaterThan(0);
       await storage.db.transaction().execute((trx) => kb.deleteLinks(trx, [job.id], NOW));
-      // The worker had not noticed yet: one more batch.
-      await kb.stagePassages(storage.db, rows(bot, job.id, ['Orphan orphanword.']), version);
-      expect(await hits(bot, 'orphanword')).toEqual([]);
-      const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: 20 });
-      try {
-        await waitUntil(async () => (await stored(job.id)) === 0, 'housekeeping to delete the orphaned passages', { timeoutMs: 10_000 });
-      } finally {
-        await housekeeping.stop();
-      }
+      // The worker has not noticed yet: one more batch, then another once the set is gone.
+      const late = (seq: number) => [{ link_id: job.id, bot_id: bot, seq, content: `Late lateword ${seq}.` }];
+      const beforeSweep = await kb.stagePassages(storage.db, dialect, late(1), version);
+      expect(await kb.deleteRetiredPassages(storage.db, dialect, { budget: Infinity })).toBeGreaterThanOrEqual(1);
+      expect(await storage.db.selectFrom('kb_hidden_passages').selectAll().where('link_id', '=', job.id).execute()).toEqual([]);
+      const afterSweep = await kb.stagePassages(storage.db, dialect, late(2), version);
+      // Nothing hides a passage of a set whose row is gone: it would be searched, and never deleted.
+      expect(await hits(bot, 'lateword')).toEqual([]);
+      expect(await stored(job.id)).toBe(0);
+      expect([beforeSweep, afterSweep]).toEqual([null, null]);
+    });
+
+    it('a batch being written when its link is deleted is deleted with the set', async () => {
+      const tap = new QueryTap();
+      const tapped = tappedStorage(storage, tap);
+      const { bot, job } = await claimedLink([]);
+      const version = (await kb.beginStaging(storage.db, job, bot, NOW))!;
+      // The batch has written its passages and not yet committed.
+      const pause = tap.pauseAfter({ kind: 'insert', table: 'kb_passages' });
+      const writing = kb.stagePassages(tapped.db, dialect, rows(bot, job.id, ['Racing raceword.']), version);
+      await pause.reached;
+      // The deletion, then a housekeeping round, each given time to finish while the batch is open.
+      const finishes = (work: Promise<unknown>) => Promise.race([work.then(() => true), delay(300).then(() => false)]);
+      const deleting = storage.db.transaction().execute((trx) => kb.deleteLinks(trx, [job.id], NOW));
+      await finishes(deleting);
+      const sweeping = kb.deleteRetiredPassages(storage.db, dialect, { budget: Infinity });
+      await finishes(sweeping);
+      pause.release();
+      await Promise.all([writing, deleting, sweeping]);
+      // The housekeeping's next round.
+      await kb.deleteRetiredPassages(storage.db, dialect, { budget: Infinity });
+      expect(await hits(bot, 'raceword')).toEqual([]);
+      expect(await stored(job.id)).toBe(0);
+      expect(await storage.db.selectFrom('kb_hidden_passages').selectAll().where('link_id', '=', job.id).execute()).toEqual([]);
     });
   });
 }
