@@ -7,7 +7,7 @@
  *   npm run bench -- --quick           small sizes, one run each: a smoke test
  *   options: --out FILE  --cli PATH  --only 1,2,3,4  --no-postgres
  *   --only also takes a row's name: --only kb-resync (section 4's re-sync row alone), --only kb-crawl (its crawl row),
- *   --only kb-delete (its deletion row)
+ *   --only kb-delete (its deletion row), --only memory (section 2's service memory)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { obtainCorpus } from './lib/corpus.js';
 import { withHost } from './lib/host.js';
 import { installedCli, REPO_ROOT, WORK_DIR } from './lib/paths.js';
 import { postgresReachable } from './lib/postgres.js';
-import { DEFAULT_KB_WORKERS } from '../src/config.js';
+import { DEFAULT_KB_WORKERS, loadConfig } from '../src/config.js';
 import { median, ratio, round } from './lib/stats.js';
 import {
   benchDeletion,
@@ -39,7 +39,8 @@ import { benchApiChanges, type ApiChangesResult } from './sections/api-changes.j
 import { benchSearch, type SearchResult } from './sections/kb-search.js';
 import { benchListCopilots, type ListResult } from './sections/list-copilots.js';
 import { benchValidatorCli, type FileResult, type SpecFile } from './sections/validator-cli.js';
-import { answerOf, benchHostileDocuments, type HostileSection } from './sections/hostile-documents.js';
+import { answerOf, benchHostileDocuments, containerDense, type HostileSection } from './sections/hostile-documents.js';
+import { benchServiceMemory, type MemorySection } from './sections/service-memory.js';
 import { benchFairTurns, type FairTurnsResult } from './sections/fair-turns.js';
 import { benchValidatorExtras, type ExtrasSection } from './sections/validator-extras.js';
 import { benchValidatorHttp, type HttpValidationResult } from './sections/validator-http.js';
@@ -70,6 +71,7 @@ export interface BenchResults {
   hostile_documents?: HostileSection;
   fair_turns?: FairTurnsResult;
   validator_extras?: ExtrasSection;
+  service_memory?: MemorySection;
   list_copilots?: ListResult[];
   knowledge_base?: {
     ingestion: IngestionResult[];
@@ -488,6 +490,18 @@ export function renderReport(r: BenchResults): string {
       ),
     );
   }
+  if (r.service_memory) {
+    const m = r.service_memory;
+    out.push(
+      '',
+      `#### The service's memory (SQLite; a fresh process per scenario; TASK_THREADS ${m.task_threads}, VALIDATION_CACHE_BYTES ${m.validation_cache_mib} MiB; no target)`,
+      '',
+      table(
+        ['scenario', 'answers', 'peak RSS', 'RSS 5 s after the answers'],
+        m.rows.map((row) => [row.scenario, row.statuses.join(', ') || '–', `${row.peak_rss_mib} MiB`, `${row.rss_after_mib} MiB`]),
+      ),
+    );
+  }
   if (r.list_copilots) {
     out.push('', "### 3. List copilots (GET /backend/api/copilots?limit=100, open loop; latency from each request's due time)", '');
     const rows = r.list_copilots.map((l) => [
@@ -711,6 +725,17 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         log: opts.log,
       });
     });
+  }
+  if (opts.sections.has(2) || opts.rows?.has('memory')) {
+    opts.log("\n2. The service's memory (a fresh process per scenario)");
+    const maxBytes = opts.quick ? MiB : 25 * MiB;
+    const defaults = loadConfig({});
+    const realistic = generateText(operationsForSize(maxBytes - MiB, 'json'), 'json');
+    results.service_memory = await benchServiceMemory(
+      { KB_WORKERS: '0', MAX_DOCUMENT_BYTES: String(maxBytes) },
+      [{ id: 'a generated description', bytes: Buffer.from(realistic), type: 'application/json' }, containerDense(maxBytes)],
+      { taskThreads: defaults.taskThreads, validationCacheBytes: defaults.validationCacheBytes, log: opts.log },
+    );
   }
   if (opts.sections.has(3)) {
     opts.log('\n3. List copilots');

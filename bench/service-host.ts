@@ -9,6 +9,7 @@
  * analyze (PostgreSQL: ANALYZE, what autovacuum would have done by now);
  * settleIndex {botId} → seconds until its search index is merged;
  * searchBare {botId, queries, limit} → ms per query; kbSnapshot {botId} → links, passages, knowledge base;
+ * memory → {rss, maxRssKb} of this process (every thread);
  * profileStart {intervalUs}; profileStop {file}; stop.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -169,6 +170,11 @@ const handlers: Record<string, (args: any) => unknown> = {
     await profiler.post('Profiler.setSamplingInterval', { interval: args.intervalUs ?? 500 });
     await profiler.post('Profiler.start');
     return null;
+  },
+
+  /** Resident set size of this process now (bytes) and at its peak (KiB), every thread. */
+  async memory() {
+    return { rss: process.memoryUsage().rss, maxRssKb: process.resourceUsage().maxRSS };
   },
 
   /** CPU time of this process, every thread (µs). */

@@ -35,7 +35,7 @@ export interface HostileSection {
   lists_during_dense: { n: number; failed: number; p50_ms: number; p99_ms: number; max_ms: number; per_second: number };
 }
 
-interface Doc {
+export interface Doc {
   id: string;
   bytes: Buffer;
   type: string;
@@ -63,13 +63,17 @@ function documents(fixtures: string, maxBytes: number): { hostile: Doc[]; dense:
       type: 'application/json',
     },
   );
-  const arrays = Math.floor((room - OPENAPI.length) / 3);
-  const dense = {
+  return { hostile, dense: containerDense(maxBytes) };
+}
+
+/** A valid description of about `maxBytes` (less 1 KiB) that is almost all empty arrays: the most parsing work per byte. */
+export function containerDense(maxBytes: number): Doc {
+  const arrays = Math.floor((maxBytes - 1024 - OPENAPI.length) / 3);
+  return {
     id: 'container-dense (JSON, [[],[],…], accepted)',
     bytes: Buffer.from(`${OPENAPI}[${'[],'.repeat(arrays - 1)}[]]}`),
     type: 'application/json',
   };
-  return { hostile, dense };
 }
 
 /** "400 invalid_swagger_file", or each distinct answer with its count when the rounds differ. */

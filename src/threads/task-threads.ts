@@ -20,7 +20,8 @@
  * once with `busy`; a task is always taken when nothing waits.
  *
  * Memory: each thread parses one document at a time within the parsers' limits, so the
- * peak grows with the number of threads. No `resourceLimits`: a worker that reaches a heap
+ * peak grows with the number of threads; a thread collects a large task's garbage before it
+ * answers (worker.ts). No `resourceLimits`: a worker that reaches a heap
  * limit can still abort the whole process in Node (nodejs/node#47224, seen here with a
  * document of millions of empty objects), so the limits would promise a containment they
  * do not give.

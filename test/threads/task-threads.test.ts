@@ -319,6 +319,36 @@ describe('task threads: scheduling and failure', () => {
     }
   });
 
+  it('a thread gives its memory back once a large task has answered, not only when its next task needs it', async () => {
+    // A process of its own, so that its resident memory is the thread's and little else.
+    const script = `
+      const { createTaskThreads } = await import(${JSON.stringify(builtModule('threads/task-threads.js').href)});
+      const mib = (bytes) => Math.round(bytes / 1048576);
+      const taskThreads = createTaskThreads({ threads: 1 });
+      await taskThreads.ready();
+      const atRest = process.memoryUsage().rss;
+      const doc = Buffer.from(${JSON.stringify(containerDense(5_000_000))});
+      const text = await taskThreads.run('validate', [{ bytes: doc, fileName: 'dense.json' }, {}]);
+      const peak = process.resourceUsage().maxRSS * 1024;
+      let now = process.memoryUsage().rss;
+      for (let waited = 0; waited < 5000 && now > atRest + (peak - atRest) / 2; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        now = process.memoryUsage().rss;
+      }
+      process.stdout.write(JSON.stringify({ endpoints: JSON.parse(text).all_endpoints.length, atRest: mib(atRest), peak: mib(peak), now: mib(now) }));
+      await taskThreads.close();
+    `;
+    const file = path.join(dir, 'memory-back.mjs');
+    writeFileSync(file, script);
+    const { code, stdout, stderr } = await runNodeScript(file);
+    expect(code, stderr).toBe(0);
+    const memory = JSON.parse(stdout) as { endpoints: number; atRest: number; peak: number; now: number };
+    expect(memory.endpoints).toBe(1);
+    // The document's parse took hundreds of MiB on the thread; within 5 s at least half of it is back.
+    expect(memory.peak - memory.atRest, stdout).toBeGreaterThan(200);
+    expect(memory.now, stdout).toBeLessThanOrEqual(memory.atRest + (memory.peak - memory.atRest) / 2);
+  });
+
   it('idle threads do not keep the process alive', async () => {
     // A process that validates on a thread and never closes the threads still exits.
     const script = `
