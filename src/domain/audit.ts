@@ -8,7 +8,7 @@ import * as audit from '../storage/audit.repository.js';
 import type { Db } from '../storage/schema.js';
 import type { Principal } from './auth/api-keys.js';
 import { pageOf } from './cursor.js';
-import { formatMicros, nowTimestamp } from './ids.js';
+import { nowTimestamp } from './ids.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
 export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
@@ -46,9 +46,18 @@ function toWireTime(field: string, value: string | undefined): string | undefine
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
     throw new AppError('invalid_request', `${field} must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z.`, { field });
   }
+  // The whole seconds in UTC from the instant, the fraction as written (an offset is whole
+  // minutes): microseconds as a number lose precision past year 2255.
+  const seconds = Math.floor(ms / 1000) * 1000;
+  if (seconds < FIRST_SECOND) return '0000-01-01T00:00:00.000000Z';
+  if (seconds > LAST_SECOND) return '9999-12-31T23:59:59.999999Z';
   const fraction = /\.(\d{1,6})/.exec(value)?.[1] ?? '';
-  return formatMicros(Math.floor(ms / 1000) * 1_000_000 + Number(fraction.padEnd(6, '0')));
+  return `${new Date(seconds).toISOString().slice(0, 19)}.${fraction.padEnd(6, '0')}Z`;
 }
+
+/** The first and last whole seconds that the wire's four-digit years can write. */
+const FIRST_SECOND = Date.parse('0000-01-01T00:00:00Z');
+const LAST_SECOND = Date.parse('9999-12-31T23:59:59Z');
 
 /**
  * Newest first, paged by id. A key limited to bots reads only its bots' entries: asking

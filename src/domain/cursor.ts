@@ -28,6 +28,9 @@ export function decodeCursor(text: string): Cursor {
   return { createdAt, id };
 }
 
+/** The largest position a part may hold: the columns they come from are 32-bit integers (PostgreSQL's `integer`). */
+const MAX_POSITION = 2_147_483_647;
+
 /** A position given by small whole numbers (a version, a change's place in it); opaque to clients. */
 export function encodePosition(parts: readonly number[]): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
@@ -42,7 +45,7 @@ export function decodePosition(text: string, count: number): number[] {
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(value) || value.length !== count || !value.every((n) => Number.isSafeInteger(n) && n >= 0)) throw invalid();
+  if (!Array.isArray(value) || value.length !== count || !value.every((n) => Number.isSafeInteger(n) && n >= 0 && n <= MAX_POSITION)) throw invalid();
   return value as number[];
 }
 

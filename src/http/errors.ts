@@ -134,7 +134,7 @@ function routeTable(app: FastifyInstance) {
       .split('/')
       .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
       .join('/');
-    const pattern = new RegExp(`^${source}/?$`);
+    const pattern = new RegExp(`^${source}$`);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const existing = routes.find((r) => r.pattern.source === pattern.source);
     if (existing) for (const m of methods) existing.methods.add(m);

@@ -58,11 +58,13 @@ export async function deleteKnowledgeBase(db: Db, botId: string): Promise<void> 
 /**
  * Inserts new links as pending; a link already there is queued again (refresh):
  * status back to pending, attempts reset, and its generation bumped so that a
- * worker still busy with the old generation cannot write stale results.
+ * worker still busy with the old generation cannot write stale results. New links are
+ * created in the order given (`now`, then a later time each: nowTimestamp() only grows in a
+ * process), so the list, oldest first, shows them as they were sent.
  */
 export async function upsertPendingLinks(db: Db, botId: string, urls: readonly string[], now: string): Promise<void> {
   for (let i = 0; i < urls.length; i += INSERT_BATCH) {
-    const rows = urls.slice(i, i + INSERT_BATCH).map((url) => ({
+    const rows = urls.slice(i, i + INSERT_BATCH).map((url, k) => ({
       id: randomUUID(),
       bot_id: botId,
       url,
@@ -74,7 +76,7 @@ export async function upsertPendingLinks(db: Db, botId: string, urls: readonly s
       run_after: now,
       lease_owner: null,
       lease_expires_at: null,
-      created_at: now,
+      created_at: i + k === 0 ? now : nowTimestamp(),
       updated_at: now,
     }));
     await db

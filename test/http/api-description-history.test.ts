@@ -164,6 +164,14 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/0`), 400, 'invalid_request');
       expectError(await call(t, 'GET', `${versionsPath(copilot.id)}?cursor=nope!`), 400, 'invalid_cursor');
       expectError(await call(t, 'GET', `${changesPath(copilot.id)}?cursor=WzFd`), 400, 'invalid_cursor');
+      // Whole numbers past the stored columns' range (PostgreSQL's integer answered 500): no cursor this service issues.
+      const position = (parts: number[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+      for (const n of [2_147_483_648, 2 ** 53 - 1]) {
+        expectError(await call(t, 'GET', `${versionsPath(copilot.id)}?cursor=${position([n])}`), 400, 'invalid_cursor');
+        expectError(await call(t, 'GET', `${changesPath(copilot.id)}?cursor=${position([1, n])}`), 400, 'invalid_cursor');
+        expectError(await call(t, 'GET', `${changesPath(copilot.id)}?cursor=${position([n, 1])}`), 400, 'invalid_cursor');
+      }
+      expect((await call(t, 'GET', `${versionsPath(copilot.id)}?cursor=${position([2_147_483_647])}`)).statusCode).toBe(200);
       expectError(await call(t, 'POST', syncPath(copilot.id)), 422, 'swagger_missing');
       const reader = await t.key(['copilots:read']);
       expectError(await call(t, 'POST', syncPath(copilot.id), { key: reader }), 403, 'forbidden');

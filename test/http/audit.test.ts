@@ -89,6 +89,16 @@ for (const dialect of DIALECTS) {
       expect(until.map((e) => e.action).reverse()).toEqual(['copilot.create', 'copilot.update']);
       expectError(await call(t, 'GET', `${AUDIT_PATH}?since=yesterday`), 400, 'invalid_request');
       expectError(await call(t, 'GET', `${AUDIT_PATH}?action=copilot.explode`), 400, 'invalid_request');
+      // The edges of the time range: a fraction of a second in year 0, the last microsecond of year 9999, and an offset past it.
+      const actions = async (query: string) => ((await call(t, 'GET', `${AUDIT_PATH}?bot_id=${bot}&${query}`)).json() as Entry[]).length;
+      const all = byBot.length;
+      expect(await actions('since=9999-12-31T23:59:59.999999Z')).toBe(0);
+      expect(await actions('since=9999-12-31T23:59:59-01:00')).toBe(0);
+      expect(await actions('since=0000-01-01T00:00:00.5Z')).toBe(all);
+      expect(await actions('until=0000-01-01T00:00:00.5Z')).toBe(0);
+      expect(await actions('until=9999-12-31T23:59:59.999999Z')).toBe(all);
+      expect(await actions('until=9999-12-31T23:59:59-01:00')).toBe(all);
+      expect(await actions('since=1969-12-31T23:59:59.25Z')).toBe(all);
 
       const first = await call(t, 'GET', `${AUDIT_PATH}?bot_id=${bot}&limit=2`);
       expect((first.json() as Entry[]).length).toBe(2);

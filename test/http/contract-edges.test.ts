@@ -214,6 +214,15 @@ for (const dialect of DIALECTS) {
         expectError(res, 404, 'not_found');
       });
 
+      it('a path with a trailing slash is another path: 404, not a 405 that allows the method asked for', async () => {
+        // Was 405 "GET is not allowed here; use GET, HEAD, POST." with that Allow header.
+        for (const path of [`${COPILOTS_PATH}/`, `${copilotPath(id)}/`]) {
+          const res = await call(t, 'GET', path);
+          expectError(res, 404, 'not_found');
+          expect(res.headers.allow, path).toBeUndefined();
+        }
+      });
+
       it('two Authorization headers answer 400', async () => {
         const { response } = await raw(
           port,

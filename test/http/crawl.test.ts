@@ -146,6 +146,13 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'GET', `${kbPath(bot)}/crawls/${id}`, { key: null }), 401, 'unauthorized');
       // Checked before the body: a bad body without a key is 401.
       expectError(await post(bot, { nonsense: true }, null), 401, 'unauthorized');
+      // A crawl id is read whatever its case, as copilot and bot ids are (it was 404).
+      const upper = await call(t, 'GET', `${kbPath(bot.toUpperCase())}/crawls/${id.toUpperCase()}`, { key: limited });
+      expect(upper.statusCode, upper.body).toBe(200);
+      expect(upper.json().crawl_id).toBe(id);
+      const cancelled = await call(t, 'DELETE', `${kbPath(bot)}/crawls/${id.toUpperCase()}`, { key: limited });
+      expect(cancelled.statusCode, cancelled.body).toBe(200);
+      expect(cancelled.json()).toMatchObject({ crawl_id: id, state: 'cancelled' });
     });
 
     it('404: unknown or deleted copilot, unknown crawl, a crawl of another bot', async () => {

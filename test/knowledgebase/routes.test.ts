@@ -48,6 +48,16 @@ for (const dialect of DIALECTS) {
         expect((await call(t, 'GET', kbPath(bot))).json().links).toHaveLength(7);
       });
 
+      it('links added in one request are listed in the order they were sent, page after page', async () => {
+        // They shared one created_at, so the list ordered them by their random ids.
+        const bot = (await createCopilot(t)).id;
+        const urls = ['q', 'c', 'x', 'a', 'm', 'z', 'b', 'k'].map((name) => `https://docs.example/${name}`);
+        expect((await postLinks(t, bot, urls)).statusCode).toBe(202);
+        const first = await call(t, 'GET', `${kbPath(bot)}?limit=5`);
+        const second = await call(t, 'GET', nextLink(first)!);
+        expect([...first.json().links, ...second.json().links].map((l: WireLink) => l.url)).toEqual(urls);
+      });
+
       it('links added in one request share created_at: paging still visits each exactly once', async () => {
         const bot = (await createCopilot(t)).id;
         const urls = Array.from({ length: 10 }, (_, i) => `https://docs.example/batch-${i}`);

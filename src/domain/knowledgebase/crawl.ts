@@ -167,7 +167,8 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
 
 export async function getCrawl(db: Db, botId: string, crawlId: string): Promise<Crawl> {
   const bot = await liveBot(db, botId, () => crawlNotFound(crawlId));
-  const row = await crawls.findCrawl(db, bot, crawlId);
+  // Stored in lower case (randomUUID); read whatever the case, as copilot and bot ids are.
+  const row = await crawls.findCrawl(db, bot, crawlId.toLowerCase());
   if (!row) throw crawlNotFound(crawlId);
   return toCrawl(row);
 }
@@ -188,12 +189,13 @@ export async function listCrawls(db: Db, botId: string, page: { limit: number; c
  * claimed whose fetch has not begun leaves the queue when its worker looks it up (pageOf). A
  * crawl that has finished is answered as it is.
  */
-export async function cancelCrawl(storage: Storage, botId: string, crawlId: string, actor?: Principal): Promise<Crawl> {
+export async function cancelCrawl(storage: Storage, botId: string, given: string, actor?: Principal): Promise<Crawl> {
   const { db, dialect } = storage;
-  const bot = await liveBot(db, botId, () => crawlNotFound(crawlId));
+  const bot = await liveBot(db, botId, () => crawlNotFound(given));
+  const crawlId = given.toLowerCase();
   await inTransaction(db, async (trx) => {
     const crawl = await crawls.lockCrawl(trx, dialect, crawlId);
-    if (!crawl || crawl.bot_id !== bot) throw crawlNotFound(crawlId);
+    if (!crawl || crawl.bot_id !== bot) throw crawlNotFound(given);
     if (crawl.state !== 'queued' && crawl.state !== 'running') return;
     await stopCrawl(trx, crawl, 'cancelled', null);
     await recordAudit(trx, actor, 'knowledgebase.cancel_crawl', bot, { crawl_id: crawlId });
