@@ -49,14 +49,18 @@ export function printable(s: string): string {
 /** `file:line:col: severity rule: message [platforms]`, one line per finding, as compilers print them. */
 export function textLines(label: string, located: readonly Located[]): string {
   let out = '';
+  const file = printable(label);
   for (const { finding: f, position: p } of located) {
-    out += `${printable(label)}:${p.line}:${p.column}: ${f.severity} ${f.rule}: ${printable(f.message)}${f.platforms.length > 0 ? ` [${f.platforms.join(', ')}]` : ''}\n`;
+    out += `${file}:${p.line}:${p.column}: ${f.severity} ${f.rule}: ${printable(f.message)}${f.platforms.length > 0 ? ` [${f.platforms.join(', ')}]` : ''}\n`;
   }
   return out;
 }
 
 // GitHub workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
-const ghData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+// GitHub's escapes first (`%`, and CR, LF as %0D, %0A, which the annotation shows as line
+// breaks), then the other control characters as `text` shows them: `\u001b` holds no `%`,
+// so neither escaping touches the other's output.
+const ghData = (s: string) => printable(s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
 const ghProperty = (s: string) => ghData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
 const GH_COMMAND: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'notice' };
 
@@ -72,15 +76,16 @@ export const GITHUB_ANNOTATIONS_SHOWN = 10;
  */
 export function githubLines(label: string, located: readonly Located[]): string {
   let out = '';
+  const file = ghProperty(label);
   const counts = countSeverities(located);
   if (Math.max(counts.error, counts.warning, counts.info) > GITHUB_ANNOTATIONS_SHOWN) {
     const kinds = SEVERITIES.filter((s) => counts[s] > 0).map((s) => `${groupDigits(counts[s])} ${counts[s] === 1 ? GH_COMMAND[s] : `${GH_COMMAND[s]}s`}`);
-    out += `::notice file=${ghProperty(label)},title=copilot-service::${ghData(
+    out += `::notice file=${file},title=copilot-service::${ghData(
       `${kinds.join(', ')}: GitHub shows ${GITHUB_ANNOTATIONS_SHOWN} annotations of each kind per step; the log lists them all, and --format sarif gives them to code scanning.`,
     )}\n`;
   }
   for (const { finding: f, position: p } of located) {
-    out += `::${GH_COMMAND[f.severity]} file=${ghProperty(label)},line=${p.line},col=${p.column},title=${ghProperty(f.rule)}::${ghData(f.message)}\n`;
+    out += `::${GH_COMMAND[f.severity]} file=${file},line=${p.line},col=${p.column},title=${ghProperty(f.rule)}::${ghData(f.message)}\n`;
   }
   return out;
 }
@@ -89,12 +94,30 @@ export function githubFailure(label: string, message: string): string {
   return `::error file=${ghProperty(label)},title=unreadable::${ghData(message)}\n`;
 }
 
-/** The SARIF `artifactLocation.uri`: a relative path as written (forward slashes), a file URL for an absolute one. */
-function artifactUri(label: string): string {
-  if (label === '-') return 'stdin';
-  if (/^https?:\/\//i.test(label)) return label;
-  if (isAbsolute(label)) return pathToFileURL(label).href;
-  return encodeURI(label.replace(/\\/g, '/'));
+/**
+ * Where standard input's findings are. SARIF has no artifact for it, and leaving the location
+ * out is no answer: GitHub code scanning rejects the whole file when a result has no
+ * `artifactLocation.uri` ("locationFromSarifResult: expected artifact location"). So a URI
+ * with a scheme of its own, which no file's relative path can be (a path's colon in its first
+ * segment is escaped, below) and which code scanning, finding no such file in the repository,
+ * does not place on one; its description says what it is.
+ */
+const STDIN_LOCATION = { uri: 'stdin:', description: { text: 'standard input' } };
+
+/**
+ * The SARIF `artifactLocation` (SARIF 2.1.0 §3.4.3: a valid URI reference): a URL as given (an
+ * input's label holds no credentials: inputs.ts); a file URL for an absolute path; a relative path as written (forward slashes,
+ * percent-encoded), with `?`, `#` and the colons of its first segment escaped too, so that it
+ * stays a relative reference to that file (RFC 3986 §4.2: `c:foo.json` would be scheme `c`).
+ */
+function artifactLocation(label: string): { uri: string; description?: { text: string } } {
+  if (label === '-') return STDIN_LOCATION;
+  if (/^https?:\/\//i.test(label)) return { uri: label };
+  if (isAbsolute(label)) return { uri: pathToFileURL(label).href };
+  const path = encodeURI(label.replace(/\\/g, '/')).replace(/\?/g, '%3F').replace(/#/g, '%23');
+  const slash = path.indexOf('/');
+  const first = slash === -1 ? path : path.slice(0, slash);
+  return { uri: first.replace(/:/g, '%3A') + path.slice(first.length) };
 }
 
 const SARIF_LEVEL: Record<Severity, string> = { error: 'error', warning: 'warning', info: 'note' };
@@ -147,12 +170,12 @@ export function renderSarif(reports: readonly FileReport[]): string {
   const notifications: unknown[] = [];
   const quota = sarifQuota(reports, SARIF_MAX_RESULTS);
   for (const report of reports) {
-    const uri = artifactUri(report.label);
+    const location = artifactLocation(report.label);
     if (report.error !== undefined) {
       notifications.push({
         level: 'error',
         message: { text: report.error },
-        locations: [{ physicalLocation: { artifactLocation: { uri } } }],
+        locations: [{ physicalLocation: { artifactLocation: location } }],
       });
       continue;
     }
@@ -166,7 +189,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
         message: { text: f.message },
         locations: [
           {
-            physicalLocation: { artifactLocation: { uri }, region: { startLine: p.line, startColumn: p.column } },
+            physicalLocation: { artifactLocation: location, region: { startLine: p.line, startColumn: p.column } },
             logicalLocations: [{ fullyQualifiedName: f.pointer, kind: 'member' }],
           },
         ],
@@ -196,17 +219,18 @@ export function renderSarif(reports: readonly FileReport[]): string {
   return `${JSON.stringify(sarif, null, 2)}\n`;
 }
 
+/**
+ * Text for XML character data or an attribute value: control characters as `text` shows them
+ * (a raw CR or LF in a failure's text would start a finding line of its own), then the markup
+ * escaped; the two noncharacters XML 1.0 cannot hold at all in the same `\uXXXX` form.
+ */
 function xml(s: string): string {
-  return (
-    s
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/"/g, '&quot;')
-      // Characters XML 1.0 cannot hold at all, escaped as text.
-      // eslint-disable-next-line no-control-regex
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-  );
+  return printable(s)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/[\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /**
@@ -243,13 +267,14 @@ export function renderJunit(reports: readonly FileReport[], failOn: Severity): s
     const cases: string[] = [];
     for (const id of ids) {
       const found = byRule.get(id) ?? [];
-      const body = found.map(({ finding: f, position: p }) => `${p.line}:${p.column} ${f.severity} ${f.pointer}: ${f.message}`).join('\n');
+      // One line per finding: each escaped on its own, joined by the only raw line breaks.
+      const body = found.map(({ finding: f, position: p }) => xml(`${p.line}:${p.column} ${f.severity} ${f.pointer}: ${f.message}`)).join('\n');
       const failing = found.filter((l) => atLeast(l.finding.severity, failOn));
       let inner = '';
       if (failing.length > 0) {
         suiteFailures++;
-        inner = `\n      <failure message="${failing.length} finding${failing.length === 1 ? '' : 's'} at or above ${failOn}" type="${xml(id)}">${xml(body)}</failure>\n    `;
-      } else if (found.length > 0) inner = `\n      <system-out>${xml(body)}</system-out>\n    `;
+        inner = `\n      <failure message="${failing.length} finding${failing.length === 1 ? '' : 's'} at or above ${failOn}" type="${xml(id)}">${body}</failure>\n    `;
+      } else if (found.length > 0) inner = `\n      <system-out>${body}</system-out>\n    `;
       cases.push(`    <testcase classname="${name}" name="${xml(id)}">${inner}</testcase>`);
     }
     tests += ids.length;

@@ -1,10 +1,16 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isAppError } from '../errors.js';
-import { stdout } from './output.js';
+import { stderr, stdout } from './output.js';
 import { VERSION } from './version.js';
 
 // Each command imports what it needs when it runs, so `validate` starts without
 // loading the HTTP framework or the database drivers.
+
+const EXIT_CODES =
+  'Exit codes: 0 success (validate: no finding at or above --fail-on); 1 validate: findings at or above --fail-on; 2 anything that failed: a usage error, a bad value, an unknown id, an input or a database that cannot be read.';
+
+/** A line of a command's result on standard output. */
+const print = (line: string) => void stdout.write(`${line}\n`);
 
 const program = new Command();
 program
@@ -12,16 +18,16 @@ program
   .description('Copilot Management Service: serve the API, manage the database and API keys, validate API descriptions.')
   .version(VERSION)
   .showHelpAfterError()
-  // Before any command is added: subcommands inherit it. Commander's errors are thrown and
-  // given their exit code at the end of this file (2 for a usage error).
+  // Before any command is added: subcommands inherit them. Commander's errors are thrown and
+  // given their exit code at the end of this file (2 for a usage error). Its help, version and
+  // errors go through output.ts, as every other line: a reader that stops early (`| head`) or a
+  // full disk never ends the run with a stack trace.
   .exitOverride()
-  .addHelpText(
-    'after',
-    '\nExit codes: 0 success (validate: no finding at or above --fail-on), 1 findings at or above --fail-on, 2 usage error or unreadable input.',
-  );
+  .configureOutput({ writeOut: (text) => void stdout.write(text), writeErr: (text) => void stderr.write(text) })
+  .addHelpText('after', `\n${EXIT_CODES}`);
 
 /** Where the document commands write: their results to standard output (output.ts), their complaints to standard error. */
-const documentIo: import('./validate.js').CliIo = { stdout: (data) => stdout.write(data), stderr: (s: string) => void process.stderr.write(s) };
+const documentIo: import('./validate.js').CliIo = { stdout: (data) => void stdout.write(data), stderr: (s: string) => void stderr.write(s) };
 
 async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');
@@ -60,7 +66,7 @@ program
     const services = createServices(loadConfig());
     try {
       const applied = await migrateToLatest(services.storage);
-      process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'The schema is up to date.\n');
+      print(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.');
     } finally {
       await services.close();
     }
@@ -77,11 +83,11 @@ program
     try {
       const result = config.databaseUrl ? await backupPostgres(config.databaseUrl, options.out) : backupSqlite(config.dataDir, options.out);
       const what = config.databaseUrl ? 'the PostgreSQL database (pg_dump custom format)' : 'the SQLite database';
-      process.stdout.write(`Backed up ${what} to ${result.file}: ${result.bytes} bytes, schema ${result.schema ?? 'empty'}\n`);
+      print(`Backed up ${what} to ${result.file}: ${result.bytes} bytes, schema ${result.schema ?? 'empty'}`);
     } catch (err) {
       if (!(err instanceof BackupError)) throw err;
-      process.stderr.write(`${err.message}\n`);
-      process.exitCode = 1;
+      stderr.write(`${err.message}\n`);
+      process.exitCode = 2;
     }
   });
 
@@ -98,9 +104,23 @@ keys
   .option('--bots <ids>', 'comma-separated copilot ids the key is limited to', list)
   .option('--name <label>', 'a label to recognise the key by', '')
   .action(async (options: { scopes: string[]; bots?: string[]; name: string }) => {
-    const { createApiKey } = await import('../domain/auth/api-keys.js');
-    const created = await withStorage((storage) => createApiKey(storage.db, options));
-    process.stdout.write(`${created.key}\n`);
+    const { checkKeyRequest, createApiKey, revokeApiKey } = await import('../domain/auth/api-keys.js');
+    // The limits of POST /backend/api/keys (its body's schema), before the database is opened.
+    checkKeyRequest(options);
+    await withStorage(async (storage) => {
+      const created = await createApiKey(storage.db, options);
+      // The secret is shown once: a key whose secret no one could read is revoked at once.
+      let shown = false;
+      try {
+        shown = stdout.write(`${created.key}\n`);
+      } finally {
+        if (!shown) {
+          await revokeApiKey(storage.db, created.id);
+          stderr.write(`The key ${created.id} was revoked: its secret could not be written to standard output.\n`);
+          process.exitCode = 2;
+        }
+      }
+    });
   });
 
 keys
@@ -108,7 +128,7 @@ keys
   .description("Print a new key in the service's format without storing it (a value for ADMIN_API_KEY)")
   .action(async () => {
     const { randomAlphanumeric } = await import('../domain/ids.js');
-    process.stdout.write(`cms_${randomAlphanumeric(16)}_${randomAlphanumeric(32)}\n`);
+    print(`cms_${randomAlphanumeric(16)}_${randomAlphanumeric(32)}`);
   });
 
 keys
@@ -117,20 +137,29 @@ keys
   .option('--json', 'print JSON instead of a table')
   .action(async (options: { json?: boolean }) => {
     const { listApiKeys } = await import('../domain/auth/api-keys.js');
+    const { printable } = await import('./formats.js');
     const all = await withStorage((storage) => listApiKeys(storage.db));
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      print(JSON.stringify(all, null, 2));
       return;
     }
-    const rows = all.map((k) => [k.id, k.revoked_at ? 'revoked' : 'active', k.scopes.join(','), k.bots ? k.bots.join(',') : '*', k.name, k.created_at]);
+    // A name is anyone's text: its control characters escaped, so it can neither forge a row nor drive the terminal.
+    const rows = all.map((k) => [
+      k.id,
+      k.revoked_at ? 'revoked' : 'active',
+      k.scopes.join(','),
+      k.bots ? k.bots.join(',') : '*',
+      printable(k.name),
+      k.created_at,
+    ]);
     const header = ['ID', 'STATE', 'SCOPES', 'BOTS', 'NAME', 'CREATED'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     for (const row of [header, ...rows])
-      process.stdout.write(
-        `${row
+      print(
+        row
           .map((c, i) => c.padEnd(widths[i]!))
           .join('  ')
-          .trimEnd()}\n`,
+          .trimEnd(),
       );
   });
 
@@ -141,7 +170,7 @@ keys
   .action(async (id: string) => {
     const { revokeApiKey } = await import('../domain/auth/api-keys.js');
     await withStorage((storage) => revokeApiKey(storage.db, id));
-    process.stdout.write(`Revoked ${id}\n`);
+    print(`Revoked ${id}`);
   });
 
 const copilotCommands = program.command('copilots').description('Administer copilots');
@@ -166,7 +195,7 @@ copilotCommands
       await deleteHiddenPassages(storage);
       return purged;
     });
-    process.stdout.write(`Purged ${result.id}: ${result.documents} documents, ${result.links} links, ${result.passages} passages\n`);
+    print(`Purged ${result.id}: ${result.documents} documents, ${result.links} links, ${result.passages} passages`);
   });
 
 copilotCommands
@@ -184,31 +213,31 @@ copilotCommands
       await deleteHiddenPassages(storage);
       return ids;
     });
-    process.stdout.write(`Purged ${purged.length} deleted copilot${purged.length === 1 ? '' : 's'}\n`);
+    print(`Purged ${purged.length} deleted copilot${purged.length === 1 ? '' : 's'}`);
   });
 
 program
   .command('tools')
   .description('Print the tool definitions an LLM would be given for an API description (JSON)')
-  .argument('<file>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
-  .requiredOption('--platform <platform>', 'openai, anthropic, gemini or mcp', (value: string) => {
+  .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
+  .requiredOption('--platform <platform>', 'openai, anthropic, gemini or mcp (required)', (value: string) => {
     if (!['openai', 'anthropic', 'gemini', 'mcp'].includes(value)) throw new InvalidArgumentError('use openai, anthropic, gemini or mcp');
     return value as import('../domain/validator/tools.js').ToolPlatform;
   })
   .action(async (file: string, options: { platform: import('../domain/validator/tools.js').ToolPlatform }) => {
     const { runTools } = await import('./tools.js');
-    process.exitCode = runTools(file, options, documentIo);
+    process.exitCode = await runTools(file, options, documentIo);
   });
 
 program
   .command('fix')
   .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (in the description's format: JSON or YAML)")
-  .argument('<file>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML')
+  .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
   .option('--apply', 'print the document with the fixes applied instead of the overlay')
   .addOption(new Option('--format <format>', "json or yaml; default: the description's own").choices(['json', 'yaml']))
   .action(async (file: string, options: { apply?: boolean; format?: 'json' | 'yaml' }) => {
     const { runFix } = await import('./fix.js');
-    process.exitCode = runFix(file, options, documentIo);
+    process.exitCode = await runFix(file, options, documentIo);
   });
 
 program
@@ -224,7 +253,11 @@ program
       .default('json'),
   )
   .addOption(new Option('--fail-on <severity>', 'least finding severity that makes the exit code 1').choices(['error', 'warning', 'info']).default('error'))
-  .option('--platform <list>', 'only findings for these platforms (comma-separated: openai, gpt_actions, anthropic, gemini, mcp, copilot_studio)', list)
+  .option(
+    '--platform <list>',
+    'only findings for these platforms (comma-separated, or the option repeated: openai, gpt_actions, anthropic, gemini, mcp, copilot_studio)',
+    (value: string, previous?: string[]) => [...(previous ?? []), ...list(value)],
+  )
   .option('--max-bytes <n>', 'refuse a document larger than n bytes (default: no limit for files and stdin; MAX_DOCUMENT_BYTES for URLs)', (value: string) => {
     if (!/^[1-9]\d{0,15}$/.test(value)) throw new InvalidArgumentError('a positive whole number of bytes');
     return Number(value);
@@ -257,7 +290,7 @@ program
 
 // A bare `copilot-service` prints the help (serving is `copilot-service serve`). `done`: when
 // the command has ended (scripts/build-cli-code-cache.mjs runs several in one process).
-export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolve(program.outputHelp()) : program.parseAsync(process.argv)).catch(
+export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolve().then(() => program.outputHelp()) : program.parseAsync(process.argv)).catch(
   async (err: unknown) => {
     if (err instanceof CommanderError) {
       // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
@@ -272,7 +305,7 @@ export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolv
       isAppError(err) || err instanceof ConfigError
         ? err.message
         : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
-    process.stderr.write(`${message}\n`);
-    process.exitCode = isAppError(err) ? 1 : 2;
+    stderr.write(`${message}\n`);
+    process.exitCode = 2;
   },
 );

@@ -14,8 +14,11 @@ import { writeSync } from 'node:fs';
  *   to its end and its exit code, as when the answer is read whole.
  */
 export interface Output {
-  /** Text is encoded once here; bytes are written as they are. */
-  write(data: string | Uint8Array): void;
+  /**
+   * Text is encoded once here; bytes are written as they are. False once the reader has
+   * stopped (the data was dropped); an error other than EPIPE or EAGAIN (ENOSPC: a full disk) is thrown.
+   */
+  write(data: string | Uint8Array): boolean;
 }
 
 interface OutputParts {
@@ -23,6 +26,8 @@ interface OutputParts {
   writeSync: (data: string | Uint8Array) => number;
   /** The stream the rest goes to once the descriptor would block. */
   stream: () => { write(data: string | Uint8Array): unknown; on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): unknown };
+  /** Any failure to write ends the output as EPIPE does, never thrown (standard error: a complaint with nowhere to go is dropped). */
+  neverThrows?: boolean;
 }
 
 const codeOf = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code;
@@ -35,7 +40,7 @@ export function createOutput(parts: OutputParts): Output {
       stream = parts.stream();
       // After EPIPE, a write the stream had queued fails as destroyed: the same end.
       stream.on('error', (err) => {
-        if (err.code !== 'EPIPE' && !readerGone) throw err;
+        if (err.code !== 'EPIPE' && !readerGone && !parts.neverThrows) throw err;
         readerGone = true;
       });
     }
@@ -43,24 +48,36 @@ export function createOutput(parts: OutputParts): Output {
   };
   return {
     write(data) {
-      if (data.length === 0 || readerGone) return;
-      if (stream !== null) return void toStream(data);
+      if (readerGone) return false;
+      if (data.length === 0) return true;
+      if (stream !== null) {
+        toStream(data);
+        return true;
+      }
       // Encoded once here (a string written would be encoded by the write, and its length in
       // bytes counted again to tell a partial write).
       let rest: Uint8Array = typeof data === 'string' ? Buffer.from(data) : data;
       try {
         while (rest.length > 0) rest = rest.subarray(parts.writeSync(rest));
       } catch (err) {
-        if (codeOf(err) === 'EPIPE') readerGone = true;
-        else if (codeOf(err) === 'EAGAIN') toStream(rest);
+        if (codeOf(err) === 'EAGAIN') toStream(rest);
+        else if (codeOf(err) === 'EPIPE' || parts.neverThrows) readerGone = true;
         else throw err;
       }
+      return !readerGone;
     },
   };
 }
 
-/** Standard output for the commands' results. */
+/** Standard output for the commands' results, the help and the version. */
 export const stdout: Output = createOutput({
   writeSync: (data) => (typeof data === 'string' ? writeSync(1, data) : writeSync(1, data)),
   stream: () => process.stdout,
+});
+
+/** Standard error for the commands' complaints: a closed one changes neither the run nor its exit code. */
+export const stderr: Output = createOutput({
+  writeSync: (data) => (typeof data === 'string' ? writeSync(2, data) : writeSync(2, data)),
+  stream: () => process.stderr,
+  neverThrows: true,
 });

@@ -14,7 +14,7 @@ import {
   type ValidationResult,
 } from '../domain/validator/index.js';
 import { atLeast, githubFailure, githubLines, printable, renderJunit, renderSarif, textLines, type FileReport, type Format, type Located } from './formats.js';
-import { CliFailure, expandInputs, readInput, type Input, type ReadOptions } from './inputs.js';
+import { CliFailure, expandInputs, labelOf, readInput, withoutCredentials, type Input, type ReadOptions } from './inputs.js';
 
 /**
  * `copilot-service validate FILE|GLOB|URL|- … [--format …] [--fail-on …] [--platform …]`
@@ -58,7 +58,7 @@ export async function runValidate(targets: string | readonly string[], opts: Val
   let unreadable = false;
   let failing = false;
   for (const input of inputs) {
-    const label = input.target;
+    const label = labelOf(input);
     let source: DocumentSource;
     let result: ValidationResult;
     try {
@@ -136,15 +136,15 @@ async function locate(source: DocumentSource, findings: readonly RuleFinding[]):
   return findings.map((finding) => ({ finding, position: at(finding.pointer) }));
 }
 
-function describeFailure(target: string, err: unknown): string {
+export function describeFailure(target: string, err: unknown): string {
   if (err instanceof CliFailure) return err.message;
   if (isAppError(err)) return `${printable(target)}: ${err.message}`;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT') return `${printable(target)}: no such file.`;
   if (code === 'EACCES' || code === 'EPERM') return `${printable(target)}: permission denied.`;
   if (code === 'EISDIR') return `${printable(target)} is not a file.`;
-  // FetchError and anything else: their message is one sentence for a person.
-  const message = err instanceof Error ? err.message : String(err);
+  // FetchError and anything else: their message is one sentence for a person (a URL in it without its credentials).
+  const message = withoutCredentials(err instanceof Error ? err.message : String(err));
   return `${printable(target)}: ${message}`;
 }
 

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 
 /** The data directory cannot be used; the message names the path, the user and why. */
 export class DataDirError extends Error {
@@ -39,9 +40,23 @@ export function describeFsError(err: unknown): string {
  */
 export function prepareDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectories(dir);
   } catch (err) {
     throw new DataDirError(dir, describeFsError(err));
   }
   if (!statSync(dir).isDirectory()) throw new DataDirError(dir, 'it is a file, not a directory');
+}
+
+/**
+ * `mkdir -p`, a directory at a time from the nearest one that exists. Node's recursive
+ * mkdir loops for ever where a directory cannot be made in a parent that exists (under /proc:
+ * ENOENT, then EEXIST for the parent, then again), so the service never started and said nothing.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = path.resolve(dir); statSync(at, { throwIfNoEntry: false }) === undefined; at = path.dirname(at)) {
+    missing.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const directory of missing) mkdirSync(directory, { mode: 0o700 });
 }

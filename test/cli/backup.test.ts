@@ -163,11 +163,11 @@ for (const dialect of DIALECTS as DialectName[]) {
       expect(statSync(out).mode & 0o777).toBe(0o600);
     }, 60_000);
 
-    it('refuses to write over an existing file, and says so (exit 1)', async () => {
+    it('refuses to write over an existing file, and says so (exit 2, as every failure)', async () => {
       const existing = path.join(scratch, 'existing');
       writeFileSync(existing, 'keep me');
       const again = await run(process.execPath, [cliPath, 'backup', '--out', existing], env());
-      expect(again.code).toBe(1);
+      expect(again.code).toBe(2);
       expect(again.stderr).toContain(`${existing} already exists`);
       expect(statSync(existing).size).toBe('keep me'.length);
       const usage = await run(process.execPath, [cliPath, 'backup'], env());
@@ -176,7 +176,7 @@ for (const dialect of DIALECTS as DialectName[]) {
       if (dialect === 'sqlite') {
         const empty = mkdtempSync(path.join(scratch, 'empty-'));
         const none = await run(process.execPath, [cliPath, 'backup', '--out', path.join(scratch, 'none.sqlite')], { DATA_DIR: empty });
-        expect(none.code).toBe(1);
+        expect(none.code).toBe(2);
         expect(none.stderr).toContain(`There is no SQLite database at ${path.join(empty, 'copilot-service.sqlite')}`);
         expect(existsSync(path.join(scratch, 'none.sqlite'))).toBe(false);
       }

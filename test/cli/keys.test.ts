@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -30,6 +30,25 @@ function run(args: string[], env: Record<string, string>, cwd: string): Promise<
     execFile(process.execPath, [cliPath, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+  });
+}
+
+/** The command with its standard output on a full disk (/dev/full), or on a pipe whose reader has gone. */
+function runWithBrokenStdout(args: string[], env: Record<string, string>, cwd: string, broken: 'full' | 'closed'): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    const full = broken === 'full' ? openSync('/dev/full', 'w') : null;
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', full ?? 'pipe', 'pipe'],
+    });
+    child.stdout?.destroy();
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => {
+      if (full !== null) closeSync(full);
+      resolve({ code: code ?? -1, stderr });
+    });
   });
 }
 
@@ -101,11 +120,12 @@ for (const dialect of DIALECTS) {
         cli('keys', 'revoke', 'nosuchkey0000000'),
         cli('keys', 'create', '--scopes', 'copilots:read,copilots:delete'),
       ]);
-      expect(unknown.code).not.toBe(0);
+      // A bad value or an unknown id is exit 2, as every failure; 1 is validate's findings alone.
+      expect(unknown.code).toBe(2);
       expect(unknown.stdout).toBe('');
       expect(unknown.stderr).toMatch(/no api key has this id/i);
 
-      expect(badScope.code).not.toBe(0);
+      expect(badScope.code).toBe(2);
       expect(badScope.stdout).toBe('');
       expect(badScope.stderr).toContain('copilots:delete'); // names the culprit…
       expect(badScope.stderr).toContain('knowledgebase:delete'); // …and the valid ones
@@ -150,6 +170,69 @@ for (const dialect of DIALECTS) {
       expect(all.code, all.stderr).toBe(0);
       expect(all.stdout).toBe('Purged 1 deleted copilot\n');
       expect(await passages(old)).toBe(0);
+    });
+
+    it.sequential('create keeps the limits of POST /backend/api/keys; list shows a name’s control characters escaped', async () => {
+      const before = (await listApiKeys(db().readDb)).length;
+      const scopes = Array.from({ length: 11 }, () => 'copilots:read').join(',');
+      for (const args of [
+        ['--scopes', 'copilots:read', '--name', 'n'.repeat(201)],
+        ['--scopes', scopes],
+      ]) {
+        const refused = await cli('keys', 'create', ...args);
+        expect(refused.code, args.join(' ').slice(0, 40)).toBe(2);
+        expect(refused.stdout).toBe('');
+        expect(refused.stderr).toMatch(/^(name must not have more than 200 characters|scopes must not have more than 10 items)\.\n$/);
+      }
+      expect(await listApiKeys(db().readDb)).toHaveLength(before);
+      // A name that would forge a row of its own, clear the screen and turn it red.
+      const forged = await cli('keys', 'create', '--scopes', 'copilots:read', '--name', 'x\n\u001b[2J\u001b[31mFAKE  active  admin');
+      expect(forged.code, forged.stderr).toBe(0);
+      const listed = await cli('keys', 'list');
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+      expect(listed.stdout.trimEnd().split('\n')).toHaveLength(before + 2);
+      expect(listed.stdout).toContain('x\\u000a\\u001b[2J\\u001b[31mFAKE');
+    });
+
+    it.sequential('a key whose secret cannot be written (a full disk, a reader gone) is revoked at once: exit 2, and said so', async () => {
+      const env = { DATA_DIR: database.dataDir, ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }) };
+      for (const broken of ['full', 'closed'] as const) {
+        const before = new Set((await listApiKeys(db().readDb)).map((k) => k.id));
+        const result = await runWithBrokenStdout(['keys', 'create', '--scopes', 'admin', '--name', `lost-${broken}`], env, database.dataDir, broken);
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toMatch(/^The key \S+ was revoked: its secret could not be written to standard output\.\n/);
+        expect(result.stderr).not.toMatch(/\n\s+at /);
+        const made = (await listApiKeys(db().readDb)).filter((k) => !before.has(k.id));
+        expect(made.map((k) => [k.name, k.revoked_at !== null])).toEqual([[`lost-${broken}`, true]]);
+      }
+    });
+
+    it.sequential('the other commands end a run whose standard output is full or gone without a stack trace', async () => {
+      const env = { DATA_DIR: database.dataDir, ...(database.databaseUrl && { DATABASE_URL: database.databaseUrl }) };
+      for (const args of [
+        [],
+        ['--version'],
+        ['--help'],
+        ['keys', 'generate'],
+        ['keys', 'list'],
+        ['migrate'],
+        ['copilots', 'purge-deleted', '--older-than-days', '0'],
+      ]) {
+        // [] is the bare command: it prints the help.
+        const full = await runWithBrokenStdout(args, env, database.dataDir, 'full');
+        expect(full.code, args.join(' ')).toBe(2);
+        expect(full.stderr, args.join(' ')).toMatch(/^Error: ENOSPC[^\n]*\n$/);
+        // A reader that stops early changes nothing: the run ends as it would have.
+        const closed = await runWithBrokenStdout(args, env, database.dataDir, 'closed');
+        expect(closed, args.join(' ')).toEqual({ code: 0, stderr: '' });
+      }
+      // backup: an existing file is a bad value (exit 2), not a stack trace either.
+      const existing = path.join(database.dataDir, 'existing.backup');
+      writeFileSync(existing, '');
+      const backup = await run(['backup', '--out', existing], env, database.dataDir);
+      expect(backup.code).toBe(2);
+      expect(backup.stderr).not.toMatch(/\n\s+at /);
     });
   });
 }

@@ -80,7 +80,7 @@ describe('copilot-service: help, version, usage errors', () => {
     expect(stderr).toBe('');
     expect(stdout).toMatch(/^Usage: copilot-service /);
     for (const command of ['serve', 'validate']) expect(stdout).toContain(command);
-    expect(stdout).toMatch(/Exit codes: 0 .*1 findings at or above --fail-on, 2 usage error/);
+    expect(stdout).toMatch(/Exit codes: 0 .*1 validate: findings at or above --fail-on; 2 anything that failed: a usage error/);
   });
 
   it('validate --help documents the formats and exit codes', async () => {

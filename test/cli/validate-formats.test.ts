@@ -1,7 +1,16 @@
 import { Readable } from 'node:stream';
 import { parseDocument as parseXml } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { GITHUB_ANNOTATIONS_SHOWN, githubLines, renderJunit, renderSarif, SARIF_MAX_RESULTS, textLines, type Located } from '../../src/cli/formats.js';
+import {
+  GITHUB_ANNOTATIONS_SHOWN,
+  githubFailure,
+  githubLines,
+  renderJunit,
+  renderSarif,
+  SARIF_MAX_RESULTS,
+  textLines,
+  type Located,
+} from '../../src/cli/formats.js';
 import { positionsOf } from '../../src/cli/positions.js';
 import { runValidate, type CliIo } from '../../src/cli/validate.js';
 import type { RuleFinding } from '../../src/domain/validator/index.js';
@@ -80,7 +89,7 @@ describe('format escaping', () => {
 
   it('github: data and properties escaped as the workflow command syntax asks', () => {
     expect(githubLines('dir,x/a:b.yaml', located)).toBe(
-      '::error file=dir%2Cx/a%3Ab.yaml,line=3,col=5,title=operation-id-invalid::100%25 sure,%0Areally: <b>&\u0001\n',
+      '::error file=dir%2Cx/a%3Ab.yaml,line=3,col=5,title=operation-id-invalid::100%25 sure,%0Areally: <b>&\\u0001\n',
     );
     expect(githubLines('a.yaml', [{ ...located[0]!, finding: finding({ severity: 'info' }) }])).toMatch(/^::notice /);
   });
@@ -184,5 +193,94 @@ describe('runValidate inputs', () => {
     const stdin = Readable.from([Buffer.from('openapi: 3.0.3\npaths: {}\n')]);
     expect(await runValidate(['-'], { format: 'json', stdin, maxBytes: 1000 }, cli)).toBe(1); // no server
     expect(out.stdout.startsWith('{"all_endpoints":[]')).toBe(true);
+  });
+});
+
+describe('input names in SARIF (valid URI references, no credentials)', () => {
+  const one: Located[] = [{ finding: finding(), position: { line: 3, column: 5 } }];
+  const uris = (sarif: string): string[] =>
+    JSON.parse(sarif).runs[0].results.map(
+      (r: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }) => r.locations[0]!.physicalLocation.artifactLocation.uri,
+    );
+
+  it('a relative path with a colon in its first segment stays a relative reference to that file', () => {
+    const labels = ['c:foo.json', 'c:dir/x.json', 'dir/c:x.json', 'a#b?.json', 'a b.yaml'];
+    const written = uris(renderSarif(labels.map((label) => ({ label, located: one }))));
+    expect(written).toEqual(['c%3Afoo.json', 'c%3Adir/x.json', 'dir/c:x.json', 'a%23b%3F.json', 'a%20b.yaml']);
+    // Resolved against the checkout, each names the file, not a scheme, query or fragment.
+    const files = written.map((uri) => decodeURIComponent(new URL(uri, 'file:///repo/').pathname));
+    expect(files).toEqual(labels.map((label) => `/repo/${label}`));
+  });
+
+  it('standard input is a URI with a scheme of its own, never a file named stdin', () => {
+    const sarif = renderSarif([
+      { label: '-', located: one },
+      { label: 'stdin', located: one },
+      { label: '-', located: [], error: 'Standard input is not JSON or YAML.' },
+    ]);
+    const run = JSON.parse(sarif).runs[0];
+    expect(uris(sarif)).toEqual(['stdin:', 'stdin']);
+    expect(run.results[0].locations[0].physicalLocation.artifactLocation.description.text).toBe('standard input');
+    expect(run.invocations[0].toolExecutionNotifications[0].locations[0].physicalLocation.artifactLocation.uri).toBe('stdin:');
+    // Not a relative reference: a consumer resolving it against the checkout does not get a file.
+    expect(new URL('stdin:', 'file:///repo/').protocol).toBe('stdin:');
+  });
+
+  it('a URL keeps no user or password, in SARIF and in every other format, and on standard error', async () => {
+    // The fetcher refuses a URL with credentials before connecting, and says which.
+    const url = 'http://user:secret@example.com/x.json';
+    for (const format of ['sarif', 'text', 'junit', 'github', 'json'] as const) {
+      const out = { stdout: '', stderr: '' };
+      const cli: CliIo = { stdout: (s) => (out.stdout += typeof s === 'string' ? s : Buffer.from(s).toString()), stderr: (s) => (out.stderr += s) };
+      expect(await runValidate(url, { format }, cli)).toBe(2);
+      expect(`${out.stdout}${out.stderr}`, format).not.toContain('secret');
+      expect(out.stderr, format).toContain('http://example.com/x.json');
+      if (format === 'sarif') {
+        const refused = JSON.parse(out.stdout).runs[0].invocations[0].toolExecutionNotifications[0];
+        expect(refused.locations[0].physicalLocation.artifactLocation.uri).toBe('http://example.com/x.json');
+      }
+    }
+  });
+});
+
+describe('control characters in junit and github, escaped as text escapes them', () => {
+  // An operationId that clears the screen, turns red and forges a finding line of its own.
+  const injected = 'a\u001b[2J\u001b[31mRED\r\n10:1 error /fake: injected';
+  const located: Located[] = [{ finding: finding({ message: `${injected} 50%\u0007\u007f\u009b]]>` }), position: { line: 3, column: 5 } }];
+  const escaped = 'a\\u001b[2J\\u001b[31mRED\\u000d\\u000a10:1 error /fake: injected';
+  // Any C0 control, DEL or C1 character.
+  // eslint-disable-next-line no-control-regex
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+  it('junit: a message is one line of the failure, markup still escaped', () => {
+    const xml = renderJunit([{ label: 'a\u001b\t.yaml', located }], 'error');
+    // Only the document's own line breaks: no other control character, raw or decoded.
+    expect(xml.replace(/\n/g, '')).not.toMatch(CONTROL);
+    expect(xml).toContain(`${escaped} 50%\\u0007\\u007f\\u009b]]&gt;</failure>`);
+    expect(xml).toContain('<testsuite name="a\\u001b\\u0009.yaml"');
+    type El = { type: string; name: string; attribs: Record<string, string>; children: (El & { data?: string })[] };
+    const all = (nodes: El[]): El[] => nodes.flatMap((n) => (n.type === 'tag' ? [n, ...all(n.children)] : []));
+    const failure = all(parseXml(xml, { xmlMode: true }).children as unknown as El[]).find((n) => n.name === 'failure')!;
+    const text = failure.children.map((c) => c.data ?? '').join('');
+    expect(text).toBe(`3:5 error /paths/~1a/get/operationId: ${escaped} 50%\\u0007\\u007f\\u009b]]>`);
+    expect(text).not.toMatch(CONTROL);
+  });
+
+  it('junit: findings of one rule stay one per line', () => {
+    const two = [located[0]!, { finding: finding({ message: 'second' }), position: { line: 4, column: 1 } }];
+    const failure = /<failure [^>]*>([^<]*)<\/failure>/.exec(renderJunit([{ label: 'a.yaml', located: two }], 'error'))![1]!;
+    expect(failure.split('\n')).toEqual([
+      `3:5 error /paths/~1a/get/operationId: ${escaped} 50%\\u0007\\u007f\\u009b]]&gt;`,
+      '4:1 error /paths/~1a/get/operationId: second',
+    ]);
+  });
+
+  it('github: C0, DEL and C1 escaped as text does; %, CR, LF, : and , as GitHub asks, % never doubled', () => {
+    const out = githubLines('a\u001b,b:%.yaml', located);
+    expect(out).toBe(
+      '::error file=a\\u001b%2Cb%3A%25.yaml,line=3,col=5,title=operation-id-invalid::a\\u001b[2J\\u001b[31mRED%0D%0A10:1 error /fake: injected 50%25\\u0007\\u007f\\u009b]]>\n',
+    );
+    expect(out.slice(0, -1)).not.toMatch(CONTROL);
+    expect(githubFailure('-', 'bad\u001b[0m\r\n::error::forged')).toBe('::error file=-,title=unreadable::bad\\u001b[0m%0D%0A::error::forged\n');
   });
 });

@@ -11,7 +11,8 @@ import { recordAudit } from '../audit.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { KEY_PATTERN } from './key-format.js';
-import { SCOPES, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyIdentity, type Scope } from '../wire.js';
+import { Value } from 'typebox/value';
+import { SCOPES, ApiKeyCreate, type ApiKey, type ApiKeyCreated, type ApiKeyIdentity, type Scope } from '../wire.js';
 
 export { SCOPES, type ApiKey, type Scope };
 
@@ -104,6 +105,15 @@ export interface CreateKeyOptions {
  * first start): a key creates only keys whose scopes it holds itself and whose bots lie
  * within its own, so a key limited to some bots cannot mint one for every bot.
  */
+/**
+ * The limits POST /backend/api/keys puts on its body (its schema, wire.ApiKeyCreate), for a key
+ * asked for elsewhere (the CLI's `keys create`): invalid_request naming the first one broken.
+ */
+export function checkKeyRequest(input: ApiKeyCreate): void {
+  const [first] = Value.Errors(ApiKeyCreate, input);
+  if (first) throw new AppError('invalid_request', `${first.instancePath.slice(1).replaceAll('/', ' ')} ${first.message}.`, { field: first.instancePath });
+}
+
 export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateKeyOptions = {}): Promise<ApiKeyCreated> {
   const scopes = parseScopes(input.scopes);
   const bots = await checkBots(db, input.bots);
