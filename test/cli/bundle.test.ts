@@ -96,7 +96,7 @@ describe('the bundled copilot-service command', () => {
         env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, DATABASE_URL: '' },
       });
       expect(revoked.stderr).toBe('No API key has this id.\n');
-      expect(revoked.status).toBe(1);
+      expect(revoked.status).toBe(2);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
