@@ -84,12 +84,36 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /**
- * One thread fewer than the cores (the event loop keeps one), and at least two: a copilot runs
- * at most one task fewer than there are threads (fair-turns.ts), so with one thread another
- * copilot's task waited for whatever task the first was running (on a 2-core machine a small
- * upload took 1.2 s during another copilot's flood instead of 75 ms: bench section 2).
+ * The memory a task thread may take to parse a document, per byte of the document, at worst:
+ * 25 MiB of empty arrays took about 630 MiB above the service at rest (25 times its size; bench
+ * section 2, *The service's memory*), a little more allowed for.
  */
-export const defaultTaskThreads = (): number => Math.max(2, os.availableParallelism() - 1);
+export const PARSE_BYTES_PER_DOCUMENT_BYTE = 32;
+
+/** The memory the process may use: its control group's limit (a container's), else the machine's. */
+export function memoryLimit(): number {
+  const constrained = process.constrainedMemory?.() ?? 0;
+  const total = os.totalmem();
+  return constrained > 0 && constrained < total ? constrained : total;
+}
+
+/**
+ * TASK_THREADS by default: one thread fewer than the cores (the event loop keeps one), no more
+ * than the threads whose worst documents (`maxDocumentBytes` each, parsed at once) fit in half
+ * of the process's memory, and at least two. The peak of memory grows with the threads (each
+ * parses one document at a time): with one per core, a machine of many cores and little memory
+ * (16 cores, 8 GiB) could be driven out of memory by uploads of the largest documents. At least
+ * two, because a copilot runs at most one task fewer than there are threads (fair-turns.ts): with
+ * one thread another copilot's task waited for whatever task the first was running (on a 2-core
+ * machine a small upload took 1.2 s during another copilot's flood instead of 75 ms: bench section 2).
+ */
+export function defaultTaskThreads(
+  maxDocumentBytes: number,
+  machine: { cores: number; memoryBytes: number } = { cores: os.availableParallelism(), memoryBytes: memoryLimit() },
+): number {
+  const byMemory = Math.floor(machine.memoryBytes / 2 / (PARSE_BYTES_PER_DOCUMENT_BYTE * maxDocumentBytes));
+  return Math.max(2, Math.min(machine.cores - 1, byMemory));
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -205,6 +229,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   }
 
   const MiB = 1024 * 1024;
+  const maxDocumentBytes = int('MAX_DOCUMENT_BYTES', 25 * MiB, 1024, 1024 * MiB);
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: get('HOST') ?? '127.0.0.1',
@@ -216,7 +241,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
-    maxDocumentBytes: int('MAX_DOCUMENT_BYTES', 25 * MiB, 1024, 1024 * MiB),
+    maxDocumentBytes,
     fetchTimeoutMs: int('FETCH_TIMEOUT_MS', 10_000, 100, 600_000),
     fetchAllowNetworks,
     kbWorkers: int('KB_WORKERS', DEFAULT_KB_WORKERS, 0, 64),
@@ -227,7 +252,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     kbMaxPassagesPerLink: int('KB_MAX_PASSAGES_PER_LINK', 5000, 1, 10_000_000),
     kbMaxPassagesPerBot: int('KB_MAX_PASSAGES_PER_BOT', 100_000, 1, 1_000_000_000),
     validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
-    taskThreads: int('TASK_THREADS', defaultTaskThreads(), 1, 64),
+    taskThreads: int('TASK_THREADS', defaultTaskThreads(maxDocumentBytes), 1, 64),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_KB_WORKERS, environmentWithDotenv, loadConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_KB_WORKERS, defaultTaskThreads, environmentWithDotenv, loadConfig, memoryLimit } from '../src/config.js';
 import { HOST_CONCURRENCY } from '../src/domain/knowledgebase/crawl.js';
 
 // docs/configuration.md's table, as the code reads it.
@@ -31,7 +31,7 @@ describe('configuration', () => {
       kbWorkers: 4,
       kbPollIntervalMs: 1000,
       validationCacheBytes: 67108864,
-      taskThreads: Math.max(2, availableParallelism() - 1),
+      taskThreads: defaultTaskThreads(26214400),
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 300000,
       purgeDeletedAfterDays: 0,
@@ -44,6 +44,22 @@ describe('configuration', () => {
       trustProxy: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('runs one task thread fewer than the cores, no more than the largest documents fit in half the memory, at least two', () => {
+    const GiB = 1024 ** 3;
+    const MiB = 1024 ** 2;
+    // 32 × 25 MiB = 800 MiB a thread at worst.
+    expect(defaultTaskThreads(25 * MiB, { cores: 16, memoryBytes: 64 * GiB })).toBe(15);
+    expect(defaultTaskThreads(25 * MiB, { cores: 16, memoryBytes: 8 * GiB })).toBe(5);
+    expect(defaultTaskThreads(5 * MiB, { cores: 16, memoryBytes: 8 * GiB })).toBe(15);
+    expect(defaultTaskThreads(25 * MiB, { cores: 2, memoryBytes: 1 * GiB })).toBe(2);
+    expect(defaultTaskThreads(25 * MiB, { cores: 1, memoryBytes: 64 * GiB })).toBe(2);
+    // The service's own: this machine's cores and memory, its MAX_DOCUMENT_BYTES.
+    expect(loadConfig({ MAX_DOCUMENT_BYTES: String(5 * MiB) }).taskThreads).toBe(
+      defaultTaskThreads(5 * MiB, { cores: availableParallelism(), memoryBytes: memoryLimit() }),
+    );
+    expect(memoryLimit()).toBeLessThanOrEqual(totalmem());
   });
 
   it('runs as many knowledge-base jobs at once as one crawl may have pages in flight', () => {
