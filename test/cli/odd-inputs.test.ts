@@ -29,8 +29,15 @@ interface Run {
   hung: boolean;
 }
 
-/** `stdin`: bytes to send, or a path opened as the descriptor itself (a device, a directory). The deadline is under the test timeout (30 s): a run that hangs is killed, not left behind. */
-function run(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: Buffer | { path: string }; deadlineMs?: number } = {}): Promise<Run> {
+/**
+ * `stdin`: bytes to send, or a path opened as the descriptor itself (a device, a directory);
+ * `closedStderr`: standard error a pipe whose reader has gone. The deadline is under the test
+ * timeout (30 s): a run that hangs is killed, not left behind.
+ */
+function run(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; stdin?: Buffer | { path: string }; deadlineMs?: number; closedStderr?: boolean } = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     const fd = opts.stdin && !Buffer.isBuffer(opts.stdin) ? openSync(opts.stdin.path, 'r') : null;
     const child = spawn(process.execPath, [cli, ...args], {
@@ -42,7 +49,8 @@ function run(args: string[], opts: { cwd?: string; env?: Record<string, string>;
     let stderr = '';
     let hung = false;
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    if (opts.closedStderr) child.stderr!.destroy();
+    else child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     if (child.stdin) child.stdin.end(Buffer.isBuffer(opts.stdin) ? opts.stdin : undefined);
     const deadline = setTimeout(() => {
       hung = true;
@@ -120,6 +128,18 @@ describe('copilot-service validate: arguments', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { file: string }).file);
     expect(files).toEqual([`${SPECS}petstore3.json`, `${SPECS}petstore3.yaml`]);
+  });
+
+  it('a standard error whose reader has gone changes no exit code: a usage error and an unreadable input are still 2', async () => {
+    const unreadable = join(dir, 'truncated.json');
+    writeFileSync(unreadable, '{"openapi": "3.0.3", "paths": {');
+    for (const args of [
+      ['valdate', 'x.json'],
+      ['validate', unreadable],
+    ]) {
+      const result = await run(args, { closedStderr: true });
+      expect(result.code, args.join(' ')).toBe(2);
+    }
   });
 
   it('an empty input name is said to be one', async () => {
