@@ -69,15 +69,12 @@ export function createOutput(parts: OutputParts): Output {
   };
 }
 
+/** The output of descriptor `fd`, its stream once the descriptor would block. */
+const descriptor = (fd: 1 | 2, stream: () => NodeJS.WriteStream, neverThrows = false): Output =>
+  createOutput({ writeSync: (data) => (typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data)), stream, neverThrows });
+
 /** Standard output for the commands' results, the help and the version. */
-export const stdout: Output = createOutput({
-  writeSync: (data) => (typeof data === 'string' ? writeSync(1, data) : writeSync(1, data)),
-  stream: () => process.stdout,
-});
+export const stdout: Output = descriptor(1, () => process.stdout);
 
 /** Standard error for the commands' complaints: a closed one changes neither the run nor its exit code. */
-export const stderr: Output = createOutput({
-  writeSync: (data) => (typeof data === 'string' ? writeSync(2, data) : writeSync(2, data)),
-  stream: () => process.stderr,
-  neverThrows: true,
-});
+export const stderr: Output = descriptor(2, () => process.stderr, true);

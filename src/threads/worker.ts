@@ -4,12 +4,11 @@
  * structured clone piscina sends errors with drops the `code` and `details` the callers need.
  *
  * A task that leaves much garbage on its thread's heap (a large document's parse: about 750 MiB
- * for 25 MiB of empty arrays) has it collected once its answer is sent. V8 collects a heap when
+ * for 25 MiB of empty arrays) has it collected before its answer is sent. V8 collects a heap when
  * it next allocates, and an idle thread allocates nothing: each thread kept the garbage of its
  * largest task until its next one, so the service's memory grew to that peak times the threads
- * and stayed there (bench section 2, the service's memory). The collection runs before the
- * answer is sent, since nothing runs on an idle thread: a few tens of milliseconds more for a
- * task that took seconds.
+ * and stayed there (bench section 2, the service's memory). Before the answer, since nothing
+ * runs on an idle thread: a few tens of milliseconds more for a task that took seconds.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

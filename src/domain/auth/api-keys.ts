@@ -101,11 +101,6 @@ export interface CreateKeyOptions {
 }
 
 /**
- * Creates a key. `creator` is the key asking (absent: the operator, from the CLI or at
- * first start): a key creates only keys whose scopes it holds itself and whose bots lie
- * within its own, so a key limited to some bots cannot mint one for every bot.
- */
-/**
  * The limits POST /backend/api/keys puts on its body (its schema, wire.ApiKeyCreate), for a key
  * asked for elsewhere (the CLI's `keys create`): invalid_request naming the first one broken.
  */
@@ -114,6 +109,11 @@ export function checkKeyRequest(input: ApiKeyCreate): void {
   if (first) throw new AppError('invalid_request', `${first.instancePath.slice(1).replaceAll('/', ' ')} ${first.message}.`, { field: first.instancePath });
 }
 
+/**
+ * Creates a key. `creator` is the key asking (absent: the operator, from the CLI or at
+ * first start): a key creates only keys whose scopes it holds itself and whose bots lie
+ * within its own, so a key limited to some bots cannot mint one for every bot.
+ */
 export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateKeyOptions = {}): Promise<ApiKeyCreated> {
   const scopes = parseScopes(input.scopes);
   const bots = await checkBots(db, input.bots);
