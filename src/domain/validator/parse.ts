@@ -163,11 +163,18 @@ function tooLarge(maxNodes: number) {
 
 /**
  * YAML with js-yaml (about six times faster than `yaml` on large documents), loaded on
- * first use so a JSON-only process never pays for it. Its default schema is the YAML 1.2
- * core schema: no tag constructs objects (`!!js/function`, `!!python/object`, custom
- * tags and even `!!binary`/`!!timestamp` are refused), dates stay strings, duplicate keys
- * are errors, and `<<` merge keys are plain keys. It follows aliases by reference, so
- * `measureTree` bounds depth (cycles included) and the expanded size afterwards.
+ * first use so a JSON-only process never pays for it. The schema is the YAML 1.2 core
+ * schema: no tag constructs objects (`!!js/function`, `!!python/object`, custom tags and
+ * even `!!binary`/`!!timestamp` are refused), dates stay strings, duplicate keys are
+ * errors. It follows aliases by reference, so `measureTree` bounds depth (cycles
+ * included) and the expanded size afterwards.
+ *
+ * Plus merge keys (`<<: *defaults`, YAML 1.1's, which real API descriptions use to share
+ * fields): a plain `<<` copies the keys of the mapping (or mappings) it names that the
+ * mapping does not set itself, as every YAML tool that reads them does. Copies are real
+ * keys, not shared references, so js-yaml counts them as it merges and stops past
+ * `MAX_MERGED_KEYS`: a few bytes that merge a large mapping many times cannot take the
+ * memory an alias bomb cannot.
  */
 const require = createRequire(import.meta.url);
 let jsYaml: typeof JsYaml | undefined;
@@ -180,16 +187,27 @@ export function writeYaml(value: unknown): string {
   return yaml().dump(value, { noRefs: true, lineWidth: -1 });
 }
 
+/**
+ * The most keys a document's merge keys may copy, counted as js-yaml counts them (each
+ * key of each merged mapping, and each merge). A million take about 90 MB and a quarter
+ * of a second; documents that share fields this way copy thousands.
+ */
+export const MAX_MERGED_KEYS = 1_000_000;
+
 /** js-yaml, loaded on first use. */
 function yaml(): typeof JsYaml {
   jsYaml ??= require('js-yaml') as typeof JsYaml;
   return jsYaml;
 }
 
+let coreWithMerge: JsYaml.Schema | undefined;
+
 function parseYaml(text: string, maxDepth: number): unknown {
+  const jsYaml = yaml();
+  coreWithMerge ??= jsYaml.CORE_SCHEMA.withTags(jsYaml.mergeTag);
   try {
     // js-yaml counts the document itself as a level; measureTree applies the exact limit.
-    return yaml().load(text, { maxDepth: maxDepth + 2 });
+    return jsYaml.load(text, { schema: coreWithMerge, maxDepth: maxDepth + 2, maxTotalMergeKeys: MAX_MERGED_KEYS });
   } catch (err) {
     throw yamlError(err, maxDepth);
   }
@@ -208,6 +226,13 @@ function yamlError(err: unknown, maxDepth: number) {
   if (reason.startsWith('nesting exceeded maxDepth')) {
     const where = position ? ` ${at(position)}` : '';
     return invalidDocument(`The document is nested more than ${maxDepth} levels deep${where}.`, { ...position, max_depth: maxDepth });
+  }
+  if (reason.startsWith('merge keys exceeded maxTotalMergeKeys')) {
+    const where = position ? ` ${at(position)}` : '';
+    return invalidDocument(`The document's YAML merge keys (<<) copy more than ${MAX_MERGED_KEYS} keys${where}.`, {
+      ...position,
+      max_merged_keys: MAX_MERGED_KEYS,
+    });
   }
   if (reason === 'expected a document, but the input is empty') return invalidDocument('The document is empty.');
   if (position) return invalidDocument(`The document is not valid YAML: ${reason} ${at(position)}.`, { ...position });

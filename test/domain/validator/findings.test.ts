@@ -121,3 +121,34 @@ describe('base_url', () => {
     expect(validate(file).validations.base_url).toBe(expected);
   });
 });
+
+describe('YAML merge keys', () => {
+  it('an operation that takes its fields from a merge key has them: no field is reported missing', () => {
+    const text = [
+      'openapi: 3.0.3',
+      'info: {title: t, version: "1"}',
+      'x-list: &list',
+      '  summary: List things',
+      '  description: Lists the things, a page at a time.',
+      '  responses: {"200": {description: OK}}',
+      'paths:',
+      '  /a:',
+      '    get: {<<: *list, operationId: listA}',
+      '  /b:',
+      '    get:',
+      '      <<: *list',
+      '      operationId: listB',
+      '      summary: List b',
+      '',
+    ].join('\n');
+    const result = validateDocument(parseDocument(source(text, 'merge.yaml')));
+    expect(result.all_endpoints.map((e) => [e.operationId, e.name, e.description])).toEqual([
+      ['listA', 'List things', 'Lists the things, a page at a time.'],
+      ['listB', 'List b', 'Lists the things, a page at a time.'],
+    ]);
+    expect(result.all_endpoints[0]!.responseBody).toEqual({ '200': { description: 'OK' } });
+    expect(result.validations.endpoints_without_name).toEqual([]);
+    expect(result.validations.endpoints_without_description).toEqual([]);
+    expect(result.validations.findings.map((f) => f.rule)).not.toContain('summary-missing');
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseDocument, renderFresh } from '../../../src/domain/validator/index.js';
+import { MAX_MERGED_KEYS } from '../../../src/domain/validator/parse.js';
 import { expectAppError, fixture, source } from './helpers.js';
 import type { DocumentSource } from '../../../src/domain/validator/index.js';
 
@@ -96,6 +97,10 @@ describe('not an OpenAPI or Swagger object', () => {
 describe('expansion and nesting', () => {
   it('a YAML alias bomb (billion laughs)', () => {
     expect(refused(hostile('billion-laughs.yaml'))).toMatch(/expands to more than/);
+  });
+
+  it('a YAML merge-key bomb (a mapping of 1,000 keys merged 1,000 times): refused at the merge past the bound', () => {
+    expect(refused(hostile('merge-key-bomb.yaml'), { line: 1005, column: 6, max_merged_keys: MAX_MERGED_KEYS })).toMatch(/merge keys \(<<\) copy more than/);
   });
 
   it('a self-referencing alias', () => {

@@ -61,9 +61,27 @@ describe('parseDocument', () => {
     expect(parsed).toEqual({ openapi: '3.0.3', 'x-date': '2023-08-20', 'x-n': 12, 'x-on': 'on' });
   });
 
-  it('keeps a YAML merge key as a plain key (YAML 1.2: no merge)', () => {
-    const parsed = parseDocument({ bytes: bytes('openapi: 3.0.3\nx-a: &a {k: 1}\nx-b: {<<: *a}\n'), fileName: 'a.yaml' });
-    expect(parsed).toEqual({ openapi: '3.0.3', 'x-a': { k: 1 }, 'x-b': { '<<': { k: 1 } } });
+  it('applies YAML merge keys: the mapping\'s own keys win wherever they are written, earlier sources win, a quoted "<<" is a key', () => {
+    const text = [
+      'openapi: 3.0.3',
+      'x-a: &a {k: 1, j: 2}',
+      'x-b: &b {j: 4, m: 5}',
+      'x-c: {z: 0, <<: *a, j: 3}',
+      'x-d: {j: 3, <<: [*a, *b]}',
+      'x-e: {"<<": *a}',
+      '',
+    ].join('\n');
+    const parsed = parseDocument({ bytes: bytes(text), fileName: 'a.yaml' }) as Record<string, unknown>;
+    expect(parsed['x-c']).toEqual({ z: 0, k: 1, j: 3 });
+    expect(Object.keys(parsed['x-c'] as object)).toEqual(['z', 'k', 'j']);
+    expect(parsed['x-d']).toEqual({ j: 3, k: 1, m: 5 });
+    expect(parsed['x-e']).toEqual({ '<<': { k: 1, j: 2 } });
+    expect(parsed['x-a']).toEqual({ k: 1, j: 2 });
+  });
+
+  it('refuses a merge key whose value is not a mapping', () => {
+    const error = expectAppError(() => parseDocument({ bytes: bytes('openapi: 3.0.3\nx-c: {<<: 1}\n'), fileName: 'a.yaml' }));
+    expect(error.details).toEqual({ line: 2, column: 7 });
   });
 
   it('treats __proto__ as an ordinary key', () => {
