@@ -62,6 +62,7 @@ describe('the registry', () => {
       'confirmation-missing',
       'confirmation-unneeded',
       'parameter-enum-missing',
+      'operation-method-unsupported',
     ]) {
       expect(RULE_IDS).toContain(id);
     }
@@ -799,6 +800,35 @@ describe('too-many-tools', () => {
     const got = findings(oas3(many(n)), 'too-many-tools');
     expect(got.map((f) => f.severity)).toEqual(severity === null ? [] : [severity]);
     if (severity === 'error') expect(got[0]!.platforms).toEqual(['openai', 'gemini', 'copilot_studio']);
+  });
+});
+
+describe('operation-method-unsupported', () => {
+  it('flags an OpenAPI 3.2 query operation and each additionalOperations entry, which are not endpoints', () => {
+    const doc = oas3(
+      {
+        '/a': {
+          get: good('getA'),
+          query: good('queryA'),
+          additionalOperations: { COPY: good('copyA'), LINK: good('linkA'), broken: 'not an operation' },
+        },
+        '/b': { additionalOperations: 'not a map' },
+        'x-query': { query: good('x') },
+      },
+      { openapi: '3.2.0' },
+    );
+    const result = validate(doc);
+    expect(result.all_endpoints.map((e) => `${e.type} ${e.path}`)).toEqual(['GET /a']);
+    const got = findings(doc, 'operation-method-unsupported');
+    expect(got.map(brief)).toEqual([
+      { endpoint: null, pointer: '/paths/~1a/query', severity: 'warning' },
+      { endpoint: null, pointer: '/paths/~1a/additionalOperations/COPY', severity: 'warning' },
+      { endpoint: null, pointer: '/paths/~1a/additionalOperations/LINK', severity: 'warning' },
+    ]);
+    expect(got[0]!.message).toMatch(/^QUERY \/a is not an endpoint here/);
+    expect(got[1]!.message).toMatch(/^COPY \/a is not an endpoint here/);
+    expect(got[0]!.platforms).toEqual(['openai', 'gpt_actions', 'anthropic', 'gemini', 'mcp', 'copilot_studio']);
+    expect(result.validations.readiness.platforms.openai).toMatchObject({ ready: true, warnings: 3 });
   });
 });
 

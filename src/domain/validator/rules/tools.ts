@@ -1,4 +1,5 @@
-import { finding, listEndpoints, type Platform, type RuleFamily } from './rule.js';
+import { isPlainObject, jsonPointer } from '../problems.js';
+import { finding, listEndpoints, type Platform, type RuleContext, type RuleFamily } from './rule.js';
 
 /** At most 128 tools per request: OpenAI, Gemini (Vertex), Copilot Studio (docs/platform-rules.md). */
 export const MAX_TOOLS = 128;
@@ -16,8 +17,11 @@ export const toolRules: RuleFamily = {
   rules: {
     'too-many-tools': 'More operations than a request takes tools (128), or than models choose well among (about 30).',
     'descriptions-near-duplicate': 'Operations with the same summary and description: only their names tell the model which to call.',
+    'operation-method-unsupported':
+      'An operation of a method other than the eight (OpenAPI 3.2 `query` or `additionalOperations`): it is not an endpoint and no tool is made for it.',
   },
   check(ctx) {
+    otherMethods(ctx);
     const n = ctx.endpoints.length;
     if (n > MAX_TOOLS) {
       ctx.emit(
@@ -93,6 +97,38 @@ export const toolRules: RuleFamily = {
     }
   },
 };
+
+/**
+ * operation-method-unsupported: a path item's `query` operation, or an entry of its
+ * `additionalOperations` (both OpenAPI 3.2), written at the path (a path item given by a
+ * `$ref` is not read for them). DESIGN §5 makes endpoints of the eight methods only, so
+ * these get no endpoint, no tool and no other check; the finding says so rather than
+ * leaving them out unseen. One `hasOwn` per path item unless it has them.
+ */
+function otherMethods(ctx: RuleContext): void {
+  const paths = ctx.doc.paths;
+  if (!isPlainObject(paths)) return;
+  for (const path in paths) {
+    const item = paths[path];
+    if (path.startsWith('x-') || !isPlainObject(item)) continue;
+    const operations: [string[], string][] = [];
+    if (Object.hasOwn(item, 'query') && isPlainObject(item.query)) operations.push([['query'], 'QUERY']);
+    const more = Object.hasOwn(item, 'additionalOperations') ? item.additionalOperations : undefined;
+    if (isPlainObject(more)) for (const method in more) if (isPlainObject(more[method])) operations.push([['additionalOperations', method], method]);
+    for (const [at, method] of operations) {
+      ctx.emit(
+        finding(
+          'operation-method-unsupported',
+          'warning',
+          null,
+          jsonPointer(['paths', path, ...at]),
+          `${method} ${path} is not an endpoint here: endpoints are operations of GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH and TRACE, so the copilot gets no tool for it (and it is not checked).`,
+          ALL,
+        ),
+      );
+    }
+  }
+}
 
 // Spaces (ASCII and Unicode) and ASCII punctuation: what normalisation drops.
 const SEPARATORS = /[\s\u0021-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f\u0085\u200b]+/g;
