@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type * as JsYaml from 'js-yaml';
 import { AppError } from '../../errors.js';
 import { countMembers, duplicateKeyError, membersAtMost, parseJson, tooDeepError, type DecodedJson } from './json.js';
-import { at, invalidDocument } from './problems.js';
+import { at, invalidDocument, positionOfIndex } from './problems.js';
 import { REFS_SEEN_WHEN_PARSED } from './refs.js';
 import { checkRoot } from './root-check.js';
 import type { ApiDocument, DocumentFormat, DocumentSource, ParseOptions } from './types.js';
@@ -205,12 +205,48 @@ let coreWithMerge: JsYaml.Schema | undefined;
 function parseYaml(text: string, maxDepth: number): unknown {
   const jsYaml = yaml();
   coreWithMerge ??= jsYaml.CORE_SCHEMA.withTags(jsYaml.mergeTag);
+  // js-yaml counts the document itself as a level; measureTree applies the exact limit.
+  const options = { schema: coreWithMerge, maxDepth: maxDepth + 2, maxTotalMergeKeys: MAX_MERGED_KEYS };
   try {
-    // js-yaml counts the document itself as a level; measureTree applies the exact limit.
-    return jsYaml.load(text, { schema: coreWithMerge, maxDepth: maxDepth + 2, maxTotalMergeKeys: MAX_MERGED_KEYS });
+    return jsYaml.load(text, options);
   } catch (err) {
+    if (isComplexKeyError(err)) throw complexKeyError(text, options);
     throw yamlError(err, maxDepth);
   }
+}
+
+const COMPLEX_KEY = 'object-based map does not support complex keys';
+
+function isComplexKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as YamlExceptionLike).reason === COMPLEX_KEY;
+}
+
+/**
+ * A mapping or sequence used as a key (`? [a, b]`, `{a: 1}: x`): an object cannot hold it.
+ * js-yaml places this error at the start of the text, so the key is found in its events
+ * (the error path only; the text parsed, so they parse).
+ */
+function complexKeyError(text: string, options: JsYaml.ParserOptions) {
+  const { EVENT_ID, parseEvents } = yaml();
+  // Each open collection: null for a sequence; for a mapping, whether its next node is a key.
+  const open: (boolean | null)[] = [];
+  for (const event of parseEvents(text, options)) {
+    if (event.type === EVENT_ID.POP) {
+      open.pop();
+      continue;
+    }
+    if (event.type === EVENT_ID.DOCUMENT) continue;
+    const parent = open.length - 1;
+    const isKey = parent >= 0 && open[parent] === true;
+    if (isKey && (event.type === EVENT_ID.MAPPING || event.type === EVENT_ID.SEQUENCE)) {
+      const position = positionOfIndex(text, event.start);
+      return invalidDocument(`The document is not valid YAML: a mapping or sequence is used as a key ${at(position)}.`, { ...position });
+    }
+    if (parent >= 0 && open[parent] !== null) open[parent] = !isKey;
+    if (event.type === EVENT_ID.MAPPING) open.push(true);
+    else if (event.type === EVENT_ID.SEQUENCE) open.push(null);
+  }
+  return invalidDocument('The document is not valid YAML: a mapping or sequence is used as a key.');
 }
 
 interface YamlExceptionLike {

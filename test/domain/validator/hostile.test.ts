@@ -27,6 +27,16 @@ describe('not JSON or YAML', () => {
     expect(refused(hostile('not-yaml.yaml'), { line: 4, column: 3 })).toMatch(/not valid YAML/);
   });
 
+  it.each([
+    ['openapi: 3.0.3\npaths: {}\nx:\n  ? [a, b]\n  : 1\n', { line: 4, column: 5 }],
+    ['openapi: 3.0.3\nx: {a: [1, 2], b: {c: 1}}\ny:\n  - k: v\n  - {[1]: 2}\n', { line: 5, column: 6 }],
+    ['openapi: 3.0.3\n? {a: 1}\n: x\n', { line: 2, column: 3 }],
+  ])("YAML with a mapping or sequence as a key: the key's position (%#)", (text, position) => {
+    expect(refused(source(text, 'a.yaml'), position)).toBe(
+      `The document is not valid YAML: a mapping or sequence is used as a key (line ${position.line}, column ${position.column}).`,
+    );
+  });
+
   it('truncated JSON (kubernetes.json): line and column', () => {
     refused(fixture('specs/kubernetes.json'), { line: 154, column: 15 });
   });
