@@ -254,44 +254,71 @@ export function parseJsonPath(path: string): (string | number)[] {
  * `update` merges into an object target (objects recursively, arrays concatenated, other
  * values replaced) or is appended to an array target; `remove` deletes the target. A target
  * that selects nothing is skipped. Only single-node JSONPaths (`parseJsonPath`) are read.
+ *
+ * An action changes its target at the path it names, and nowhere else: a node that YAML
+ * shares between paths (an alias, a merge key's values) is not changed at the others.
+ * Nodes are copied on write: each object or array on an action's path, and below it where
+ * an update merges, is copied (shallowly) the first time it is changed, so that the copy
+ * holds what that path changes and the rest of the document stays shared with `doc`.
+ * The cost is the actions' paths, not the document's size.
  */
 export function applyOverlay<T>(doc: T, overlay: Overlay): T {
-  const out = structuredClone(doc);
+  const copies = new WeakSet<object>();
+  const own = <V>(value: V): V => {
+    if (typeof value !== 'object' || value === null || copies.has(value)) return value;
+    const copy = (Array.isArray(value) ? value.slice() : { ...value }) as V & object;
+    copies.add(copy);
+    return copy;
+  };
+  const out = own(doc);
+  /** The node at `segments` below `out`, each node on the way a copy of this call's own. */
+  const ownedAt = (segments: readonly (string | number)[]): unknown => {
+    let node: unknown = out;
+    for (const s of segments) {
+      let child: unknown;
+      if (Array.isArray(node) && typeof s === 'number' && s < node.length) {
+        child = own(node[s]);
+        node[s] = child;
+      } else if (isPlainObject(node) && typeof s === 'string' && Object.hasOwn(node, s)) {
+        child = own(node[s]);
+        setOwn(node, s, child);
+      } else return undefined;
+      node = child;
+    }
+    return node;
+  };
+  const merge = (target: Json, update: Json): void => {
+    for (const key in update) {
+      const value = update[key];
+      const current = Object.hasOwn(target, key) ? own(target[key]) : undefined;
+      if (isPlainObject(current) && isPlainObject(value)) {
+        setOwn(target, key, current);
+        merge(current, value);
+      } else if (Array.isArray(current) && Array.isArray(value)) {
+        setOwn(target, key, current);
+        current.push(...structuredClone(value));
+      } else setOwn(target, key, structuredClone(value));
+    }
+  };
   for (const action of overlay.actions) {
     const segments = parseJsonPath(action.target);
     if (action.remove === true) {
       if (segments.length === 0) continue;
-      const holder = nodeAt(out, segments.slice(0, -1));
+      const holder = ownedAt(segments.slice(0, -1));
       const last = segments[segments.length - 1]!;
       if (Array.isArray(holder) && typeof last === 'number' && last < holder.length) holder.splice(last, 1);
       else if (isPlainObject(holder) && typeof last === 'string' && Object.hasOwn(holder, last)) delete holder[last];
       continue;
     }
     if (action.update === undefined) continue;
-    const target = nodeAt(out, segments);
+    const target = ownedAt(segments);
     if (Array.isArray(target)) target.push(structuredClone(action.update));
     else if (isPlainObject(target) && isPlainObject(action.update)) merge(target, action.update);
   }
   return out;
 }
 
-function nodeAt(doc: unknown, segments: readonly (string | number)[]): unknown {
-  let node = doc;
-  for (const s of segments) {
-    if (Array.isArray(node) && typeof s === 'number') node = node[s];
-    else if (isPlainObject(node) && typeof s === 'string' && Object.hasOwn(node, s)) node = node[s];
-    else return undefined;
-  }
-  return node;
-}
-
-function merge(target: Json, update: Json): void {
-  for (const key in update) {
-    const value = update[key];
-    const current = Object.hasOwn(target, key) ? target[key] : undefined;
-    if (isPlainObject(current) && isPlainObject(value)) merge(current, value);
-    else if (Array.isArray(current) && Array.isArray(value)) current.push(...structuredClone(value));
-    // defineProperty: a key `__proto__` is a property like any other, never the prototype.
-    else Object.defineProperty(target, key, { value: structuredClone(value), writable: true, enumerable: true, configurable: true });
-  }
+/** `object[key] = value`; defineProperty, so that a key `__proto__` is a property like any other, never the prototype. */
+function setOwn(object: Json, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }

@@ -77,6 +77,14 @@ describe('applyOverlay', () => {
     expect(Object.hasOwn(out.info, '__proto__')).toBe(true);
     expect(({} as Json).polluted).toBeUndefined();
   });
+
+  it('a key __proto__ on the way to a target is copied as a property, and the document is left as it was', () => {
+    const original = JSON.parse('{"__proto__": {"a": {"n": 1}}}') as Json;
+    const out = applyOverlay(original, overlayOf([{ target: "$['__proto__'].a", description: 'd', update: { m: 2 } }]));
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({ a: { n: 1, m: 2 } });
+    expect(Object.getOwnPropertyDescriptor(original, '__proto__')?.value).toEqual({ a: { n: 1 } });
+  });
 });
 
 describe('fixesOverlay', () => {
@@ -234,6 +242,44 @@ describe('fixesOverlay', () => {
     const applied = applyOverlay(shared, fixesOverlay(shared));
     expect(applied.paths).toEqual({ '/a': { get: { ...get, operationId: 'x_get' } }, '/b': { summary: 'B', get: { ...get, operationId: 'x_get_2' } } });
     expect(fixable(applied)).toEqual([]);
+  });
+
+  it('a node the YAML shares (an alias, a merge key) is changed only at the path an action names', () => {
+    const text = [
+      'openapi: 3.0.3',
+      'info: {title: t, version: "1"}',
+      'servers: [{url: "https://api.example.com"}]',
+      'x-common: &common',
+      '  parameters:',
+      '    - {name: q, in: query, description: The query., schema: {type: string}}',
+      '  responses: {"200": {description: OK}, "400": {description: Bad request.}}',
+      'x-op: &op {operationId: same, summary: Same, description: The same operation., responses: {"200": {description: OK}, "400": {description: Bad.}}}',
+      'paths:',
+      '  /a/{id}:',
+      '    get: {<<: *common, operationId: getA, summary: Get a, description: Gets a.}',
+      '  /b:',
+      '    get: {<<: *common, operationId: getB, summary: Get b, description: Gets b.}',
+      '  /c:',
+      '    get: *op',
+      '  /d:',
+      '    get: *op',
+      '',
+    ].join('\n');
+    const doc = parseDocument(source(text, 'shared.yaml')) as Json;
+    const overlay = fixesOverlay(doc);
+    expect(overlay.actions.map((a) => a.description.split(':', 1)[0])).toEqual(['operation-id-duplicate', 'path-parameter-undeclared']);
+    const fixed = applyOverlay(doc, overlay) as Json;
+    expect(fixed.paths['/a/{id}'].get.parameters.map((p: Json) => p.name)).toEqual(['q', 'id']);
+    expect(fixed.paths['/b'].get.parameters.map((p: Json) => p.name)).toEqual(['q']);
+    expect(fixed['x-common'].parameters.map((p: Json) => p.name)).toEqual(['q']);
+    expect([fixed.paths['/c'].get.operationId, fixed.paths['/d'].get.operationId]).toEqual(['same', 'same_get']);
+    // What is left has no fix: the two operations one alias makes read the same.
+    expect(validateDocument(fixed).validations.findings.map((f) => `${f.rule} ${f.pointer} ${f.fix}`)).toEqual([
+      'descriptions-near-duplicate /paths/~1c/get null',
+      'descriptions-near-duplicate /paths/~1d/get null',
+    ]);
+    // The parsed document itself is left as it was.
+    expect(doc.paths['/a/{id}'].get.parameters).toHaveLength(1);
   });
 
   it('a document with nothing to fix gives no actions; one that is not OpenAPI is refused', () => {
