@@ -166,30 +166,77 @@ export function environmentWithDotenv(env: Env = process.env, cwd = process.cwd(
   return { ...fromFile, ...env };
 }
 
-/** Builds the frozen Config; every bad key is reported at once in one ConfigError. */
-export function loadConfig(env: Env = environmentWithDotenv()): Config {
-  const problems: string[] = [];
+/** The settings every fetch reads (`fetchPolicyOf`): all a CLI's URL input reads of the configuration. */
+export type FetchSettings = Pick<Config, 'maxDocumentBytes' | 'fetchTimeoutMs' | 'fetchAllowNetworks' | 'fetchMinBytesPerSecond' | 'fetchMinRateWindowMs'>;
+
+interface SettingsReader {
+  get(key: string): string | undefined;
+  int(key: string, fallback: number, min: number, max: number): number;
+  bool(key: string, fallback: boolean): boolean;
+}
+
+/** Reads settings from `env`, a blank value as unset; a bad value is added to `problems` and its fallback used. */
+function settingsReader(env: Env, problems: string[]): SettingsReader {
   const get = (key: string): string | undefined => {
     const value = env[key];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
-  const int = (key: string, fallback: number, min: number, max: number): number => {
-    const raw = get(key);
-    if (raw === undefined) return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${key} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  return {
+    get,
+    int(key, fallback, min, max) {
+      const raw = get(key);
+      if (raw === undefined) return fallback;
+      if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+        problems.push(`${key} must be a whole number from ${min} to ${max} (got "${raw}")`);
+        return fallback;
+      }
+      return Number(raw);
+    },
+    bool(key, fallback) {
+      const raw = get(key);
+      if (raw === undefined) return fallback;
+      if (/^(true|1|yes|on)$/i.test(raw)) return true;
+      if (/^(false|0|no|off)$/i.test(raw)) return false;
+      problems.push(`${key} must be true or false (got "${raw}")`);
       return fallback;
-    }
-    return Number(raw);
+    },
   };
-  const bool = (key: string, fallback: boolean): boolean => {
-    const raw = get(key);
-    if (raw === undefined) return fallback;
-    if (/^(true|1|yes|on)$/i.test(raw)) return true;
-    if (/^(false|0|no|off)$/i.test(raw)) return false;
-    problems.push(`${key} must be true or false (got "${raw}")`);
-    return fallback;
+}
+
+const MiB = 1024 * 1024;
+
+function readFetchSettings({ get, int }: SettingsReader, problems: string[]): FetchSettings {
+  let fetchAllowNetworks: string[] = [];
+  try {
+    fetchAllowNetworks = parseAllowNetworks(get('FETCH_ALLOW_NETWORKS') ?? '');
+  } catch (err) {
+    problems.push(`FETCH_ALLOW_NETWORKS: ${(err as Error).message}`);
+  }
+  return {
+    maxDocumentBytes: int('MAX_DOCUMENT_BYTES', 25 * MiB, 1024, 1024 * MiB),
+    fetchTimeoutMs: int('FETCH_TIMEOUT_MS', 10_000, 100, 600_000),
+    fetchAllowNetworks: Object.freeze(fetchAllowNetworks),
+    fetchMinBytesPerSecond: int('FETCH_MIN_BYTES_PER_SECOND', 1024, 0, 1024 * MiB),
+    fetchMinRateWindowMs: int('FETCH_MIN_RATE_WINDOW_MS', 5000, 100, 600_000),
   };
+}
+
+/**
+ * The fetch settings alone, for the CLI's URL inputs: the rest of the environment (a
+ * project's `.env` may set `DATABASE_URL` or `PORT` for other software) is not read.
+ */
+export function loadFetchSettings(env: Env = environmentWithDotenv()): FetchSettings {
+  const problems: string[] = [];
+  const settings = readFetchSettings(settingsReader(env, problems), problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}
+
+/** Builds the frozen Config; every bad key is reported at once in one ConfigError. */
+export function loadConfig(env: Env = environmentWithDotenv()): Config {
+  const problems: string[] = [];
+  const read = settingsReader(env, problems);
+  const { get, int, bool } = read;
 
   const databaseUrl = get('DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
@@ -201,13 +248,6 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const logLevel = (get('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
-  }
-
-  let fetchAllowNetworks: string[] = [];
-  try {
-    fetchAllowNetworks = parseAllowNetworks(get('FETCH_ALLOW_NETWORKS') ?? '');
-  } catch (err) {
-    problems.push(`FETCH_ALLOW_NETWORKS: ${(err as Error).message}`);
   }
 
   // Never echoed in a problem: the value is a credential.
@@ -228,8 +268,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     problems.push('WEBHOOK_SECRET must be set, at least 16 characters, when WEBHOOK_URL is (the deliveries are signed with it)');
   }
 
-  const MiB = 1024 * 1024;
-  const maxDocumentBytes = int('MAX_DOCUMENT_BYTES', 25 * MiB, 1024, 1024 * MiB);
+  const fetchSettings = readFetchSettings(read, problems);
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: get('HOST') ?? '127.0.0.1',
@@ -241,18 +280,14 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
-    maxDocumentBytes,
-    fetchTimeoutMs: int('FETCH_TIMEOUT_MS', 10_000, 100, 600_000),
-    fetchAllowNetworks,
+    ...fetchSettings,
     kbWorkers: int('KB_WORKERS', DEFAULT_KB_WORKERS, 0, 64),
     kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),
-    fetchMinBytesPerSecond: int('FETCH_MIN_BYTES_PER_SECOND', 1024, 0, 1024 * MiB),
-    fetchMinRateWindowMs: int('FETCH_MIN_RATE_WINDOW_MS', 5000, 100, 600_000),
     kbMaxPendingLinksPerBot: int('KB_MAX_PENDING_LINKS_PER_BOT', 2000, 1, 10_000_000),
     kbMaxPassagesPerLink: int('KB_MAX_PASSAGES_PER_LINK', 5000, 1, 10_000_000),
     kbMaxPassagesPerBot: int('KB_MAX_PASSAGES_PER_BOT', 100_000, 1, 1_000_000_000),
     validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
-    taskThreads: int('TASK_THREADS', defaultTaskThreads(maxDocumentBytes), 1, 64),
+    taskThreads: int('TASK_THREADS', defaultTaskThreads(fetchSettings.maxDocumentBytes), 1, 64),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),
@@ -268,7 +303,6 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...config,
-    fetchAllowNetworks: Object.freeze([...fetchAllowNetworks]),
     trustProxy: Array.isArray(trustProxy) ? Object.freeze([...trustProxy]) : trustProxy,
   });
 }

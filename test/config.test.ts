@@ -2,10 +2,40 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_KB_WORKERS, defaultTaskThreads, environmentWithDotenv, loadConfig, memoryLimit } from '../src/config.js';
+import { ConfigError, DEFAULT_KB_WORKERS, defaultTaskThreads, environmentWithDotenv, loadConfig, loadFetchSettings, memoryLimit } from '../src/config.js';
 import { HOST_CONCURRENCY } from '../src/domain/knowledgebase/crawl.js';
 
 // docs/configuration.md's table, as the code reads it.
+describe('loadFetchSettings (the CLI\'s URL inputs)', () => {
+  const fetchEnv = {
+    MAX_DOCUMENT_BYTES: '2048',
+    FETCH_TIMEOUT_MS: '1500',
+    FETCH_ALLOW_NETWORKS: '10.0.0.0/8',
+    FETCH_MIN_BYTES_PER_SECOND: '7',
+    FETCH_MIN_RATE_WINDOW_MS: '900',
+  };
+
+  it('reads the fetch settings as loadConfig reads them', () => {
+    const config = loadConfig(fetchEnv);
+    expect(loadFetchSettings(fetchEnv)).toEqual({
+      maxDocumentBytes: config.maxDocumentBytes,
+      fetchTimeoutMs: config.fetchTimeoutMs,
+      fetchAllowNetworks: config.fetchAllowNetworks,
+      fetchMinBytesPerSecond: config.fetchMinBytesPerSecond,
+      fetchMinRateWindowMs: config.fetchMinRateWindowMs,
+    });
+    expect(loadFetchSettings(fetchEnv)).toMatchObject({ maxDocumentBytes: 2048, fetchTimeoutMs: 1500, fetchAllowNetworks: ['10.0.0.0/8'] });
+  });
+
+  it('reads nothing else: a setting the server would refuse does not fail it, a bad fetch setting does', () => {
+    expect(() => loadConfig({ ...fetchEnv, DATABASE_URL: 'mysql://x', PORT: 'http' })).toThrow(ConfigError);
+    expect(loadFetchSettings({ ...fetchEnv, DATABASE_URL: 'mysql://x', PORT: 'http' }).fetchTimeoutMs).toBe(1500);
+    expect(() => loadFetchSettings({ FETCH_TIMEOUT_MS: 'soon', FETCH_ALLOW_NETWORKS: 'nowhere' })).toThrow(
+      expect.objectContaining({ problems: [expect.stringMatching(/^FETCH_ALLOW_NETWORKS: /), expect.stringMatching(/^FETCH_TIMEOUT_MS must be/)] }),
+    );
+  });
+});
+
 describe('configuration', () => {
   it('documents every variable the code reads, and only those', () => {
     const code = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');

@@ -43,9 +43,6 @@ export class CliFailure extends Error {}
 /** The most bytes a document can have: its text must fit in one string (V8's limit, in UTF-16 units: never more than its UTF-8 bytes). */
 export const MAX_READABLE_BYTES = constants.MAX_STRING_LENGTH;
 
-/** The settings of the configuration a URL's fetch reads; the rest of it (a database, a port) is the server's, not the user's. */
-const FETCH_SETTINGS = ['MAX_DOCUMENT_BYTES', 'FETCH_TIMEOUT_MS', 'FETCH_ALLOW_NETWORKS', 'FETCH_MIN_BYTES_PER_SECOND', 'FETCH_MIN_RATE_WINDOW_MS'];
-
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 const GLOB_CHARS = /[*?[\]{}]/;
 
@@ -129,9 +126,9 @@ async function fetchSource(url: string, opts: ReadOptions): Promise<DocumentSour
   const { fetchGuarded, fetchPolicyOf } = await import('../net/guarded-fetch.js');
   let policy = opts.fetchPolicy;
   if (policy === undefined) {
-    const { environmentWithDotenv, loadConfig } = await import('../config.js');
-    const env = environmentWithDotenv();
-    policy = fetchPolicyOf(loadConfig(Object.fromEntries(FETCH_SETTINGS.map((key) => [key, env[key]]))));
+    // The fetch settings alone: the rest of the configuration (a database, a port) is the server's, not the user's.
+    const { loadFetchSettings } = await import('../config.js');
+    policy = fetchPolicyOf(loadFetchSettings());
     // The guard protects a server from its users; on the user's own machine every address is theirs.
     if (!opts.denyPrivate) policy.allowNetworks = ['0.0.0.0/0', '::/0'];
   }

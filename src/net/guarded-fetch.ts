@@ -19,7 +19,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { LRUCache } from 'lru-cache';
 import { Agent, buildConnector, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
-import type { Config } from '../config.js';
+import type { FetchSettings } from '../config.js';
 import { USER_AGENT } from './user-agent.js';
 
 export { isAddressAllowed, parseAllowNetworks } from './address-policy.js';
@@ -45,7 +45,7 @@ export interface FetchPolicy {
 export const MAX_REDIRECTS = 5;
 
 /** The one fetch policy every fetch of the service runs under, from the configuration. */
-export function fetchPolicyOf(config: Config): FetchPolicy {
+export function fetchPolicyOf(config: FetchSettings): FetchPolicy {
   return {
     timeoutMs: config.fetchTimeoutMs,
     maxBytes: config.maxDocumentBytes,
