@@ -28,8 +28,11 @@ export function decodeCursor(text: string): Cursor {
   return { createdAt, id };
 }
 
-/** The largest position a part may hold: the columns they come from are 32-bit integers (PostgreSQL's `integer`). */
-const MAX_POSITION = 2_147_483_647;
+/**
+ * The largest position a part may hold: the columns they come from are 32-bit integers
+ * (PostgreSQL's `integer`). Also the largest version a path may name (the same column).
+ */
+export const MAX_POSITION = 2_147_483_647;
 
 /** A position given by small whole numbers (a version, a change's place in it); opaque to clients. */
 export function encodePosition(parts: readonly number[]): string {

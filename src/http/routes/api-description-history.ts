@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as historyService from '../../domain/copilots/api-description-history.service.js';
+import { MAX_POSITION } from '../../domain/cursor.js';
 import { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion, ChangeCounts, oneOf, SYNC_OUTCOMES } from '../../domain/wire.js';
 import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
@@ -10,7 +11,7 @@ import { CopilotIdParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, Pag
 
 const VersionParams = Type.Object({
   id: Type.String({ description: 'The copilot id (a UUID)' }),
-  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The version number' }),
+  version: Type.Integer({ minimum: 1, maximum: MAX_POSITION, description: 'The version number' }),
 });
 
 const SyncResult = Type.Object(
