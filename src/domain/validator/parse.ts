@@ -44,7 +44,7 @@ export function parseDocumentWithFormat(src: DocumentSource, opts: ParseOptions 
       }
     }
   } else {
-    doc = parseYaml(decoded.text, maxDepth);
+    doc = parseYaml(decoded.text, maxDepth, mergedKeysBound(bytes.length));
     const maxNodes = opts.maxExpandedNodes ?? 1_000_000 + 2 * bytes.length;
     if (typeof doc === 'object' && doc !== null) measureTree(doc, maxDepth, maxNodes, () => null);
   }
@@ -173,8 +173,8 @@ function tooLarge(maxNodes: number) {
  * fields): a plain `<<` copies the keys of the mapping (or mappings) it names that the
  * mapping does not set itself, as every YAML tool that reads them does. Copies are real
  * keys, not shared references, so js-yaml counts them as it merges and stops past
- * `MAX_MERGED_KEYS`: a few bytes that merge a large mapping many times cannot take the
- * memory an alias bomb cannot.
+ * `mergedKeysBound`: a few bytes that merge a large mapping many times cannot take the
+ * time and memory an alias bomb cannot.
  */
 const require = createRequire(import.meta.url);
 let jsYaml: typeof JsYaml | undefined;
@@ -189,10 +189,16 @@ export function writeYaml(value: unknown): string {
 
 /**
  * The most keys a document's merge keys may copy, counted as js-yaml counts them (each
- * key of each merged mapping, and each merge). A million take about 90 MB and a quarter
- * of a second; documents that share fields this way copy thousands.
+ * key of each merged mapping, and each merge): 10,000 and 4 a byte of the document, at
+ * most a million. A million take about 90 MB and a quarter of a second, so the work is
+ * bounded by the document's size as its parse is: a merge (`- {<<: *d}`) is 10 bytes,
+ * and a document that shares fields this way copies a few keys a merge, not hundreds.
  */
 export const MAX_MERGED_KEYS = 1_000_000;
+
+export function mergedKeysBound(bytes: number): number {
+  return Math.min(MAX_MERGED_KEYS, 10_000 + 4 * bytes);
+}
 
 /** js-yaml, loaded on first use. */
 function yaml(): typeof JsYaml {
@@ -202,16 +208,16 @@ function yaml(): typeof JsYaml {
 
 let coreWithMerge: JsYaml.Schema | undefined;
 
-function parseYaml(text: string, maxDepth: number): unknown {
+function parseYaml(text: string, maxDepth: number, maxMergedKeys: number): unknown {
   const jsYaml = yaml();
   coreWithMerge ??= jsYaml.CORE_SCHEMA.withTags(jsYaml.mergeTag);
   // js-yaml counts the document itself as a level; measureTree applies the exact limit.
-  const options = { schema: coreWithMerge, maxDepth: maxDepth + 2, maxTotalMergeKeys: MAX_MERGED_KEYS };
+  const options = { schema: coreWithMerge, maxDepth: maxDepth + 2, maxTotalMergeKeys: maxMergedKeys };
   try {
     return jsYaml.load(text, options);
   } catch (err) {
     if (isComplexKeyError(err)) throw complexKeyError(text, options);
-    throw yamlError(err, maxDepth);
+    throw yamlError(err, maxDepth, maxMergedKeys);
   }
 }
 
@@ -254,7 +260,7 @@ interface YamlExceptionLike {
   mark?: { line?: unknown; column?: unknown } | null;
 }
 
-function yamlError(err: unknown, maxDepth: number) {
+function yamlError(err: unknown, maxDepth: number, maxMergedKeys: number) {
   const e = (typeof err === 'object' && err !== null ? err : {}) as YamlExceptionLike;
   const reason = typeof e.reason === 'string' && e.reason !== '' ? e.reason : err instanceof RangeError ? 'the document is too complex' : 'unreadable';
   const mark = e.mark;
@@ -265,9 +271,9 @@ function yamlError(err: unknown, maxDepth: number) {
   }
   if (reason.startsWith('merge keys exceeded maxTotalMergeKeys')) {
     const where = position ? ` ${at(position)}` : '';
-    return invalidDocument(`The document's YAML merge keys (<<) copy more than ${MAX_MERGED_KEYS} keys${where}.`, {
+    return invalidDocument(`The document's YAML merge keys (<<) copy more than ${maxMergedKeys} keys${where}.`, {
       ...position,
-      max_merged_keys: MAX_MERGED_KEYS,
+      max_merged_keys: maxMergedKeys,
     });
   }
   if (reason === 'expected a document, but the input is empty') return invalidDocument('The document is empty.');

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseDocument, renderFresh } from '../../../src/domain/validator/index.js';
-import { MAX_MERGED_KEYS } from '../../../src/domain/validator/parse.js';
+import { MAX_MERGED_KEYS, mergedKeysBound } from '../../../src/domain/validator/parse.js';
 import { expectAppError, fixture, source } from './helpers.js';
 import type { DocumentSource } from '../../../src/domain/validator/index.js';
 
@@ -109,8 +109,26 @@ describe('expansion and nesting', () => {
     expect(refused(hostile('billion-laughs.yaml'))).toMatch(/expands to more than/);
   });
 
-  it('a YAML merge-key bomb (a mapping of 1,000 keys merged 1,000 times): refused at the merge past the bound', () => {
-    expect(refused(hostile('merge-key-bomb.yaml'), { line: 1005, column: 6, max_merged_keys: MAX_MERGED_KEYS })).toMatch(/merge keys \(<<\) copy more than/);
+  it('a YAML merge-key bomb (a mapping of 1,000 keys merged 1,000 times): refused at the merge past the bound of its size', () => {
+    const src = hostile('merge-key-bomb.yaml');
+    const bound = mergedKeysBound(src.bytes.length);
+    expect(bound).toBe(10_000 + 4 * 23_859);
+    // Lines 1–5 hold the anchor; each merge after it counts the mapping's 1,000 keys and itself.
+    const line = 5 + Math.ceil((bound + 1) / 1001);
+    expect(refused(src, { line, column: 6, max_merged_keys: bound })).toBe(
+      `The document's YAML merge keys (<<) copy more than ${bound} keys (line ${line}, column 6).`,
+    );
+  });
+
+  it("merge keys are bounded by the document's size, and by MAX_MERGED_KEYS whatever its size", () => {
+    expect(mergedKeysBound(0)).toBe(10_000);
+    expect(mergedKeysBound(1000)).toBe(14_000);
+    expect(mergedKeysBound(25 * 1024 * 1024)).toBe(MAX_MERGED_KEYS);
+    // Within the bound: a mapping of 20 keys merged into 400 operations (8,400 counted, in 9 KB).
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}: ${i}`).join(', ');
+    const text = `openapi: 3.0.3\nx-a: &a {${keys}}\nx-b:\n${'  - {<<: *a, id: 1}\n'.repeat(400)}`;
+    const doc = parseDocument(source(text, 'a.yaml')) as { 'x-b': Record<string, number>[] };
+    expect(Object.keys(doc['x-b'][399]!)).toHaveLength(21);
   });
 
   it('a self-referencing alias', () => {
