@@ -236,7 +236,13 @@ function complexKeyError(text: string, options: JsYaml.ParserOptions) {
   const { EVENT_ID, parseEvents } = yaml();
   // Each open collection: null for a sequence; for a mapping, whether its next node is a key.
   const open: (boolean | null)[] = [];
-  for (const event of parseEvents(text, options)) {
+  let events: ReturnType<typeof parseEvents> = [];
+  try {
+    events = parseEvents(text, options);
+  } catch {
+    // Not expected (load reads the events before it builds anything): the error without a position.
+  }
+  for (const event of events) {
     if (event.type === EVENT_ID.POP) {
       open.pop();
       continue;
