@@ -69,6 +69,13 @@ describe('the copilot list’s filters in the address', () => {
     expect(href({ name: 'copilots' })).toBe('#/copilots');
   });
 
+  it('an address with a malformed escape names no page (it threw, and the dashboard went blank)', () => {
+    for (const hash of ['#/copilots/%', '#/copilots/%E0%A4%A', '#/copilots/%E0%A4%A/report']) {
+      expect(parseRoute(hash)).toEqual({ name: 'not-found', path: hash.slice(1) });
+    }
+    expect(parseRoute('#/copilots/a%20b/report')).toEqual({ name: 'copilot', id: 'a b', tab: 'report' });
+  });
+
   it('are written in place only while the address shows the list: never over a screen opened since', () => {
     const replaced: string[] = [];
     const at = (hash: string) => vi.stubGlobal('location', { hash, replace: (target: string) => replaced.push(target) });

@@ -34,9 +34,19 @@ export function parseRoute(hash: string): Route {
   const m = /^\/copilots\/([^/]+)(?:\/([a-z-]+))?$/.exec(path);
   if (m) {
     const tab = (m[2] ?? 'settings') as CopilotTab;
-    if (TABS.includes(tab)) return { name: 'copilot', id: decodeURIComponent(m[1]!), tab };
+    const id = decoded(m[1]!);
+    if (TABS.includes(tab) && id !== null) return { name: 'copilot', id, tab };
   }
   return { name: 'not-found', path };
+}
+
+/** A percent-encoded segment decoded; null for a malformed escape (`%`, `%E0%A4%A`), which names no page. */
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 export function href(route: Route): string {
