@@ -185,9 +185,15 @@ for (const dialect of DIALECTS) {
         expect(refused.stderr).toMatch(/^(name must not have more than 200 characters|scopes must not have more than 10 items)\.\n$/);
       }
       expect(await listApiKeys(db().readDb)).toHaveLength(before);
-      // A name that would forge a row of its own, clear the screen and turn it red.
-      const forged = await cli('keys', 'create', '--scopes', 'copilots:read', '--name', 'x\n\u001b[2J\u001b[31mFAKE  active  admin');
+      // A name that would forge a row of its own, clear the screen and turn it red: refused now,
+      // as the API refuses it; one stored before that is listed escaped.
+      const forgery = 'x\n\u001b[2J\u001b[31mFAKE  active  admin';
+      const refused = await cli('keys', 'create', '--scopes', 'copilots:read', '--name', forgery);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe('The field name must not contain control or invisible formatting characters (U+000A).\n');
+      const forged = await cli('keys', 'create', '--scopes', 'copilots:read', '--name', 'to be forged');
       expect(forged.code, forged.stderr).toBe(0);
+      await db().db.updateTable('api_keys').set({ name: forgery }).where('name', '=', 'to be forged').execute();
       const listed = await cli('keys', 'list');
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);

@@ -78,6 +78,34 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it("refuses control and invisible formatting characters in the names shown to others (a copilot's, a key's)", async () => {
+        const cases: Array<[string, () => Promise<import('fastify').LightMyRequestResponse>, string]> = [
+          ['create name, a bidi override', () => call(t, 'POST', COPILOTS_PATH, { payload: { name: 'KB \u202eevil' } }), 'U+202E'],
+          ['patch name, a bell', () => call(t, 'PATCH', copilotPath(id), { payload: { name: 'a\u0007b' } }), 'U+0007'],
+          ['key name, an isolate', () => call(t, 'POST', '/backend/api/keys', { payload: { scopes: ['copilots:read'], name: 'k\u2066ey' } }), 'U+2066'],
+        ];
+        for (const [label, send, character] of cases) {
+          const body = expectError(await send(), 400, 'invalid_request');
+          expect(body.message, label).toBe(`The field name must not contain control or invisible formatting characters (${character}).`);
+          expect(body.details, label).toEqual({ field: 'name' });
+        }
+        const { payload, contentType } = multipart([
+          {
+            name: 'swagger_file',
+            filename: 'a.json',
+            type: 'application/json',
+            content: Buffer.from('{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{}}'),
+          },
+          { name: 'name', value: 'x\u200by' },
+        ]);
+        const res = await call(t, 'POST', '/backend/api/copilot/swagger', { payload, headers: { 'content-type': contentType } });
+        expect(expectError(res, 400, 'invalid_request').details).toEqual({ field: 'name' });
+        expect((await call(t, 'GET', copilotPath(id))).json().name).toBe('Edges');
+        // Words and emoji that need a joiner stay allowed.
+        expect((await call(t, 'PATCH', copilotPath(id), { payload: { name: 'Edges \u{1F468}\u200d\u{1F469}' } })).statusCode).toBe(200);
+        expect((await call(t, 'PATCH', copilotPath(id), { payload: { name: 'Edges' } })).statusCode).toBe(200);
+      });
+
       it('refuses NUL in every string and parameter with 400 naming the field, identically on both databases', async () => {
         const nul = 'a\u0000b';
         const cases: Array<[string, () => Promise<import('fastify').LightMyRequestResponse>, string]> = [

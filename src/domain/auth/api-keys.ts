@@ -8,6 +8,7 @@ import type { ApiKeyRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import * as copilots from '../../storage/copilot.repository.js';
 import { recordAudit } from '../audit.js';
+import { refuseForbiddenCharacters } from '../knowledgebase/links.js';
 import { isCopilotId } from '../copilots/copilot.service.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { KEY_PATTERN } from './key-format.js';
@@ -115,6 +116,7 @@ export function checkKeyRequest(input: ApiKeyCreate): void {
  * within its own, so a key limited to some bots cannot mint one for every bot.
  */
 export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateKeyOptions = {}): Promise<ApiKeyCreated> {
+  if (input.name !== undefined) refuseForbiddenCharacters('name', input.name);
   const scopes = parseScopes(input.scopes);
   const bots = await checkBots(db, input.bots);
   const creator = options.creator;

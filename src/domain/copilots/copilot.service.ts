@@ -8,7 +8,7 @@ import type { DocumentSource } from '../validator/index.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
 import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
-import { forbiddenCharacter } from '../knowledgebase/links.js';
+import { refuseForbiddenCharacters } from '../knowledgebase/links.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import * as crawls from '../../storage/crawl.repository.js';
 import * as linkRefresh from '../../storage/link-refresh.repository.js';
@@ -71,10 +71,7 @@ function checkHttpUrl(field: string, value: string | undefined, allowStoredName:
   if (value === undefined || value === '') return;
   if (allowStoredName && STORED_DOCUMENT_NAME.test(value)) return;
   // The same characters as in knowledge-base links: one shared check.
-  const forbidden = forbiddenCharacter(value);
-  if (forbidden !== null) {
-    throw new AppError('invalid_request', `The field ${field} must not contain control or invisible formatting characters (${forbidden}).`, { field });
-  }
+  refuseForbiddenCharacters(field, value);
   let url: URL | null = null;
   try {
     url = new URL(value);
@@ -90,6 +87,7 @@ function checkInput(input: CopilotPatch): void {
   if (input.name !== undefined && input.name.trim() === '') {
     throw new AppError('invalid_request', 'The field name must not be empty.', { field: 'name' });
   }
+  if (input.name !== undefined) refuseForbiddenCharacters('name', input.name);
   checkHttpUrl('website', input.website, false);
   checkHttpUrl('swagger_url', input.swagger_url, true);
 }

@@ -22,6 +22,8 @@
  * characters, …) are refused here and in a copilot's URLs alike (`forbiddenCharacter`).
  */
 
+import { AppError } from '../../errors.js';
+
 export const MAX_LINKS_PER_REQUEST = 1000;
 export const MAX_LINK_LENGTH = 2048;
 /** Enough to show what is wrong without echoing a thousand-entry list back. */
@@ -52,6 +54,18 @@ export function forbiddenCharacter(text: string): string | null {
   const match = FORBIDDEN_CHARACTER.exec(text);
   if (match === null) return null;
   return `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * invalid_request naming `field` when `value` holds a character `forbiddenCharacter` finds:
+ * for the URLs a user stores and for names shown to others (a copilot's, an API key's), where
+ * `KB \u202eevil` is shown as "KB live" and turns the text around it.
+ */
+export function refuseForbiddenCharacters(field: string, value: string): void {
+  const forbidden = forbiddenCharacter(value);
+  if (forbidden !== null) {
+    throw new AppError('invalid_request', `The field ${field} must not contain control or invisible formatting characters (${forbidden}).`, { field });
+  }
 }
 
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
