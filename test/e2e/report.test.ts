@@ -302,6 +302,23 @@ describe.skipIf(!run)('report and versions (Chromium, real service on SQLite)', 
     expect(requestedUrls.filter((url) => url.includes(adminKey))).toEqual([]);
   });
 
+  it('shows the control and bidi characters of a description as escapes: they cannot turn the text around them', async () => {
+    const id = await createCopilot('Bidi');
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 'Bidi', version: '1' },
+      servers: [{ url: 'https://bidi.example.com' }],
+      paths: { '/repos\u202e/x': { get: { operationId: 'repos\u202eteg', summary: 'List\u0007 repos', description: 'Lists.\u2066', responses: { 200: { description: 'OK' } } } } },
+    };
+    await upload(id, JSON.stringify(doc));
+    await visit(`#/copilots/${id}/report`);
+    await page.locator('[data-stat="score"]').waitFor();
+    await expect.poll(() => page.locator('body').innerText()).toContain('repos\\u202eteg');
+    const text = await page.locator('body').innerText();
+    expect(text).not.toMatch(/[\u202e\u2066\u0007]/);
+    expect(text).toContain('List\\u0007 repos');
+  });
+
   it('greets a new copilot without an API description with a friendly empty state, not an error', async () => {
     await visit(`#/copilots/${emptyId}/report`);
     await page.getByTestId('report-empty').waitFor();

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { highlight, queryTerms, snippet } from '../../web/src/lib/highlight.js';
 import { nextCursor, nextLinkTarget } from '../../web/src/lib/link-header.js';
 import { buildReport, filterRows, flaggedIndexes, type Endpoint, type ValidatorResult } from '../../web/src/lib/report-model.js';
+import { revivedShown, shown } from '../../web/src/lib/format.js';
 import { descriptionMediaType } from '../../web/src/lib/upload.js';
 
 describe('Link header', () => {
@@ -167,5 +168,18 @@ describe('upload media type', () => {
     ['openapi.txt', 'openapi: 3.0.0', 'application/yaml'],
   ])('%s → %s', (name, head, type) => {
     expect(descriptionMediaType(name, head)).toBe(type);
+  });
+});
+
+describe('shown: what an API description holds, as the dashboard shows it', () => {
+  it('writes control and invisible formatting characters as escapes, and keeps tab, line feed, joiners and emoji', () => {
+    expect(shown('repos\u202eteg')).toBe('repos\\u202eteg');
+    expect(shown('a\u0007b\u200bc\u2066d\ufeff\u{e0041}')).toBe('a\\u0007b\\u200bc\\u2066d\\ufeff\\u{e0041}');
+    expect(shown('line one\n\tline two \u{1F468}\u200d\u{1F469}')).toBe('line one\n\tline two \u{1F468}\u200d\u{1F469}');
+  });
+
+  it('revivedShown applies it to every string value of an answer, not to keys or other values', () => {
+    const answer = JSON.parse('{"a\\u202e":["x\\u202ey",1,true,null,{"m":"\\u0000"}]}', revivedShown);
+    expect(answer).toEqual({ 'a\u202e': ['x\\u202ey', 1, true, null, { m: '\\u0000' }] });
   });
 });

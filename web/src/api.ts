@@ -21,6 +21,7 @@ import type { CopilotSummary } from '../../src/domain/copilots/copilot-summaries
 import type { Crawl, CrawlRequest, Crawls } from '../../src/domain/crawl-wire.js';
 import type { AuditFilters } from './lib/audit-filters';
 import { nextCursor } from './lib/link-header';
+import { revivedShown } from './lib/format';
 import type { ValidatorResult } from './lib/report-model';
 
 /**
@@ -86,6 +87,8 @@ export interface RequestOptions {
   /** Use this key instead of the stored one (signing in). */
   key?: string;
   signal?: AbortSignal;
+  /** Applied to the answer's JSON (`JSON.parse`'s reviver): `revivedShown` for what an API description holds. */
+  reviver?: (key: string, value: unknown) => unknown;
 }
 
 function describeStatus(res: Response): string {
@@ -120,7 +123,7 @@ export async function request<T>(method: string, path: string, options: RequestO
   let data: unknown = null;
   if (text !== '' && /json/i.test(res.headers.get('content-type') ?? '')) {
     try {
-      data = JSON.parse(text);
+      data = JSON.parse(text, options.reviver);
     } catch {
       data = null;
     }
@@ -257,11 +260,11 @@ export const api = {
     return (await request<CopilotSummary[]>('GET', '/backend/api/copilots/summaries', { query: { ids: ids.join(',') }, signal })).data;
   },
   async validate(id: string, signal?: AbortSignal): Promise<ValidatorResult> {
-    return (await request<ValidatorResult>('GET', `${copilotPath(id)}/validator`, { signal })).data;
+    return (await request<ValidatorResult>('GET', `${copilotPath(id)}/validator`, { signal, reviver: revivedShown })).data;
   },
   /** The tool definitions an LLM on `platform` would be given (issue 18). */
   async tools(id: string, platform: string, signal?: AbortSignal): Promise<CopilotTools> {
-    return (await request<CopilotTools>('GET', `${copilotPath(id)}/tools`, { query: { platform }, signal })).data;
+    return (await request<CopilotTools>('GET', `${copilotPath(id)}/tools`, { query: { platform }, signal, reviver: revivedShown })).data;
   },
   /** Saves the computable fixes as an OpenAPI Overlay file. */
   downloadFixes(id: string, fileName: string): Promise<void> {
@@ -273,7 +276,7 @@ export const api = {
   },
   /** A page of the changes between versions, newest version first. */
   listChanges(id: string, cursor: string | null, signal?: AbortSignal) {
-    return request<ApiDescriptionChange[]>('GET', `${copilotPath(id)}/swagger/changes`, { query: { limit: 200, cursor }, signal });
+    return request<ApiDescriptionChange[]>('GET', `${copilotPath(id)}/swagger/changes`, { query: { limit: 200, cursor }, signal, reviver: revivedShown });
   },
   downloadVersion(id: string, version: number, fileName: string): Promise<void> {
     return downloadFile(`${copilotPath(id)}/swagger/versions/${version}`, fileName, { accept: 'application/json, application/yaml' });

@@ -139,7 +139,7 @@ function Shell({ onSignOut, permissions }: { onSignOut(): void; permissions: Per
         </nav>
         {me && (
           <span class="whoami" data-testid="whoami" title={`API key ${me.id}`}>
-            {me.name || me.id} <span class="muted">· {describeReach(me)}</span>
+            <bdi>{me.name || me.id}</bdi> <span class="muted">· {describeReach(me)}</span>
           </span>
         )}
         <ThemeToggle />

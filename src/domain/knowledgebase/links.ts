@@ -23,6 +23,7 @@
  */
 
 import { AppError } from '../../errors.js';
+import { INVISIBLE_CHARACTER } from '../../text/invisible.js';
 
 export const MAX_LINKS_PER_REQUEST = 1000;
 export const MAX_LINK_LENGTH = 2048;
@@ -39,19 +40,13 @@ export interface LinkProblem {
 // `http:///example.com` or `http:\\example.com`, which are not what a user means by a link.
 const HTTP_PREFIX = /^https?:\/\//i;
 const EMPTY_HOST = /^https?:\/\/(?:[/\\?#]|$)/i;
-// Refused anywhere in a URL a user stores (links, a copilot's website and swagger_url):
-// C0 controls, DEL and C1 controls (`URL` silently strips tabs and newlines, so the stored
-// string and the fetched address would differ), bidirectional formatting (U+061C, U+200E,
-// U+200F, U+202A–U+202E, U+2066–U+2069: `https://e.example/\u202egnp.exe` reads as "exe.png"),
-// and invisible characters that make one link look like another: U+200B zero-width space,
-// U+2028/U+2029 separators, U+2060 word joiner, U+206A–U+206F, U+FEFF, U+FFF9–U+FFFB and the
-// Unicode tag characters. ZWNJ/ZWJ (U+200C/U+200D) stay allowed: words and emoji need them.
-const FORBIDDEN_CHARACTER =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
+// Refused anywhere in a URL a user stores (links, a copilot's website and swagger_url), and in
+// names shown to others: src/text/invisible.ts lists them, and why. (`URL` silently strips tabs
+// and newlines, so the stored string and the fetched address would differ.)
 
 /** The first control or invisible formatting character of `text` as "U+202E", or null when there is none. */
 export function forbiddenCharacter(text: string): string | null {
-  const match = FORBIDDEN_CHARACTER.exec(text);
+  const match = INVISIBLE_CHARACTER.exec(text);
   if (match === null) return null;
   return `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 }

@@ -1,3 +1,5 @@
+import { escapeOf, INVISIBLE_IN_TEXT } from '../../../src/text/invisible.js';
+
 const number = new Intl.NumberFormat('en');
 
 export function formatCount(n: number): string {
@@ -26,4 +28,19 @@ export function formatBytes(bytes: number): string {
   }
   const shown = unit === 0 ? formatCount(value) : new Intl.NumberFormat('en', { maximumFractionDigits: 1 }).format(value);
   return `${shown} ${units[unit]}`;
+}
+
+/**
+ * A text of an API description as the dashboard shows it: control and invisible formatting
+ * characters (bidi overrides, zero-width space, …; src/text/invisible.ts) written as escapes
+ * (`\u202e`), tab and line feed kept. An operationId `repos\u202eteg` then reads as what it
+ * holds, and cannot turn the sentence around it.
+ */
+export function shown(text: string): string {
+  return text.replace(INVISIBLE_IN_TEXT, escapeOf);
+}
+
+/** A `JSON.parse` reviver that applies `shown` to every string value (keys are shown where they are drawn). */
+export function revivedShown(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? shown(value) : value;
 }

@@ -45,11 +45,11 @@ export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
   return (
     <section aria-labelledby="page-title">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href={href({ name: 'copilots' })}>Copilots</a> <span aria-hidden="true">›</span> <span aria-current="page">{c.name}</span>
+        <a href={href({ name: 'copilots' })}>Copilots</a> <span aria-hidden="true">›</span> <bdi aria-current="page">{c.name}</bdi>
       </nav>
       <div class="page-head">
         <h1 id="page-title" tabIndex={-1}>
-          {c.name}
+          <bdi>{c.name}</bdi>
         </h1>
         <StatusBadge status={c.status} />
       </div>

@@ -205,7 +205,9 @@ function CopilotRow({
   return (
     <tr>
       <th scope="row">
-        <a href={href({ name: 'copilot', id: c.id, tab: 'settings' })}>{c.name}</a>
+        <a href={href({ name: 'copilot', id: c.id, tab: 'settings' })}>
+          <bdi>{c.name}</bdi>
+        </a>
         {c.website && <span class="sub">{c.website}</span>}
       </th>
       <td>

@@ -148,7 +148,7 @@ function BotNames({ bots, names }: { bots: readonly string[] | null; names: Read
   return (
     <ul class="plain-list">
       {bots.map((id) => (
-        <li key={id}>{names.get(id) ?? <code class="clip">{id}</code>}</li>
+        <li key={id}>{names.has(id) ? <bdi>{names.get(id)}</bdi> : <code class="clip">{id}</code>}</li>
       ))}
     </ul>
   );
@@ -177,7 +177,7 @@ function KeyRow({ apiKey: k, names, own, onRevoked }: { apiKey: ApiKey; names: R
   return (
     <tr data-key-id={k.id} data-revoked={k.revoked_at !== null}>
       <th scope="row">
-        {k.name || <span class="muted">Unnamed</span>}
+        {k.name ? <bdi>{k.name}</bdi> : <span class="muted">Unnamed</span>}
         {own && <span class="badge badge-own">this key</span>}
         <code class="sub">{k.id}</code>
       </th>

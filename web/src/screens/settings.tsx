@@ -339,8 +339,11 @@ function DeleteCopilot({ copilot }: { copilot: Copilot }) {
         onConfirm={confirm}
       >
         <p>
-          The copilot <strong>{copilot.name}</strong> (<code>{copilot.id}</code>) will no longer be listed, and its validation report and knowledge base will
-          answer “not found”.
+          The copilot{' '}
+          <strong>
+            <bdi>{copilot.name}</bdi>
+          </strong>{' '}
+          (<code>{copilot.id}</code>) will no longer be listed, and its validation report and knowledge base will answer “not found”.
         </p>
       </ConfirmDialog>
     </section>
