@@ -6,7 +6,7 @@ import { ConfigError, DEFAULT_KB_WORKERS, defaultTaskThreads, environmentWithDot
 import { HOST_CONCURRENCY } from '../src/domain/knowledgebase/crawl.js';
 
 // docs/configuration.md's table, as the code reads it.
-describe('loadFetchSettings (the CLI\'s URL inputs)', () => {
+describe("loadFetchSettings (the CLI's URL inputs)", () => {
   const fetchEnv = {
     MAX_DOCUMENT_BYTES: '2048',
     FETCH_TIMEOUT_MS: '1500',

@@ -81,7 +81,11 @@ export type Copilot = Static<typeof Copilot>;
 /** Flags are accepted as true/false or 0/1 and always answered as 0/1. */
 const FlagInput = Type.Union([Type.Boolean(), Type.Literal(0), Type.Literal(1)]);
 const copilotFields = {
-  name: Type.String({ minLength: 1, maxLength: 200, description: 'Not blank; no control or invisible formatting characters (bidi controls, zero-width space, …)' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Not blank; no control or invisible formatting characters (bidi controls, zero-width space, …)',
+  }),
   website: Type.String({ maxLength: 2048, description: 'An absolute http(s) URL, or empty' }),
   status: oneOf(COPILOT_STATUSES),
   prompt_message: Type.String({ maxLength: 100_000 }),

@@ -10,7 +10,8 @@
  * (knowledgebase/links.ts), and the dashboard, which shows them as escapes in what it shows of
  * an API description (web/src/lib/format.ts): no runtime dependency, so both can load it.
  */
-const CLASS = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}';
+const CLASS =
+  '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}';
 
 /** The first such character of a text, if any. */
 export const INVISIBLE_CHARACTER = new RegExp(`[${CLASS}]`, 'u');

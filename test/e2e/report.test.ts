@@ -308,7 +308,11 @@ describe.skipIf(!run)('report and versions (Chromium, real service on SQLite)', 
       openapi: '3.0.3',
       info: { title: 'Bidi', version: '1' },
       servers: [{ url: 'https://bidi.example.com' }],
-      paths: { '/repos\u202e/x': { get: { operationId: 'repos\u202eteg', summary: 'List\u0007 repos', description: 'Lists.\u2066', responses: { 200: { description: 'OK' } } } } },
+      paths: {
+        '/repos\u202e/x': {
+          get: { operationId: 'repos\u202eteg', summary: 'List\u0007 repos', description: 'Lists.\u2066', responses: { 200: { description: 'OK' } } },
+        },
+      },
     };
     await upload(id, JSON.stringify(doc));
     await visit(`#/copilots/${id}/report`);
