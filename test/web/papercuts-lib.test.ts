@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { formatBytes } from '../../web/src/lib/format.js';
 import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../../web/src/lib/link-lines.js';
 import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute, replaceRoute } from '../../web/src/router.js';
+import { keyFromPaste } from '../../web/src/screens/sign-in.js';
 
 describe('the add-links box', () => {
   it('takes one link per line, skipping blank lines and repeats, keeping each link’s line', () => {
@@ -99,5 +100,22 @@ describe('the copilot list’s filters in the address', () => {
   it('drop what is not a filter', () => {
     expect(parseCopilotFilters('q=%20%20&status=archived&x=1')).toEqual({});
     expect(copilotFiltersQuery({})).toBe('');
+  });
+});
+
+describe('the key in what was pasted at sign-in', () => {
+  const key = `cms_${'a'.repeat(16)}_${'B'.repeat(32)}`;
+
+  it('drops a header prefix, quotes and the invisible characters a copy brings', () => {
+    for (const pasted of [key, ` ${key}\n`, `Bearer ${key}`, `“${key}”`, `'${key}'`, `\`${key}\``, `${key}\u200b`, `\ufeff${key}`]) {
+      expect(keyFromPaste(pasted), JSON.stringify(pasted)).toBe(key);
+    }
+    expect(keyFromPaste('  ')).toBe('');
+  });
+
+  it('names a character no key has, which the browser could not send (it said the service could not be reached)', () => {
+    const error = keyFromPaste(`${key}é`);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('This is not an API key: it holds “é”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.');
   });
 });

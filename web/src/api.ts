@@ -121,12 +121,19 @@ export async function request<T>(method: string, path: string, options: RequestO
 
   const text = await res.text();
   let data: unknown = null;
+  let json = false;
   if (text !== '' && /json/i.test(res.headers.get('content-type') ?? '')) {
     try {
       data = JSON.parse(text, options.reviver);
+      json = true;
     } catch {
       data = null;
     }
+  }
+  // A success that is not the API's JSON (a proxy's sign-in page answering 200, say) is no
+  // answer: shown as an error, never as an empty list or a blank report.
+  if (res.ok && text !== '' && !json) {
+    throw new ApiError(res.status, 'unexpected_answer', `The service answered ${res.status} with something that is not its JSON: is a proxy or a sign-in page in the way?`);
   }
   if (!res.ok) {
     const envelope = (data ?? {}) as { error?: unknown; message?: unknown; details?: unknown };

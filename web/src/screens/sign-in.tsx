@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorNotice } from '../components/feedback';
 import { ThemeToggle } from '../components/theme-toggle';
+import { INVISIBLE_CHARACTER } from '../../../src/text/invisible.js';
 
 /**
  * Why a key was not taken, in plain words (the API's own 401 message speaks of HTTP headers,
@@ -15,6 +16,25 @@ export function signInError(err: unknown, key: string): unknown {
   return new Error(`This API key was not accepted. ${shape} Paste it again, or ask an administrator for a new one.`);
 }
 
+/**
+ * The key in what was pasted: trimmed, without a header prefix ("Bearer cms_…"), the quotes a
+ * chat or document put around it (“…”, '…', `…`) and the invisible characters a copy brings
+ * (zero-width space, byte-order mark). An `Error` to show when what is left still holds a
+ * character no key has: the browser cannot even send it (it said "could not reach the service").
+ */
+export function keyFromPaste(text: string): string | Error {
+  const key = text
+    .replace(new RegExp(INVISIBLE_CHARACTER.source, 'gu'), '')
+    .trim()
+    .replace(/^Bearer\s+/i, '')
+    .replace(/^["'`\u201c\u201d\u2018\u2019]+|["'`\u201c\u201d\u2018\u2019]+$/g, '');
+  const foreign = /[^\x21-\x7e]/u.exec(key);
+  if (foreign) {
+    return new Error(`This is not an API key: it holds “${foreign[0]}”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.`);
+  }
+  return key;
+}
+
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn(key: string): void }) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -22,10 +42,9 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
 
   async function submit(event: Event) {
     event.preventDefault();
-    // A key pasted with its header prefix ("Bearer cms_…") is the key.
-    const trimmed = key.trim().replace(/^Bearer\s+/i, '');
-    if (trimmed === '') {
-      setError(new Error('Enter an API key.'));
+    const trimmed = keyFromPaste(key);
+    if (trimmed instanceof Error || trimmed === '') {
+      setError(trimmed instanceof Error ? trimmed : new Error('Enter an API key.'));
       return;
     }
     setBusy(true);
