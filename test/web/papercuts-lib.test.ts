@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { formatBytes } from '../../web/src/lib/format.js';
 import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../../web/src/lib/link-lines.js';
 import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute, replaceRoute } from '../../web/src/router.js';
-import { keyFromPaste } from '../../web/src/screens/sign-in.js';
+import { keyFromPaste } from '../../web/src/lib/api-key.js';
 
 describe('the add-links box', () => {
   it('takes one link per line, skipping blank lines and repeats, keeping each link’s line', () => {
@@ -116,6 +116,8 @@ describe('the key in what was pasted at sign-in', () => {
   it('names a character no key has, which the browser could not send (it said the service could not be reached)', () => {
     const error = keyFromPaste(`${key}é`);
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toBe('This is not an API key: it holds “é”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.');
+    expect((error as Error).message).toBe(
+      'This is not an API key: it holds “é”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.',
+    );
   });
 });

@@ -19,10 +19,10 @@ import type {
 } from '../../src/domain/wire.js';
 import type { CopilotSummary } from '../../src/domain/copilots/copilot-summaries.js';
 import type { Crawl, CrawlRequest, Crawls } from '../../src/domain/crawl-wire.js';
-import type { AuditFilters } from './lib/audit-filters';
-import { nextCursor } from './lib/link-header';
-import { revivedShown } from './lib/format';
-import type { ValidatorResult } from './lib/report-model';
+import type { AuditFilters } from './lib/audit-filters.js';
+import { nextCursor } from './lib/link-header.js';
+import { revivedShown } from './lib/format.js';
+import type { ValidatorResult } from './lib/report-model.js';
 
 /**
  * The dashboard's only way to the service: its public HTTP API, same origin, with the
@@ -133,7 +133,11 @@ export async function request<T>(method: string, path: string, options: RequestO
   // A success that is not the API's JSON (a proxy's sign-in page answering 200, say) is no
   // answer: shown as an error, never as an empty list or a blank report.
   if (res.ok && text !== '' && !json) {
-    throw new ApiError(res.status, 'unexpected_answer', `The service answered ${res.status} with something that is not its JSON: is a proxy or a sign-in page in the way?`);
+    throw new ApiError(
+      res.status,
+      'unexpected_answer',
+      `The service answered ${res.status} with something that is not its JSON: is a proxy or a sign-in page in the way?`,
+    );
   }
   if (!res.ok) {
     const envelope = (data ?? {}) as { error?: unknown; message?: unknown; details?: unknown };

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorNotice } from '../components/feedback';
 import { ThemeToggle } from '../components/theme-toggle';
-import { INVISIBLE_CHARACTER } from '../../../src/text/invisible.js';
+import { keyFromPaste } from '../lib/api-key';
 
 /**
  * Why a key was not taken, in plain words (the API's own 401 message speaks of HTTP headers,
@@ -14,25 +14,6 @@ export function signInError(err: unknown, key: string): unknown {
     ? 'It may have been revoked, or belong to another installation of the service.'
     : 'It does not look like a whole key: a key starts with “cms_” and is 53 characters long, so part of it may be missing or mistyped.';
   return new Error(`This API key was not accepted. ${shape} Paste it again, or ask an administrator for a new one.`);
-}
-
-/**
- * The key in what was pasted: trimmed, without a header prefix ("Bearer cms_…"), the quotes a
- * chat or document put around it (“…”, '…', `…`) and the invisible characters a copy brings
- * (zero-width space, byte-order mark). An `Error` to show when what is left still holds a
- * character no key has: the browser cannot even send it (it said "could not reach the service").
- */
-export function keyFromPaste(text: string): string | Error {
-  const key = text
-    .replace(new RegExp(INVISIBLE_CHARACTER.source, 'gu'), '')
-    .trim()
-    .replace(/^Bearer\s+/i, '')
-    .replace(/^["'`\u201c\u201d\u2018\u2019]+|["'`\u201c\u201d\u2018\u2019]+$/g, '');
-  const foreign = /[^\x21-\x7e]/u.exec(key);
-  if (foreign) {
-    return new Error(`This is not an API key: it holds “${foreign[0]}”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.`);
-  }
-  return key;
 }
 
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn(key: string): void }) {
