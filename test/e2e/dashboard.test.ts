@@ -13,7 +13,16 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/server.js';
-import { callApi, chromiumOrSkip, ensureDashboardBuilt, launchChromium, openPage, screenshot, startE2eService } from '../support/browser.js';
+import {
+  callApi,
+  chromiumOrSkip,
+  ensureDashboardBuilt,
+  horizontalOverflow,
+  launchChromium,
+  openPage,
+  screenshot,
+  startE2eService,
+} from '../support/browser.js';
 import { startServer, type LocalServer } from '../net/local-server.js';
 import { SPECS_DIR } from '../support/specs.js';
 
@@ -31,6 +40,8 @@ const PAGES: Record<string, string> = {
 <p>Refunds for cancelled aurora tours are processed within five business days, to the card used for the booking.</p>
 <p>Type &lt;b&gt;not bold&lt;/b&gt; into the promo field of the booking form to get the zebra discount.</p></main>
 <footer>© Example Tours</footer></body></html>`,
+  '/token.html': `<!doctype html><html><head><title>Token</title></head><body><main><h1>Keys</h1>
+<p>The petstore key is PETSTORE_${'A'.repeat(200)} and nothing else.</p></main></body></html>`,
   '/faq.html': `<!doctype html><html><head><title>FAQ</title></head><body><main><h1>Frequently asked questions</h1>
 <p>Do the tours run when it is cloudy? We drive to where the sky is clear, sometimes as far as the Finnish border.</p>
 <p>Can children join? Yes, from six years old, with a glacier-proof jacket from our shop.</p></main></body></html>`,
@@ -477,6 +488,75 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     await expect.poll(() => page.locator(`table.links-table a[href="${faq}"]`).count()).toBe(0);
     const after = (await api('GET', `/backend/knowledgebase/b/${copilotId}`)).json.links.map((l: { url: string }) => l.url);
     expect(after.sort()).toEqual([guide, missing].sort());
+  });
+
+  it("wraps a long unbroken name and a long word of a passage: the list, the copilot's page and its search results never scroll sideways", async () => {
+    const name = 'L'.repeat(200);
+    const id = (await api('POST', '/backend/api/copilots', { name })).json.id as string;
+    try {
+      await page.goto(`${base}/#/copilots`);
+      await page.locator('table.copilots a', { hasText: name }).waitFor();
+      const wrap = await page
+        .locator('.table-wrap')
+        .first()
+        .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      expect(wrap.scroll, 'the copilot list').toBeLessThanOrEqual(wrap.client);
+
+      const link = `${pages.origin}/token.html`;
+      await api('POST', `/backend/knowledgebase/b/${id}`, { links: [link] });
+      await expect.poll(async () => (await api('GET', `/backend/knowledgebase/b/${id}`)).json.links[0].status, { timeout: 30_000 }).toBe('indexed');
+      await page.goto(`${base}/#/copilots/${id}/knowledge-base`);
+      await page.getByLabel('Words to find').fill('petstore');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.locator('.search-results li').first().waitFor();
+      const overflow = await horizontalOverflow(page);
+      expect(overflow.scrollWidth, 'the knowledge base with search results').toBeLessThanOrEqual(overflow.clientWidth);
+    } finally {
+      await api('DELETE', `/backend/api/copilot/${id}`);
+    }
+  });
+
+  it('stops reading the links again after an error, and says so when the copilot was deleted meanwhile', async () => {
+    const id = (await api('POST', '/backend/api/copilots', { name: 'Going away' })).json.id as string;
+    const linksUrl = `**/backend/knowledgebase/b/${id}?**`;
+    let reads = 0;
+    let answer: 'pending' | 'down' = 'pending';
+    const link = {
+      url: `${pages.origin}/slow.html`,
+      status: 'pending',
+      passages: 0,
+      error: null,
+      created_at: '2026-11-30T00:00:00.000000Z',
+      updated_at: '2026-11-30T00:00:00.000000Z',
+      indexed_at: null,
+    };
+    await page.route(linksUrl, (route) => {
+      reads++;
+      if (answer === 'pending') return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ links: [link] }) });
+      return route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        headers: { 'retry-after': '60' },
+        body: '{"error":"service_unavailable","message":"Down for a moment."}',
+      });
+    });
+    try {
+      await page.goto(`${base}/#/copilots/${id}/knowledge-base`);
+      await page.getByText('Fetching and indexing 1 link').waitFor();
+      answer = 'down';
+      await page.getByText('Down for a moment.').waitFor({ timeout: 10_000 });
+      const after = reads;
+      await page.waitForTimeout(5000);
+      // It read the links every 1.5 s for as long as the error lasted (the service down, a 429).
+      expect(reads - after).toBe(0);
+    } finally {
+      await page.unroute(linksUrl);
+    }
+    await api('DELETE', `/backend/api/copilot/${id}`);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    // The API answers "no knowledge base" for a deleted copilot too; the page said "No links yet".
+    await page.getByText('No copilot has this id.').waitFor();
+    expect(await page.getByText('No links yet').count()).toBe(0);
   });
 
   it('is readable on a 375 px wide screen', async () => {

@@ -323,6 +323,24 @@ describe.skipIf(!run)('report and versions (Chromium, real service on SQLite)', 
     expect(text).toContain('List\\u0007 repos');
   });
 
+  it('keeps a row of a 3,000-character name or operationId to a few lines', async () => {
+    const id = await createCopilot('Long names');
+    const long = 'x'.repeat(3000);
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 'Long', version: '1' },
+      servers: [{ url: 'https://long.example.com' }],
+      paths: { '/long': { get: { operationId: `op${long}`, summary: `Name ${long}`, description: 'Long.', responses: { 200: { description: 'OK' } } } } },
+    };
+    await upload(id, JSON.stringify(doc));
+    await visit(`#/copilots/${id}/report`);
+    const row = page.locator('table.endpoints tbody tr').first();
+    await row.waitFor();
+    // Both cells wrapped the whole text: a row of about 4,850 px.
+    expect((await row.boundingBox())!.height).toBeLessThan(200);
+    expect(await row.locator('.clamp').first().getAttribute('title')).toBe(`Name ${long}`);
+  });
+
   it('greets a new copilot without an API description with a friendly empty state, not an error', async () => {
     await visit(`#/copilots/${emptyId}/report`);
     await page.getByTestId('report-empty').waitFor();
@@ -357,7 +375,7 @@ describe.skipIf(!run)('report and versions (Chromium, real service on SQLite)', 
     expect(await rows.first().locator('td[data-label="SHA-256"] code').textContent()).toBe(versions[0].sha256.slice(0, 12));
     expect(await rows.first().locator('td[data-label="SHA-256"] code').getAttribute('title')).toBe(versions[0].sha256);
     expect(await rows.first().locator('td[data-label="Source"]').textContent()).toBe('upload');
-    expect(await rows.first().locator('td[data-label="Changes"]').textContent()).toContain('1 breaking');
+    expect(await rows.first().locator('td[data-label="Changes"]').textContent()).toContain('1 breaking change');
 
     const shown = page.locator('li.change-group[data-version="2"] li.change');
     await expect.poll(() => shown.count()).toBe(2);

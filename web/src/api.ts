@@ -311,8 +311,11 @@ export const api = {
         if (!cursor) break;
       }
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'knowledge_base_not_found') return null;
-      throw err;
+      if (!(err instanceof ApiError) || err.code !== 'knowledge_base_not_found') throw err;
+      // The API answers so for a bot without links and for a copilot deleted meanwhile alike:
+      // the copilot tells them apart (its 404 is the screen's error, not "No links yet").
+      await api.getCopilot(botId, signal);
+      return null;
     }
     return links;
   },

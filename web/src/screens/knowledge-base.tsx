@@ -24,9 +24,10 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
   const list = links.data ?? [];
   const pending = list.filter((l) => l.status === 'pending').length;
 
-  // Live status: read the links again every POLL_MS while any is pending.
+  // Live status: read the links again every POLL_MS while any is pending, and not after an
+  // error (the service down, a 429): its notice offers "Try again", as the crawl's poll does.
   useEffect(() => {
-    if (pending === 0 || links.loading) return;
+    if (pending === 0 || links.loading || links.error) return;
     const timer = setTimeout(() => links.reload(true), POLL_MS);
     return () => clearTimeout(timer);
   }, [links.data, links.error, links.loading, pending]);

@@ -329,10 +329,22 @@ function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; 
           </button>
         </td>
         <td class={has('no_name') ? 'flag' : undefined} data-label="Name">
-          {has('no_name') ? <Missing what="name" /> : e.name}
+          {has('no_name') ? (
+            <Missing what="name" />
+          ) : (
+            <span class="clamp" title={e.name}>
+              {e.name}
+            </span>
+          )}
         </td>
         <td class={opFlag ? 'flag' : undefined} data-label="operationId">
-          {has('no_operation_id') ? <Missing what="operationId" /> : <code>{e.operationId}</code>}
+          {has('no_operation_id') ? (
+            <Missing what="operationId" />
+          ) : (
+            <code class="clamp" title={e.operationId ?? undefined}>
+              {e.operationId}
+            </code>
+          )}
           {duplicate && <span class="tag">duplicate</span>}
           {invalid && <span class="tag">invalid</span>}
         </td>

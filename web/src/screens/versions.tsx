@@ -343,7 +343,7 @@ function VersionsCard({ copilot, versions }: { copilot: Copilot; versions: Paged
                     <code title={v.sha256}>{shortSha(v.sha256)}</code>
                   </td>
                   <td data-label="Changes">
-                    {v.changes.breaking > 0 && <span class="badge badge-failed">{plural(v.changes.breaking, 'breaking')}</span>}{' '}
+                    {v.changes.breaking > 0 && <span class="badge badge-failed">{plural(v.changes.breaking, 'breaking change')}</span>}{' '}
                     {v.changes.other > 0 && <span class="muted">{formatCount(v.changes.other)} other</span>}
                     {v.changes.breaking === 0 && v.changes.other === 0 && <span class="muted">—</span>}
                   </td>
@@ -417,7 +417,7 @@ function ChangeGroupView({ group, createdAt, onlyBreaking }: { group: ChangeGrou
       <h3>
         Version {group.version}
         <span class="muted">
-          {createdAt ? ` · ${formatTimestamp(createdAt)}` : ''} · since version {group.version - 1}: {plural(group.breaking.length, 'breaking')},{' '}
+          {createdAt ? ` · ${formatTimestamp(createdAt)}` : ''} · since version {group.version - 1}: {plural(group.breaking.length, 'breaking change')},{' '}
           {formatCount(group.other.length)} other
         </span>
       </h3>
