@@ -117,6 +117,8 @@ for (const dialect of DIALECTS) {
         [{ url: START, exclude: [''] }, 'invalid_request'],
         [{ url: START, include: Array.from({ length: 21 }, (_, i) => `/p${i}`) }, 'invalid_request'],
         [{ url: START, include: '/docs/' }, 'invalid_request'],
+        // Within the count and the length, but 4,980 characters after a "*": each would cost that times a URL's length.
+        [{ url: START, exclude: Array.from({ length: 10 }, () => `/*${'a*'.repeat(249)}`) }, 'invalid_request'],
         [{ url: START, depth: 2 }, 'invalid_request'],
         [[START], 'invalid_request'],
       ];

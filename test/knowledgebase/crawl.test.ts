@@ -249,6 +249,22 @@ for (const dialect of DIALECTS) {
       expect(free).toMatchObject({ state: 'done', indexed: 1 });
     });
 
+    it('a robots.txt whose rules would cost seconds a URL to check fails the crawl, and its start URL is never checked against them', async () => {
+      const rules = Array.from({ length: 400 }, (_, i) => `Disallow: /*${'a*'.repeat(24)}x${i}`).join('\n');
+      const heavy = await PageServer.start();
+      try {
+        heavy.set('/robots.txt', { type: 'text/plain', body: `User-agent: *\n${rules}\n` });
+        heavy.set('/docs/', { body: page('Heavy', []) });
+        const bot = (await createCopilot(t)).id;
+        const done = await finished(bot, (await startCrawl(bot, { url: heavy.url('/docs/') })).crawl_id);
+        expect(done.state).toBe('failed');
+        expect(done.error).toMatch(/^The site's robots\.txt holds \d+ characters of rules after a "\*", more than the 16384 the service reads/);
+        expect(heavy.count('/docs/')).toBe(0);
+      } finally {
+        await heavy.close();
+      }
+    });
+
     it('cancel: no new fetch starts, the pages not fetched leave the queue, state cancelled', async () => {
       const root = '/site5';
       const hrefs = Array.from({ length: 12 }, (_, i) => `${root}/c${i}`);

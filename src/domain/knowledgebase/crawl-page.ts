@@ -12,7 +12,7 @@ import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
 import { ExtractError, MAX_HTML_CHARS } from './extract.js';
 import type { PackedPassages } from './passages.js';
-import { type CrawlScope, linkTarget, scopeChecker, type Verdict } from './crawl-scope.js';
+import { type CrawlScope, linkTarget, MAX_VERDICT_WORK, scopeChecker, type Verdict } from './crawl-scope.js';
 
 /** Links read from one page at most (a page listing more is read to here). */
 export const MAX_PAGE_LINKS = 5000;
@@ -61,10 +61,14 @@ export function readPageLinks(body: Buffer, contentType: string | null, finalUrl
   out.canonicalVerdict = html.canonical === null ? null : verdict(html.canonical);
   if (html.nofollow) return out;
   const seen = new Set<string>();
+  let work = 0;
   for (const href of html.hrefs) {
     const target = linkTarget(href, html.base);
     if (target === null || seen.has(target)) continue;
     seen.add(target);
+    // Checked within MAX_VERDICT_WORK (crawl-scope.ts); the links past it are not followed.
+    work += verdict.work(target);
+    if (work > MAX_VERDICT_WORK) break;
     const v = verdict(target);
     if (v === 'ok' && out.links.length < MAX_PAGE_LINKS) out.links.push(target);
     else if (v === 'robots') out.blocked++;
@@ -177,6 +181,7 @@ export function readSitemap(body: Buffer, scope: CrawlScope, maxBytes: number): 
   const seen = new Set<string>();
   const urls: string[] = [];
   let blocked = 0;
+  let work = 0;
   for (const loc of locs) {
     // The protocol's <loc> is an absolute URL: a relative one (itself as its base) is not one.
     const target = linkTarget(loc, loc);
@@ -186,6 +191,8 @@ export function readSitemap(body: Buffer, scope: CrawlScope, maxBytes: number): 
       if (new URL(target).origin === scope.origin) urls.push(target);
       continue;
     }
+    work += verdict.work(target);
+    if (work > MAX_VERDICT_WORK) break;
     const v = verdict(target);
     if (v === 'ok') urls.push(target);
     else if (v === 'robots') blocked++;

@@ -16,11 +16,50 @@
 import robotsParserModule from 'robots-parser';
 import { USER_AGENT } from '../../net/user-agent.js';
 import { canonicalLink, checkLinks } from './links.js';
-import { MAX_PATTERN_LENGTH, MAX_PATTERNS } from './crawl-limits.js';
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARD_CHARS, MAX_PATTERNS } from './crawl-limits.js';
 
-export { MAX_PATTERN_LENGTH, MAX_PATTERNS };
+export { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARD_CHARS, MAX_PATTERNS };
 /** The part of a robots.txt that is read (RFC 9309 asks crawlers to read at least 500 KiB). */
 export const MAX_ROBOTS_CHARS = 500 * 1024;
+
+/**
+ * What a verdict costs. robots-parser's matcher, Google's, is linear in a pattern until its
+ * first `*`, and from there costs each further character times the URL's length; a verdict
+ * matches every rule. So a robots.txt of thousands of rules like `/*a*a*a…x` cost 1.8 s a URL
+ * of 2,000 characters, on the event loop for a crawl's start URL and on a task thread for each
+ * link of each page (the knowledge-base sweep). Bounded three ways:
+ * - a robots.txt whose rules hold more than MAX_ROBOTS_WILDCARD_CHARS characters after a `*`
+ *   fails the crawl (`robotsProblem`), and the patterns of a request are bounded alike
+ *   (MAX_PATTERN_WILDCARD_CHARS, crawl-limits.ts);
+ * - so a verdict costs at most `work(url)` = the rules' characters + those after a `*` × the
+ *   URL's length (about 2 ns each);
+ * - and the links of one page, or the URLs of one sitemap, are checked until they have cost
+ *   MAX_VERDICT_WORK (a quarter of a second or so): those past it are not followed.
+ */
+export const MAX_ROBOTS_WILDCARD_CHARS = 16 * 1024;
+export const MAX_VERDICT_WORK = 100_000_000;
+
+/** The characters of a pattern after its first `*`: those a match costs times the URL's length. */
+export function wildcardChars(pattern: string): number {
+  const star = pattern.indexOf('*');
+  return star < 0 ? 0 : pattern.length - star - 1;
+}
+
+const RULE = /^[ \t]*(?:dis)?allow[ \t]*:[ \t]*([^\s#]*)/gim;
+
+/** The patterns of a robots.txt's Allow and Disallow lines (every group's: a bound, not a verdict). */
+function robotsRules(robotsTxt: string | null): string[] {
+  if (robotsTxt === null) return [];
+  return [...robotsTxt.slice(0, MAX_ROBOTS_CHARS).matchAll(RULE)].map((m) => m[1]!);
+}
+
+/** Why a robots.txt cannot be read within the bound above, or null. */
+export function robotsProblem(robotsTxt: string | null): string | null {
+  let chars = 0;
+  for (const rule of robotsRules(robotsTxt)) chars += wildcardChars(rule);
+  if (chars <= MAX_ROBOTS_WILDCARD_CHARS) return null;
+  return `The site's robots.txt holds ${chars} characters of rules after a "*", more than the ${MAX_ROBOTS_WILDCARD_CHARS} the service reads: its rules would cost too much to check.`;
+}
 
 export interface CrawlScope {
   /** `https://d.example` (the URL's origin, default port dropped). */
@@ -75,20 +114,23 @@ export function crawlDelayMs(origin: string, robotsTxt: string | null): number {
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : 0;
 }
 
+/** The verdict on a URL, and what it costs at most (`work`, in the units of MAX_VERDICT_WORK). */
+export type ScopeChecker = ((url: string) => Verdict) & { work(url: string): number };
+
 // Parsing a large robots.txt for every page would cost more than reading the page: the few
 // scopes in use on a thread are kept.
-const SCOPE_CACHE = new Map<string, (url: string) => Verdict>();
+const SCOPE_CACHE = new Map<string, ScopeChecker>();
 const SCOPE_CACHE_SIZE = 8;
 
 /** The verdict on a canonical URL for the scope. */
-export function scopeChecker(scope: CrawlScope): (url: string) => Verdict {
+export function scopeChecker(scope: CrawlScope): ScopeChecker {
   const key = JSON.stringify([scope.origin, scope.prefix, scope.include, scope.exclude, scope.robotsTxt]);
   const cached = SCOPE_CACHE.get(key);
   if (cached) return cached;
   const robots = parseRobots(scope.origin, scope.robotsTxt);
   const included = patternMatcher(scope.origin, scope.include);
   const excluded = patternMatcher(scope.origin, scope.exclude);
-  const check = (url: string): Verdict => {
+  const verdict = (url: string): Verdict => {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -100,6 +142,13 @@ export function scopeChecker(scope: CrawlScope): (url: string) => Verdict {
     if (robots && robots.isAllowed(url, USER_AGENT) === false) return 'robots';
     return 'ok';
   };
+  let chars = 0;
+  let wildcard = 0;
+  for (const pattern of [...robotsRules(scope.robotsTxt), ...scope.include, ...scope.exclude]) {
+    chars += pattern.length;
+    wildcard += wildcardChars(pattern);
+  }
+  const check = Object.assign(verdict, { work: (url: string) => chars + wildcard * url.length });
   if (SCOPE_CACHE.size >= SCOPE_CACHE_SIZE) SCOPE_CACHE.delete(SCOPE_CACHE.keys().next().value!);
   SCOPE_CACHE.set(key, check);
   return check;

@@ -26,7 +26,18 @@ import type { CrawlPageRow, CrawlRow, Db, KbLinkRow } from '../../storage/schema
 import { inTransaction } from '../../storage/transaction.js';
 import type { PassageList } from './passages.js';
 import type { CrawledPage, SitemapRead } from './crawl-page.js';
-import { crawlDelayMs, type CrawlScope, MAX_ROBOTS_CHARS, parseRobots, pathPrefixOf, patternProblem, scopeChecker } from './crawl-scope.js';
+import {
+  crawlDelayMs,
+  type CrawlScope,
+  MAX_PATTERN_WILDCARD_CHARS,
+  MAX_ROBOTS_CHARS,
+  parseRobots,
+  pathPrefixOf,
+  patternProblem,
+  robotsProblem,
+  scopeChecker,
+  wildcardChars,
+} from './crawl-scope.js';
 import { USER_AGENT } from '../../net/user-agent.js';
 import { ExtractError } from './extract.js';
 import { liveBot } from './knowledge-base.service.js';
@@ -88,6 +99,12 @@ export function checkCrawlRequest(body: CrawlRequest, allowNetworks: readonly st
       const problem = patternProblem(pattern);
       if (problem !== null) throw invalid(`"${name}" pattern ${index} ${problem}`, { field: name, index });
     }
+  }
+  const wildcard = [...include, ...exclude].reduce((sum, pattern) => sum + wildcardChars(pattern), 0);
+  if (wildcard > MAX_PATTERN_WILDCARD_CHARS) {
+    throw invalid(`The include and exclude patterns hold ${wildcard} characters after a "*"; at most ${MAX_PATTERN_WILDCARD_CHARS} are allowed.`, {
+      max_wildcard_chars: MAX_PATTERN_WILDCARD_CHARS,
+    });
   }
   return {
     mode: field === 'url' ? 'links' : 'sitemap',
@@ -647,6 +664,8 @@ export class CrawlRunner implements CrawlHooks {
     const { db, dialect } = this.deps.storage;
     if (!(await botIsLive(db, crawl.bot_id))) throw new CrawlStartError('The copilot was deleted.');
     const robotsTxt = await this.fetchRobots(crawl.origin, signal);
+    const tooComplex = robotsProblem(robotsTxt);
+    if (tooComplex !== null) throw new CrawlStartError(tooComplex);
     const scope: CrawlScope = { ...scopeOf(crawl), robotsTxt };
     const delay = crawlDelayMs(crawl.origin, robotsTxt);
     const pages: NewPage[] = [];

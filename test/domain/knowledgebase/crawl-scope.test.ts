@@ -2,7 +2,18 @@
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MAX_SITEMAP_URLS, readPageLinks, readSitemap } from '../../../src/domain/knowledgebase/crawl-page.js';
-import { crawlDelayMs, type CrawlScope, linkTarget, pathPrefixOf, patternProblem, scopeChecker } from '../../../src/domain/knowledgebase/crawl-scope.js';
+import {
+  crawlDelayMs,
+  type CrawlScope,
+  linkTarget,
+  MAX_ROBOTS_WILDCARD_CHARS,
+  MAX_VERDICT_WORK,
+  pathPrefixOf,
+  patternProblem,
+  robotsProblem,
+  scopeChecker,
+  wildcardChars,
+} from '../../../src/domain/knowledgebase/crawl-scope.js';
 import { ExtractError } from '../../../src/domain/knowledgebase/extract.js';
 import { USER_AGENT } from '../../../src/net/guarded-fetch.js';
 
@@ -156,5 +167,33 @@ describe('sitemaps', () => {
     expect(() => readSitemap(zlib.gzipSync(Buffer.alloc(4 << 20, 32)), site, 1 << 20)).toThrow(ExtractError);
     const many = urlset(Array.from({ length: MAX_SITEMAP_URLS + 10 }, (_, i) => `https://d.example/p${i}`));
     expect(readSitemap(Buffer.from(many), site, 64 << 20).urls).toHaveLength(MAX_SITEMAP_URLS);
+  });
+});
+
+describe('what a verdict costs, bounded', () => {
+  const bomb = (rules: number) => `User-agent: *\n${Array.from({ length: rules }, (_, i) => `Disallow: /*${'a*'.repeat(24)}x${String(i).padStart(4, '0')}`).join('\n')}\n`;
+
+  it('a robots.txt whose rules hold more than MAX_ROBOTS_WILDCARD_CHARS after a "*" is refused; an ordinary one is not', () => {
+    expect(wildcardChars('/docs/*/private')).toBe(8);
+    expect(wildcardChars('/docs/private')).toBe(0);
+    expect(robotsProblem(null)).toBeNull();
+    expect(robotsProblem('User-agent: *\nDisallow: /*/private\nAllow: /*.css$\nCrawl-delay: 1\n')).toBeNull();
+    const perRule = wildcardChars(`/*${'a*'.repeat(24)}x0001`);
+    const rules = Math.floor(MAX_ROBOTS_WILDCARD_CHARS / perRule);
+    expect(robotsProblem(bomb(rules))).toBeNull();
+    expect(robotsProblem(bomb(rules + 2))).toMatch(/^The site's robots\.txt holds \d+ characters of rules after a "\*", more than the 16384/);
+  });
+
+  it("a page's links are checked within MAX_VERDICT_WORK: those past it are not followed", () => {
+    // Within the bound, the heaviest robots.txt: each check of a 2,000-character link costs about 32 million steps.
+    const robotsTxt = bomb(Math.floor(MAX_ROBOTS_WILDCARD_CHARS / wildcardChars(`/*${'a*'.repeat(24)}x0001`)));
+    const s = scope({ robotsTxt });
+    const href = (i: number) => `/docs/${'a'.repeat(2000)}${i}`;
+    const work = scopeChecker(s).work(`https://d.example${href(0)}`);
+    expect(work).toBeGreaterThan(MAX_VERDICT_WORK / 10);
+    const body = Buffer.from(`<html><body>${Array.from({ length: 400 }, (_, i) => `<a href="${href(i)}">x</a>`).join('')}</body></html>`);
+    const read = readPageLinks(body, 'text/html', 'https://d.example/docs/', s);
+    expect(read.links.length + read.blocked).toBeLessThanOrEqual(Math.floor(MAX_VERDICT_WORK / work));
+    expect(read.links.length).toBeGreaterThan(0);
   });
 });
