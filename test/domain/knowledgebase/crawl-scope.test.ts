@@ -171,7 +171,8 @@ describe('sitemaps', () => {
 });
 
 describe('what a verdict costs, bounded', () => {
-  const bomb = (rules: number) => `User-agent: *\n${Array.from({ length: rules }, (_, i) => `Disallow: /*${'a*'.repeat(24)}x${String(i).padStart(4, '0')}`).join('\n')}\n`;
+  const bomb = (rules: number) =>
+    `User-agent: *\n${Array.from({ length: rules }, (_, i) => `Disallow: /*${'a*'.repeat(24)}x${String(i).padStart(4, '0')}`).join('\n')}\n`;
 
   it('a robots.txt whose rules hold more than MAX_ROBOTS_WILDCARD_CHARS after a "*" is refused; an ordinary one is not', () => {
     expect(wildcardChars('/docs/*/private')).toBe(8);
