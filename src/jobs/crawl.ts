@@ -2,8 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { CrawlRunner } from '../domain/knowledgebase/crawl.js';
 import { everyInterval } from './rounds.js';
 
-/** Crawl starts per round, at most (each fetches a robots.txt, and a sitemap crawl its sitemaps). */
-const STARTS_PER_ROUND = 5;
+/**
+ * Crawl starts under way at once, at most (each fetches a robots.txt, and a sitemap crawl its
+ * sitemaps, a site's Crawl-delay apart: up to SITEMAPS_READ_MS). A round claims crawls while
+ * fewer are under way and does not wait for them: one site's slow start holds no other's.
+ */
+const STARTS_AT_ONCE = 5;
 
 /**
  * The crawl job, in every instance (src/domain/knowledgebase/crawl.ts): each round starts the
@@ -17,9 +21,13 @@ export function startCrawls(
   options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error'> },
 ): { stop(): Promise<void>; wake(): void } {
   const abort = new AbortController();
+  const starting = new Set<Promise<void>>();
   const round = async (stopped: () => boolean) => {
-    for (let n = 0; n < STARTS_PER_ROUND && !stopped(); n++) {
-      if (!(await runner.startNext(abort.signal))) break;
+    while (starting.size < STARTS_AT_ONCE && !stopped()) {
+      const claimed = await runner.claimNextStart(abort.signal);
+      if (claimed === null) break;
+      const tracked: Promise<void> = claimed.started.catch(onError).finally(() => starting.delete(tracked));
+      starting.add(tracked);
     }
     if (!stopped()) await runner.sweep();
   };
@@ -42,6 +50,7 @@ export function startCrawls(
       abort.abort();
       await job.stop();
       await woken;
+      await Promise.all(starting);
     },
   };
 }

@@ -265,6 +265,67 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    describe('a site slow to start (a Crawl-delay between the sitemaps of an index)', () => {
+      const index = (server: PageServer, n: number) =>
+        `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from(
+          { length: n },
+          (_, i) => `<sitemap><loc>${server.url(`/sm/${i}.xml`)}</loc></sitemap>`,
+        ).join('')}</sitemapindex>`;
+      const urlset = (urls: string[]) =>
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<url><loc>${u}</loc></url>`).join('')}</urlset>`;
+
+      it('holds no other crawl: one of another bot starts and ends meanwhile; cancelled, it fetches no further sitemap', async () => {
+        const slow = await PageServer.start();
+        const quick = await PageServer.start();
+        try {
+          slow.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nCrawl-delay: 2\n' });
+          slow.set('/sm/index.xml', { type: 'application/xml', body: index(slow, 20) });
+          for (let i = 0; i < 20; i++) slow.set(`/sm/${i}.xml`, { type: 'application/xml', body: urlset([slow.url(`/p${i}`)]) });
+          quick.set('/q/', { body: page('Quick', []) });
+          const slowBot = (await createCopilot(t)).id;
+          const quickBot = (await createCopilot(t)).id;
+          const slowCrawl = (await startCrawl(slowBot, { sitemap: slow.url('/sm/index.xml') })).crawl_id;
+          await waitUntil(() => slow.count('/sm/0.xml') === 1 || null, 'the first sitemap read', { timeoutMs: 10_000 });
+          // Before: the round that started the slow crawl waited out its delays, and this one waited with it.
+          const done = await finished(quickBot, (await startCrawl(quickBot, { url: quick.url('/q/') })).crawl_id);
+          expect(done).toMatchObject({ state: 'done', indexed: 1 });
+          expect((await crawlOf(slowBot, slowCrawl)).state).toBe('queued');
+          // Before: the start read the index's sitemaps to the end, cancelled or not.
+          expect((await call(t, 'DELETE', crawlPath(slowBot, slowCrawl))).statusCode).toBe(200);
+          const read = Array.from({ length: 20 }, (_, i) => slow.count(`/sm/${i}.xml`)).reduce((a, b) => a + b, 0);
+          await new Promise((resolve) => setTimeout(resolve, 4500));
+          const after = Array.from({ length: 20 }, (_, i) => slow.count(`/sm/${i}.xml`)).reduce((a, b) => a + b, 0);
+          expect(after - read).toBeLessThanOrEqual(1); // one fetch may have been under way at the cancel
+          expect((await crawlOf(slowBot, slowCrawl)).state).toBe('cancelled');
+        } finally {
+          await slow.close();
+          await quick.close();
+        }
+      });
+
+      it('a Crawl-delay over an hour (or one no timer holds) fails the crawl, saying why', async () => {
+        const far = await PageServer.start();
+        try {
+          for (const [delay, shown] of [
+            ['3601', '3601'],
+            ['10000000000000', '10000000000000'],
+          ]) {
+            far.set('/robots.txt', { type: 'text/plain', body: `User-agent: *\nCrawl-delay: ${delay}\n` });
+            far.set('/f/', { body: page('Far', []) });
+            const bot = (await createCopilot(t)).id;
+            const done = await finished(bot, (await startCrawl(bot, { url: far.url('/f/') })).crawl_id);
+            expect(done.state).toBe('failed');
+            expect(done.error).toBe(
+              `The site's robots.txt asks for ${shown} s between requests; the service waits at most 3600 s, so it does not crawl the site.`,
+            );
+          }
+          expect(far.count('/f/')).toBe(0);
+        } finally {
+          await far.close();
+        }
+      });
+    });
+
     it('cancel: no new fetch starts, the pages not fetched leave the queue, state cancelled', async () => {
       const root = '/site5';
       const hrefs = Array.from({ length: 12 }, (_, i) => `${root}/c${i}`);

@@ -55,6 +55,10 @@ export const HOST_CONCURRENCY = 4;
 export const MAX_ACTIVE_CRAWLS_PER_BOT = 3;
 /** Sitemaps of a sitemap index read, at most. */
 export const MAX_SITEMAPS = 100;
+/** How long a crawl's start reads the sitemaps of an index, at most; it then starts with the URLs found. */
+export const SITEMAPS_READ_MS = 120_000;
+/** The longest Crawl-delay a crawl honours (one hour): a site asking for more is not crawled. */
+export const MAX_CRAWL_DELAY_MS = 3_600_000;
 /** How long a finished crawl keeps its pages (longer than any job of it still running may need them). */
 export const FINISHED_PAGES_KEPT_MS = 60 * 60_000;
 /** Pages of finished crawls deleted per round of the crawl job, at most (one short statement). */
@@ -627,15 +631,34 @@ export class CrawlRunner implements CrawlHooks {
 
   /** Starts the next queued crawl whose start is due (false when none): robots.txt, sitemaps, the first pages queued. */
   async startNext(signal?: AbortSignal): Promise<boolean> {
+    const claimed = await this.claimNextStart(signal);
+    if (claimed === null) return false;
+    await claimed.started;
+    return true;
+  }
+
+  /**
+   * Claims the next queued crawl whose start is due, and starts it: `started`, the start under
+   * way (a failed start fails its crawl; it rejects only when the database does), or null when
+   * none is due. The crawl job runs starts side by side, so that
+   * one site's slow start (its Crawl-delay between sitemaps) holds no other crawl's.
+   */
+  async claimNextStart(signal?: AbortSignal): Promise<{ started: Promise<void> } | null> {
     const { db, dialect } = this.deps.storage;
     const crawl = await crawls.claimCrawlStart(db, dialect, this.owner, nowTimestamp(), timestampIn(this.leaseMs));
-    if (!crawl) return false;
+    if (!crawl) return null;
+    // In an object: a promise returned from an async function would be waited for.
+    return { started: this.runStart(crawl, signal) };
+  }
+
+  private async runStart(crawl: CrawlRow, signal?: AbortSignal): Promise<void> {
+    const { db, dialect } = this.deps.storage;
     try {
       await this.start(crawl, signal);
     } catch (err) {
       if (signal?.aborted) {
         await crawls.updateCrawl(db, crawl.id, { lease_owner: null, lease_expires_at: null, attempts: Number(crawl.attempts) - 1 }, this.owner);
-        return true;
+        return;
       }
       const transient = err instanceof FetchError && isTransientFetchError(err);
       // The site's or the request's fault says why; anything else is the service's own, logged with its cause.
@@ -657,7 +680,6 @@ export class CrawlRunner implements CrawlHooks {
         this.deps.logger?.warn({ bot_id: crawl.bot_id, crawl_id: crawl.id, reason: message }, 'crawl failed');
       }
     }
-    return true;
   }
 
   private async start(crawl: CrawlRow, signal?: AbortSignal): Promise<void> {
@@ -668,6 +690,11 @@ export class CrawlRunner implements CrawlHooks {
     if (tooComplex !== null) throw new CrawlStartError(tooComplex);
     const scope: CrawlScope = { ...scopeOf(crawl), robotsTxt };
     const delay = crawlDelayMs(crawl.origin, robotsTxt);
+    if (delay > MAX_CRAWL_DELAY_MS) {
+      throw new CrawlStartError(
+        `The site's robots.txt asks for ${delay / 1000} s between requests; the service waits at most ${MAX_CRAWL_DELAY_MS / 1000} s, so it does not crawl the site.`,
+      );
+    }
     const pages: NewPage[] = [];
     let blocked = 0;
     const what = crawl.mode === 'links' ? 'start URL' : 'sitemap URL';
@@ -731,9 +758,14 @@ export class CrawlRunner implements CrawlHooks {
     if (root.kind === 'urlset') return { urls: root.urls.slice(0, budget), blocked: root.blocked };
     const urls = new Set<string>();
     let blocked = 0;
+    // The sitemaps of an index are read for SITEMAPS_READ_MS at most (a Crawl-delay between them
+    // included), and while the crawl is still this instance's to start: cancelled or its copilot
+    // deleted, no further sitemap is fetched. The lease covers each wait.
+    const until = Date.now() + SITEMAPS_READ_MS;
     for (const sitemap of root.urls.slice(0, MAX_SITEMAPS)) {
-      if (urls.size >= budget) break;
+      if (urls.size >= budget || Date.now() + delay > until) break;
       if (!robotsAllow(scope, sitemap)) continue;
+      if (!(await this.stillStarting(crawl, delay))) break;
       if (delay > 0) await sleep(delay, signal);
       // Each sitemap of the index is read on its own: one that cannot be fetched or read is passed over.
       const read = await this.fetchSitemap(sitemap, scope, signal).catch((err: unknown) => {
@@ -753,6 +785,14 @@ export class CrawlRunner implements CrawlHooks {
       }
     }
     return { urls: [...urls], blocked };
+  }
+
+  /** Whether the crawl is still queued and this instance's; if so its lease is renewed for `ms` more. */
+  private async stillStarting(crawl: CrawlRow, ms: number): Promise<boolean> {
+    const { db } = this.deps.storage;
+    const row = await crawls.findCrawl(db, crawl.bot_id, crawl.id);
+    if (row?.state !== 'queued' || row.lease_owner !== this.owner || !(await botIsLive(db, crawl.bot_id))) return false;
+    return crawls.updateCrawl(db, crawl.id, { lease_expires_at: timestampIn(ms + this.leaseMs) }, this.owner);
   }
 
   private async fetchSitemap(url: string, scope: CrawlScope, signal?: AbortSignal): Promise<SitemapRead> {
