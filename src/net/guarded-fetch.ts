@@ -149,6 +149,8 @@ export async function fetchGuarded(
     post?: { body: string; headers: Record<string, string> };
     /** Only the status matters (a webhook's answer): a 2xx body is not read (nor its size held to the limit), and `body` is empty. */
     statusOnly?: boolean;
+    /** Only the first bytes matter (a robots.txt, of which 500 KiB are read): the body is read to this many and no further, whatever its size. */
+    prefixBytes?: number;
   } = {},
   hooks: GuardedFetchHooks = {},
 ): Promise<FetchedResource> {
@@ -239,7 +241,8 @@ export async function fetchGuarded(
       }
       const declared = response.headers.get('content-length');
       const declaredBytes = declared !== null && /^\d+$/.test(declared.trim()) ? Number(declared) : null;
-      if (declaredBytes !== null && declaredBytes > policy.maxBytes) {
+      const limit = init.prefixBytes === undefined ? policy.maxBytes : Math.min(init.prefixBytes, policy.maxBytes);
+      if (init.prefixBytes === undefined && declaredBytes !== null && declaredBytes > policy.maxBytes) {
         throw fail(tooLarge(target.href, policy.maxBytes));
       }
       const encoding = response.headers.get('content-encoding');
@@ -256,7 +259,8 @@ export async function fetchGuarded(
       try {
         // The declared length of an unencoded body sizes the buffer it is read into.
         const sizeHint = encoding === null ? (declaredBytes ?? 0) : 0;
-        const body = await readCapped(response.body, policy.maxBytes, () => fail(tooLarge(target.href, policy.maxBytes)), meter.add, sizeHint);
+        const tooMuch = init.prefixBytes === undefined ? () => fail(tooLarge(target.href, policy.maxBytes)) : null;
+        const body = await readCapped(response.body, limit, tooMuch, meter.add, sizeHint);
         return { url: target.href, status, contentType: response.headers.get('content-type'), body, ...validators };
       } finally {
         meter.stop();
@@ -534,12 +538,13 @@ function undecodableCoding(header: string | null): string | null {
 
 /**
  * Read the whole body, never holding more than `maxBytes`; `onTooLarge` aborts and returns
- * the error. `onBytes` is told the size of every chunk read.
+ * the error (null: the first `maxBytes` are the body, the rest is not read). `onBytes` is told
+ * the size of every chunk read.
  */
 async function readCapped(
   body: ReadableStream | null,
   maxBytes: number,
-  onTooLarge: () => FetchError,
+  onTooLarge: (() => FetchError) | null,
   onBytes: (bytes: number) => void = () => undefined,
   sizeHint = 0,
 ): Promise<Buffer> {
@@ -556,6 +561,12 @@ async function readCapped(
     const { done, value } = (await reader.read()) as ReadableStreamReadResult<Uint8Array>;
     if (done) break;
     if (total + value.byteLength > maxBytes) {
+      if (onTooLarge === null) {
+        await reader.cancel().catch(() => undefined);
+        chunks.push(...(whole !== null && chunks.length === 0 ? [whole.subarray(0, total)] : []));
+        chunks.push(Buffer.from(value.buffer, value.byteOffset, maxBytes - total));
+        return Buffer.concat(chunks, maxBytes);
+      }
       const error = onTooLarge();
       await reader.cancel(error).catch(() => undefined);
       throw error;

@@ -265,6 +265,23 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('a robots.txt larger than MAX_DOCUMENT_BYTES is read to its first 500 KiB, not a failure', async () => {
+      const big = await PageServer.start();
+      try {
+        const padding = '# a comment line of the robots.txt\n'.repeat(Math.ceil((26 * 1024 * 1024) / 36));
+        big.set('/robots.txt', { type: 'text/plain', body: `User-agent: *\nDisallow: /r/private\n${padding}` });
+        big.set('/r/', { body: page('Root', ['private/x', 'ok']) });
+        big.set('/r/ok', { body: page('Ok', []) });
+        big.set('/r/private/x', { body: page('Private', []) });
+        const bot = (await createCopilot(t)).id;
+        const done = await finished(bot, (await startCrawl(bot, { url: big.url('/r/') })).crawl_id);
+        expect(done).toMatchObject({ state: 'done', indexed: 2, blocked: 1 });
+        expect(big.count('/r/private/x')).toBe(0);
+      } finally {
+        await big.close();
+      }
+    });
+
     describe('a site slow to start (a Crawl-delay between the sitemaps of an index)', () => {
       const index = (server: PageServer, n: number) =>
         `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from(

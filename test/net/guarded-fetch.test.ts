@@ -658,6 +658,16 @@ describe('fetchGuarded: status, time and size limits', () => {
     expect(streamLog.bytesWritten).toBeLessThan(32 * 1024 * 1024);
   });
 
+  it('prefixBytes: the first bytes of a body over the limit (endless, or a bomb), and the stream stopped', async () => {
+    for (const path of ['/endless', '/bomb']) {
+      const res = await fetchGuarded(`${v4.origin}${path}`, LOCAL, { prefixBytes: 64 * 1024 });
+      expect(res.body.length, path).toBe(64 * 1024);
+    }
+    await waitFor(() => streamLog.closed);
+    // Never more than the policy's limit, whatever is asked.
+    expect((await fetchGuarded(`${v4.origin}/endless`, { ...LOCAL, maxBytes: 1024 }, { prefixBytes: 64 * 1024 })).body.length).toBe(1024);
+  });
+
   it('caps a gzip bomb on the decoded bytes', async () => {
     expect(bomb.length).toBeLessThan(LOCAL.maxBytes);
     const error = await fetchError(fetchGuarded(`${v4.origin}/bomb`, LOCAL));

@@ -733,11 +733,13 @@ export class CrawlRunner implements CrawlHooks {
   /** The site's robots.txt: null when it has none (a 4xx answer: everything allowed, RFC 9309 §2.3.1.3). */
   private async fetchRobots(origin: string, signal?: AbortSignal): Promise<string | null> {
     try {
-      const res = await fetchGuarded(`${origin}/robots.txt`, this.deps.fetchPolicy, { accept: 'text/plain, */*;q=0.1', signal });
-      return res.body
-        .subarray(0, MAX_ROBOTS_CHARS * 4)
-        .toString('utf8')
-        .slice(0, MAX_ROBOTS_CHARS);
+      // Its first MAX_ROBOTS_CHARS characters, whatever its size (a robots.txt over the document limit failed the crawl).
+      const res = await fetchGuarded(`${origin}/robots.txt`, this.deps.fetchPolicy, {
+        accept: 'text/plain, */*;q=0.1',
+        signal,
+        prefixBytes: MAX_ROBOTS_CHARS * 4,
+      });
+      return res.body.toString('utf8').slice(0, MAX_ROBOTS_CHARS);
     } catch (err) {
       if (err instanceof FetchError && err.kind === 'http_status' && err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 429) {
         return null;
