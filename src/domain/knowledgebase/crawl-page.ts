@@ -10,7 +10,7 @@
  */
 import zlib from 'node:zlib';
 import { Parser } from 'htmlparser2';
-import { ExtractError, MAX_HTML_CHARS } from './extract.js';
+import { ExtractError, htmlText } from './extract.js';
 import type { PackedPassages } from './passages.js';
 import { type CrawlScope, linkTarget, MAX_VERDICT_WORK, scopeChecker, type Verdict } from './crawl-scope.js';
 
@@ -55,7 +55,7 @@ export function readPageLinks(body: Buffer, contentType: string | null, finalUrl
   const finalVerdict = verdict(linkTarget(finalUrl, finalUrl) ?? finalUrl);
   const out: PageLinks = { links: [], blocked: 0, canonical: null, canonicalVerdict: null, finalVerdict, noindex: false };
   if (!isHtml(body, contentType)) return out;
-  const html = readHtmlLinks(body.toString('utf8', 0, Math.min(body.length, MAX_HTML_CHARS)), finalUrl);
+  const html = readHtmlLinks(htmlText(body, contentType), finalUrl);
   out.noindex = html.noindex;
   out.canonical = html.canonical;
   out.canonicalVerdict = html.canonical === null ? null : verdict(html.canonical);

@@ -71,6 +71,16 @@ export function extractText(body: Buffer, contentType: string | null): Extracted
   return page;
 }
 
+/**
+ * An HTML page's text as `extractText` reads it: its encoding sniffed (a byte order mark, the
+ * Content-Type charset, a `<meta charset>`), cut at MAX_HTML_CHARS. A crawl reads its links from
+ * this (read as UTF-8, a UTF-16 page gave no link and a windows-1252 `café` a wrong URL).
+ */
+export function htmlText(body: Buffer, contentType: string | null): string {
+  // Four bytes a character at most (UTF-8; UTF-16 takes two): no more is decoded than is kept.
+  return decode(body.subarray(0, 4 * MAX_HTML_CHARS), htmlEncoding(body, parseContentType(contentType).charset)).slice(0, MAX_HTML_CHARS);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Content type, sniffing and character encoding
 

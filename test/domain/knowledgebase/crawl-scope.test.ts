@@ -134,6 +134,14 @@ describe('page links', () => {
     expect(readPageLinks(Buffer.from('see /docs/a'), 'text/plain', 'https://d.example/docs/', scope()).links).toEqual([]);
     expect(readPageLinks(html(''), 'text/html', 'https://d.example/elsewhere', scope()).finalVerdict).toBe('outside');
   });
+
+  it("in the page's own encoding, as its text is read: UTF-16 (by its byte order mark) and windows-1252 (by its charset)", () => {
+    const markup = '<!doctype html><html><body><a href="/docs/u16">u</a></body></html>';
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(markup, 'utf16le')]);
+    expect(readPageLinks(utf16, 'text/html', 'https://d.example/docs/', scope()).links).toEqual(['https://d.example/docs/u16']);
+    const latin = Buffer.from('<!doctype html><html><body><a href="/docs/caf\xe9">caf\xe9</a></body></html>', 'latin1');
+    expect(readPageLinks(latin, 'text/html; charset=windows-1252', 'https://d.example/docs/', scope()).links).toEqual(['https://d.example/docs/caf%C3%A9']);
+  });
 });
 
 describe('sitemaps', () => {
