@@ -121,7 +121,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it("robots.txt's Crawl-delay: one page of the crawl in the queue at a time, each due the delay after the one before", async () => {
+    it("robots.txt's Crawl-delay: one page of the crawl in the queue at a time, each due the delay after the one before ended", async () => {
       const host = await PageServer.start();
       try {
         host.set('/robots.txt', { type: 'text/plain', body: 'User-agent: copilot-management-service\nCrawl-delay: 30\n' });
@@ -134,12 +134,17 @@ for (const dialect of DIALECTS) {
         const crawl = (await call(t, 'GET', `${kbPath(bot)}/crawls/${res.json().crawl_id}`)).json();
         expect(crawl).toMatchObject({ state: 'running', crawl_delay_ms: 30_000 });
         const [start] = await pendingOf(bot);
+        // The first page is claimed a while after it was due (a busy worker, the poll interval).
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const claimedAt = Date.now();
         expect(await worker.runOne()).toBe(true);
         expect(host.count('/slow/')).toBe(1);
         const pending = await pendingOf(bot);
         expect(pending).toHaveLength(1);
-        // The next page is scheduled 30 s after the first was due: the worker will not claim it before.
-        expect(Date.parse(pending[0]!.run_after) - Date.parse(start!.run_after)).toBeGreaterThanOrEqual(30_000);
+        // The next page is scheduled 30 s after the first ended (not after it was due, which left
+        // 28.5 s here): the worker will not claim it before.
+        expect(Date.parse(pending[0]!.run_after) - claimedAt).toBeGreaterThanOrEqual(30_000);
+        expect(Date.parse(pending[0]!.run_after) - Date.parse(start!.run_after)).toBeGreaterThanOrEqual(31_500);
         expect(await worker.runOne()).toBe(false);
         expect(host.count('/slow/a') + host.count('/slow/b')).toBe(0);
         expect((await call(t, 'DELETE', `${kbPath(bot)}/crawls/${crawl.crawl_id}`)).json().state).toBe('cancelled');

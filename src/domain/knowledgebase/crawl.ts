@@ -595,6 +595,13 @@ export class CrawlRunner implements CrawlHooks {
       let queued = 0;
       if (crawl) {
         const now = nowTimestamp();
+        // Under a Crawl-delay the next page is due the delay after this one ended, not after this
+        // one was due (a page claimed late left a shorter gap, down to its own fetch's time).
+        const delay = Number(crawl.crawl_delay_ms);
+        if (delay > 0 && urls.length > 0 && addMs(now, delay) > crawl.next_fetch_at) {
+          crawl.next_fetch_at = addMs(now, delay);
+          await crawls.updateCrawl(trx, crawlId, { next_fetch_at: crawl.next_fetch_at });
+        }
         if (extra.found) await writeFound(trx, crawl, extra.found, now);
         for (const url of urls) await crawls.settlePage(trx, crawl.bot_id, crawlId, url, now, { fetched: extra.found !== undefined });
         queued = await advance(trx, dialect, crawl, now, this.deps.maxPendingLinks);
