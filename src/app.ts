@@ -94,6 +94,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Every answer is the type it says (JSON, YAML, the dashboard's files): never sniffed as another.
+    reply.header('x-content-type-options', 'nosniff');
   });
 
   documentFrameworkErrors(app);

@@ -78,6 +78,17 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('every answer says its type is not to be sniffed: JSON, errors (401, 404, 405) and the service's OpenAPI document', async () => {
+        const answers = [
+          await call(t, 'GET', copilotPath(id)),
+          await call(t, 'GET', copilotPath(id), { key: null }),
+          await call(t, 'GET', '/backend/api/nowhere'),
+          await call(t, 'PUT', COPILOTS_PATH),
+          await call(t, 'GET', '/backend/openapi.json'),
+        ];
+        for (const res of answers) expect(res.headers['x-content-type-options'], `${res.statusCode} ${res.body.slice(0, 60)}`).toBe('nosniff');
+      });
+
       it("refuses control and invisible formatting characters in the names shown to others (a copilot's, a key's)", async () => {
         const cases: Array<[string, () => Promise<import('fastify').LightMyRequestResponse>, string]> = [
           ['create name, a bidi override', () => call(t, 'POST', COPILOTS_PATH, { payload: { name: 'KB \u202eevil' } }), 'U+202E'],
