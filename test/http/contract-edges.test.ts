@@ -78,7 +78,7 @@ for (const dialect of DIALECTS) {
         }
       });
 
-      it('every answer says its type is not to be sniffed: JSON, errors (401, 404, 405) and the service's OpenAPI document', async () => {
+      it('every answer says its type is not to be sniffed: JSON, errors (401, 404, 405) and the service’s OpenAPI document', async () => {
         const answers = [
           await call(t, 'GET', copilotPath(id)),
           await call(t, 'GET', copilotPath(id), { key: null }),

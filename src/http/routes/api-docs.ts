@@ -112,6 +112,7 @@ async function loadAssets(dir: string): Promise<Assets> {
 export const DOCS_SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
 } as const;
@@ -147,7 +148,7 @@ const NOT_BUILT =
 const acceptsGzip = (request: FastifyRequest): boolean => /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
 
 function send(request: FastifyRequest, reply: FastifyReply, file: Asset): FastifyReply {
-  reply.type(file.type).header('cache-control', IMMUTABLE).header('vary', 'accept-encoding');
+  reply.type(file.type).header('cache-control', IMMUTABLE).header('x-content-type-options', 'nosniff').header('vary', 'accept-encoding');
   if (!acceptsGzip(request)) return reply.send(file.body);
   return reply.header('content-encoding', 'gzip').send(file.gzip);
 }

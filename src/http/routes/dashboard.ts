@@ -20,6 +20,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const PAGE_SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
 } as const;
@@ -30,6 +31,7 @@ const NOT_BUILT =
   'The HTTP API works without it: see /backend/openapi.json.\n';
 
 function setHeaders(root: string, reply: FastifyReply, file: string): void {
+  reply.header('x-content-type-options', 'nosniff');
   // Vite names everything under assets/ by its content hash: cache forever. Anything else
   // (index.html, favicon) is revalidated on every load so a new build is seen at once.
   const relative = path.relative(root, file).split(path.sep).join('/');
