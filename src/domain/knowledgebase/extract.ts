@@ -250,6 +250,10 @@ const SKIP: SelectorDefinition[] = [
   ...SKIPPED_ROLES.map((role) => ({ selector: `[role~=${role}]`, format: 'skip' })),
   { selector: '[aria-hidden=true i]', format: 'skip' },
   { selector: 'input[type=hidden i]', format: 'skip' },
+  // Not shown by a browser: the `hidden` attribute, an inline `display: none` (its two usual spellings).
+  { selector: '[hidden]', format: 'skip' },
+  { selector: '[style*="display:none" i]', format: 'skip' },
+  { selector: '[style*="display: none" i]', format: 'skip' },
   // A header inside an article or section is its heading and byline, not the site banner
   // (ARIA gives it no banner role); more specific than `header`, so it wins.
   { selector: 'main > header', format: 'block' },
@@ -377,7 +381,12 @@ function scanHtml(html: string): HtmlScan {
         const region: Region = {
           main: name === 'main' || roles.includes('main'),
           article: name === 'article',
-          skipped: SKIPPED_TAG_SET.has(name) || roles.some((role) => SKIPPED_ROLES.includes(role)) || (attribs['aria-hidden'] ?? '').toLowerCase() === 'true',
+          skipped:
+            SKIPPED_TAG_SET.has(name) ||
+            roles.some((role) => SKIPPED_ROLES.includes(role)) ||
+            (attribs['aria-hidden'] ?? '').toLowerCase() === 'true' ||
+            'hidden' in attribs ||
+            /display: ?none/i.test(attribs.style ?? ''),
           svg: name === 'svg',
         };
         stack.push(region);

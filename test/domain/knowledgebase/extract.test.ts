@@ -272,6 +272,11 @@ describe('extractText: readable text from HTML', () => {
       html: '<p>Seen <span aria-hidden="TRUE">unseen</span><input type="HIDDEN" value="v"></p>',
       text: 'Seen',
     },
+    {
+      name: 'what a browser does not show is dropped: the hidden attribute, an inline display: none',
+      html: '<p>Seen <span hidden>unseen</span><span style="color:red;DISPLAY:NONE">gone</span><b style="display: none">away</b> too</p>',
+      text: 'Seen too',
+    },
     { name: 'role lists are understood', html: '<div role="navigation menubar">menu</div><p>Body text</p>', text: 'Body text' },
     { name: 'whitespace collapses, non-breaking spaces too', html: '<p>  a \t\n b&nbsp;&nbsp;c\u2003d </p>', text: 'a b c d' },
     {
