@@ -16,6 +16,10 @@ const LIST = '/backend/api/copilots';
 // paragraph separators, DEL, non-ASCII letters, astral characters.
 const awkward = ['\u0001', '\b', '\t', '\n', '\u000b', '\f', '\r', '\u001f', '"', '\\', '/', '\u007f', '\u2028', '\u2029', 'é', 'ß', '€', '😀', '𝄞', 'a', ' '];
 const text = fc.array(fc.constantFrom(...awkward), { minLength: 1, maxLength: 24 }).map((chars) => chars.join(''));
+// A name holds no control or invisible formatting character (refused at input): the rest of them.
+const nameText = fc
+  .array(fc.constantFrom(...awkward.filter((c) => !/[\u0000-\u001f\u007f\u2028\u2029]/.test(c))), { minLength: 1, maxLength: 24 })
+  .map((chars) => chars.join(''));
 
 for (const dialect of DIALECTS) {
   describe(`copilot list bytes (${dialect})`, () => {
@@ -27,7 +31,7 @@ for (const dialect of DIALECTS) {
 
     it('are JSON.stringify of the copilots themselves, for any text they hold', async () => {
       await fc.assert(
-        fc.asyncProperty(text, text, async (name, prompt) => {
+        fc.asyncProperty(nameText, text, async (name, prompt) => {
           const created = await call(t, 'POST', LIST, { payload: { name: `x${name}`, prompt_message: prompt, enhanced_privacy: true } });
           expect(created.statusCode, created.body).toBe(201);
           const id = (created.json() as { id: string }).id;
