@@ -1,3 +1,4 @@
+import { escapeOf, INVISIBLE_IN_LINE } from '../text/invisible.js';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RULE_IDS, RULE_TEXTS, type RuleFinding, type Severity } from '../domain/validator/index.js';
@@ -40,10 +41,13 @@ function countSeverities(located: readonly Located[], into: Record<Severity, num
   return into;
 }
 
-/** Text from a document shown on a terminal: control characters escaped, so a document cannot drive it. */
+/**
+ * Text from a document shown on a terminal or in an annotation: control and invisible
+ * formatting characters escaped (src/text/invisible.ts), so a document can neither drive the
+ * terminal nor turn the text around it (a bidi override in an operationId), as the dashboard shows it.
+ */
 export function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.replace(INVISIBLE_IN_LINE, escapeOf);
 }
 
 /** `file:line:col: severity rule: message [platforms]`, one line per finding, as compilers print them. */

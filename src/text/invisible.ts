@@ -7,14 +7,18 @@
  * are not among them: words and emoji need them.
  *
  * One list for the service, which refuses them in the URLs and names users store
- * (knowledgebase/links.ts), and the dashboard, which shows them as escapes in what it shows of
- * an API description (web/src/lib/format.ts): no runtime dependency, so both can load it.
+ * (knowledgebase/links.ts), and for what shows an API description's text: the dashboard
+ * (web/src/lib/format.ts) and the CLI (src/cli/formats.ts) write them as escapes. No runtime
+ * dependency, so the dashboard can load it.
  */
 const CLASS =
   '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}';
 
 /** The first such character of a text, if any. */
 export const INVISIBLE_CHARACTER = new RegExp(`[${CLASS}]`, 'u');
+
+/** Every such character, for a line of text (a terminal's, an annotation's): line breaks too. */
+export const INVISIBLE_IN_LINE = new RegExp(`[${CLASS}]`, 'gu');
 
 /** Every such character but tab and line feed (a description's own layout), for display. */
 export const INVISIBLE_IN_TEXT = new RegExp(`[${CLASS.replace('\\u0000-\\u001f', '\\u0000-\\u0008\\u000b-\\u001f')}]`, 'gu');

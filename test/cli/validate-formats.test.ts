@@ -87,6 +87,14 @@ describe('positions in YAML, more shapes', () => {
 describe('format escaping', () => {
   const located: Located[] = [{ finding: finding({ message: '100% sure,\nreally: <b>&\u0001' }), position: { line: 3, column: 5 } }];
 
+  it('bidi controls and invisible characters of a document are escaped in every format, as control characters are', () => {
+    const bidi: Located[] = [{ finding: finding({ message: 'operationId “repos\u202eteg” has\u200b a \u2066mark' }), position: { line: 1, column: 1 } }];
+    const escaped = 'operationId “repos\\u202eteg” has\\u200b a \\u2066mark';
+    expect(textLines('a\u202e.yaml', bidi)).toBe(`a\\u202e.yaml:1:1: error operation-id-invalid: ${escaped} [openai]\n`);
+    expect(githubLines('a.yaml', bidi)).toContain(`::${escaped}\n`);
+    expect(renderJunit([{ label: 'a.yaml', located: bidi }], 'error')).toContain(escaped);
+  });
+
   it('github: data and properties escaped as the workflow command syntax asks', () => {
     expect(githubLines('dir,x/a:b.yaml', located)).toBe(
       '::error file=dir%2Cx/a%3Ab.yaml,line=3,col=5,title=operation-id-invalid::100%25 sure,%0Areally: <b>&\\u0001\n',
