@@ -318,7 +318,14 @@ export class IngestionWorker {
           now: nowTimestamp(),
         }),
       );
-      if (!(err instanceof FetchError || err instanceof ExtractError)) {
+      if (err instanceof TaskThreadError && err.reason === 'busy') {
+        // Load, not a fault: the job waits for a thread as documented (a warning, not an error).
+        this.options.logger?.warn(
+          { bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
+          'knowledge-base job waits: the task threads are busy',
+        );
+        if (written && !retry) this.options.metrics?.failed('internal');
+      } else if (!(err instanceof FetchError || err instanceof ExtractError)) {
         this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
         if (written && !retry) this.options.metrics?.failed('internal');
       } else if (written && !retry) this.failed(job, error, err instanceof FetchError ? err.kind : 'extract');

@@ -4,6 +4,7 @@
  * decided it.
  */
 import { describe, expect, it } from 'vitest';
+import { TaskThreadError } from '../../src/threads/task-threads.js';
 import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot } from '../support/http.js';
@@ -23,7 +24,15 @@ for (const dialect of DIALECTS) {
     const entries: Entry[] = [];
     const log = (level: Entry['level']) => (fields: Record<string, unknown>, msg: string) => void entries.push({ level, fields, msg });
     const logger = { info: log('info'), warn: log('warn'), error: log('error') } as never;
-    useTestAppWithPages(dialect, { worker: { logger, maxAttempts: 2, backoffMs: 10 } }, (made) => {
+    // The first page's extraction finds the task threads busy (their queue full); the rest are extracted.
+    let busy = 1;
+    const taskThreads = {
+      async passagesOnThread(...args: Parameters<TestApp['services']['taskThreads']['passagesOnThread']>) {
+        if (busy-- > 0) throw new TaskThreadError('busy', 'The task threads have too much work queued.');
+        return t.services.taskThreads.passagesOnThread(...args);
+      },
+    };
+    useTestAppWithPages(dialect, { worker: { logger, maxAttempts: 2, backoffMs: 10, taskThreads } }, (made) => {
       ({ t, pages: site } = made);
       site.set('/gone', { status: 404, body: 'no' });
       site.set('/busy', { status: 503, body: 'later' });
@@ -49,6 +58,10 @@ for (const dialect of DIALECTS) {
       const retries = entries.filter((e) => e.msg === 'knowledge-base link will be retried');
       expect(retries.map((e) => [e.level, e.fields.url])).toEqual([['info', site.url('/busy')]]);
       expect(entries.filter((e) => e.level === 'error')).toEqual([]);
+      // Busy threads are load, not a fault: a warning, and the job retried (it was an error, "failed unexpectedly").
+      expect(entries.filter((e) => e.msg === 'knowledge-base job waits: the task threads are busy').map((e) => [e.level, e.fields.retried])).toEqual([
+        ['warn', true],
+      ]);
       expect(JSON.stringify(entries)).not.toContain('secret-');
     });
   });
