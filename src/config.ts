@@ -170,6 +170,8 @@ export function environmentWithDotenv(env: Env = process.env, cwd = process.cwd(
 export type FetchSettings = Pick<Config, 'maxDocumentBytes' | 'fetchTimeoutMs' | 'fetchAllowNetworks' | 'fetchMinBytesPerSecond' | 'fetchMinRateWindowMs'>;
 
 interface SettingsReader {
+  /** What was wrong, one line each (the reader's own and its caller's). */
+  problems: string[];
   get(key: string): string | undefined;
   int(key: string, fallback: number, min: number, max: number): number;
   bool(key: string, fallback: boolean): boolean;
@@ -182,6 +184,7 @@ function settingsReader(env: Env, problems: string[]): SettingsReader {
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
   return {
+    problems,
     get,
     int(key, fallback, min, max) {
       const raw = get(key);
@@ -205,7 +208,7 @@ function settingsReader(env: Env, problems: string[]): SettingsReader {
 
 const MiB = 1024 * 1024;
 
-function readFetchSettings({ get, int }: SettingsReader, problems: string[]): FetchSettings {
+function readFetchSettings({ problems, get, int }: SettingsReader): FetchSettings {
   let fetchAllowNetworks: string[] = [];
   try {
     fetchAllowNetworks = parseAllowNetworks(get('FETCH_ALLOW_NETWORKS') ?? '');
@@ -227,7 +230,7 @@ function readFetchSettings({ get, int }: SettingsReader, problems: string[]): Fe
  */
 export function loadFetchSettings(env: Env = environmentWithDotenv()): FetchSettings {
   const problems: string[] = [];
-  const settings = readFetchSettings(settingsReader(env, problems), problems);
+  const settings = readFetchSettings(settingsReader(env, problems));
   if (problems.length > 0) throw new ConfigError(problems);
   return settings;
 }
@@ -268,7 +271,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     problems.push('WEBHOOK_SECRET must be set, at least 16 characters, when WEBHOOK_URL is (the deliveries are signed with it)');
   }
 
-  const fetchSettings = readFetchSettings(read, problems);
+  const fetchSettings = readFetchSettings(read);
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: get('HOST') ?? '127.0.0.1',

@@ -234,7 +234,7 @@ function xml(s: string): string {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
-    .replace(/[\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    .replace(/[\ufffe\uffff]/g, escapeOf);
 }
 
 /**

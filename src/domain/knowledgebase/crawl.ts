@@ -598,9 +598,10 @@ export class CrawlRunner implements CrawlHooks {
         // Under a Crawl-delay the next page is due the delay after this one ended, not after this
         // one was due (a page claimed late left a shorter gap, down to its own fetch's time).
         const delay = Number(crawl.crawl_delay_ms);
-        if (delay > 0 && urls.length > 0 && addMs(now, delay) > crawl.next_fetch_at) {
-          crawl.next_fetch_at = addMs(now, delay);
-          await crawls.updateCrawl(trx, crawlId, { next_fetch_at: crawl.next_fetch_at });
+        const nextAfterThis = delay > 0 && urls.length > 0 ? addMs(now, delay) : null;
+        if (nextAfterThis !== null && nextAfterThis > crawl.next_fetch_at) {
+          crawl.next_fetch_at = nextAfterThis;
+          await crawls.updateCrawl(trx, crawlId, { next_fetch_at: nextAfterThis });
         }
         if (extra.found) await writeFound(trx, crawl, extra.found, now);
         for (const url of urls) await crawls.settlePage(trx, crawl.bot_id, crawlId, url, now, { fetched: extra.found !== undefined });
@@ -702,15 +703,19 @@ export class CrawlRunner implements CrawlHooks {
         `The site's robots.txt asks for ${delay / 1000} s between requests; the service waits at most ${MAX_CRAWL_DELAY_MS / 1000} s, so it does not crawl the site.`,
       );
     }
+    // Whether robots.txt lets the service fetch a URL (whatever the crawl's scope and patterns):
+    // parsed once for the start URL and every sitemap of an index.
+    const robots = parseRobots(crawl.origin, robotsTxt);
+    const robotsAllow = (url: string) => robots?.isAllowed(url, USER_AGENT) !== false;
     const pages: NewPage[] = [];
     let blocked = 0;
     const what = crawl.mode === 'links' ? 'start URL' : 'sitemap URL';
-    if (!robotsAllow(scope, crawl.start_url)) throw new CrawlStartError(`The site's robots.txt disallows the ${what} for this service.`);
+    if (!robotsAllow(crawl.start_url)) throw new CrawlStartError(`The site's robots.txt disallows the ${what} for this service.`);
     if (crawl.mode === 'links' && scopeChecker(scope)(crawl.start_url) === 'excluded')
       throw new CrawlStartError("The start URL does not pass the crawl's include and exclude patterns.");
     if (crawl.mode === 'links') pages.push({ url: crawl.start_url, depth: 0, viaCanonical: false });
     else {
-      const read = await this.readSitemaps(crawl, scope, delay, signal);
+      const read = await this.readSitemaps(crawl, scope, delay, robotsAllow, signal);
       pages.push(...read.urls.map((url) => ({ url, depth: 0, viaCanonical: false })));
       blocked = read.blocked;
     }
@@ -760,7 +765,13 @@ export class CrawlRunner implements CrawlHooks {
   }
 
   /** The URLs of the crawl's sitemap, or of each sitemap of a sitemap index, up to the budget. */
-  private async readSitemaps(crawl: CrawlRow, scope: CrawlScope, delay: number, signal?: AbortSignal): Promise<{ urls: string[]; blocked: number }> {
+  private async readSitemaps(
+    crawl: CrawlRow,
+    scope: CrawlScope,
+    delay: number,
+    robotsAllow: (url: string) => boolean,
+    signal?: AbortSignal,
+  ): Promise<{ urls: string[]; blocked: number }> {
     const budget = Number(crawl.max_pages);
     const root = await this.fetchSitemap(crawl.start_url, scope, signal);
     if (root.kind === 'unknown') throw new CrawlStartError('The sitemap URL does not hold a sitemap (<urlset>) or a sitemap index (<sitemapindex>).');
@@ -773,7 +784,7 @@ export class CrawlRunner implements CrawlHooks {
     const until = Date.now() + SITEMAPS_READ_MS;
     for (const sitemap of root.urls.slice(0, MAX_SITEMAPS)) {
       if (urls.size >= budget || Date.now() + delay > until) break;
-      if (!robotsAllow(scope, sitemap)) continue;
+      if (!robotsAllow(sitemap)) continue;
       if (!(await this.stillStarting(crawl, delay))) break;
       if (delay > 0) await sleep(delay, signal);
       // Each sitemap of the index is read on its own: one that cannot be fetched or read is passed over.
@@ -785,7 +796,6 @@ export class CrawlRunner implements CrawlHooks {
         );
         return null;
       });
-      await crawls.updateCrawl(this.deps.storage.db, crawl.id, { lease_expires_at: timestampIn(this.leaseMs) }, this.owner);
       if (read?.kind !== 'urlset') continue; // an index inside an index is not followed (the protocol has none)
       blocked += read.blocked;
       for (const url of read.urls) {
@@ -812,11 +822,6 @@ export class CrawlRunner implements CrawlHooks {
 
 class CrawlStartError extends Error {
   override name = 'CrawlStartError';
-}
-
-/** Whether robots.txt lets the service fetch `url` (whatever the crawl's scope and patterns). */
-function robotsAllow(scope: CrawlScope, url: string): boolean {
-  return parseRobots(scope.origin, scope.robotsTxt)?.isAllowed(url, USER_AGENT) !== false;
 }
 
 async function botIsLive(db: Db, botId: string): Promise<boolean> {

@@ -271,18 +271,17 @@ function yamlError(err: unknown, maxDepth: number, maxMergedKeys: number) {
   const reason = typeof e.reason === 'string' && e.reason !== '' ? e.reason : err instanceof RangeError ? 'the document is too complex' : 'unreadable';
   const mark = e.mark;
   const position = mark && typeof mark.line === 'number' && typeof mark.column === 'number' ? { line: mark.line + 1, column: mark.column + 1 } : null;
+  const where = position ? ` ${at(position)}` : '';
   if (reason.startsWith('nesting exceeded maxDepth')) {
-    const where = position ? ` ${at(position)}` : '';
     return invalidDocument(`The document is nested more than ${maxDepth} levels deep${where}.`, { ...position, max_depth: maxDepth });
   }
   if (reason.startsWith('merge keys exceeded maxTotalMergeKeys')) {
-    const where = position ? ` ${at(position)}` : '';
     return invalidDocument(`The document's YAML merge keys (<<) copy more than ${maxMergedKeys} keys${where}.`, {
       ...position,
       max_merged_keys: maxMergedKeys,
     });
   }
   if (reason === 'expected a document, but the input is empty') return invalidDocument('The document is empty.');
-  if (position) return invalidDocument(`The document is not valid YAML: ${reason} ${at(position)}.`, { ...position });
+  if (position) return invalidDocument(`The document is not valid YAML: ${reason}${where}.`, { ...position });
   return invalidDocument(`The document is not valid YAML: ${reason}.`);
 }

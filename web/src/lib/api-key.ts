@@ -1,4 +1,4 @@
-import { INVISIBLE_CHARACTER } from '../../../src/text/invisible.js';
+import { INVISIBLE_IN_LINE } from '../../../src/text/invisible.js';
 
 /**
  * The key in what was pasted: trimmed, without a header prefix ("Bearer cms_…"), the quotes a
@@ -8,7 +8,7 @@ import { INVISIBLE_CHARACTER } from '../../../src/text/invisible.js';
  */
 export function keyFromPaste(text: string): string | Error {
   const key = text
-    .replace(new RegExp(INVISIBLE_CHARACTER.source, 'gu'), '')
+    .replace(INVISIBLE_IN_LINE, '')
     .trim()
     .replace(/^Bearer\s+/i, '')
     .replace(/^["'`\u201c\u201d\u2018\u2019]+|["'`\u201c\u201d\u2018\u2019]+$/g, '');
