@@ -196,9 +196,11 @@ export async function fetchGuarded(
           },
         });
       // A kept connection may be one the server closed as the request went out (its idle
-      // timeout): a GET is sent once more, on a new connection, as browsers do.
+      // timeout): a GET is sent once more, on a new connection, as browsers do. Only when the
+      // pool held an idle connection to take: a new connection closed unanswered is the answer.
+      const mayBeKept = idleConnections(agent, target.origin) > 0;
       const response = await send().catch((err: unknown) => {
-        if (init.post || state.failure !== null || controller.signal.aborted || !closedUnderUs(err)) throw err;
+        if (!mayBeKept || init.post || state.failure !== null || controller.signal.aborted || !closedUnderUs(err)) throw err;
         return send();
       });
       const { status } = response;
@@ -586,6 +588,13 @@ async function readCapped(
 
 function tooLarge(url: string, maxBytes: number): FetchError {
   return new FetchError('too_large', url, `The response from ${hostOf(url)} is larger than the limit of ${formatBytes(maxBytes)}.`);
+}
+
+/** How many connections to `origin` the agent keeps open and unused (its pool's `free`). */
+function idleConnections(agent: Agent, origin: string): number {
+  // An Agent without a `connections` limit keeps a Pool per origin, whose stats count them.
+  const stats = agent.stats[origin];
+  return stats !== undefined && 'free' in stats ? stats.free : 0;
 }
 
 /** The connection closed before any answer came (reset, or closed by the other side). */

@@ -293,6 +293,21 @@ describe('fetchGuarded: connections kept between calls', () => {
     }
   });
 
+  it('a new connection the server closes before answering is not sent again: the failure is the answer', async () => {
+    // Only a kept connection may have been closed by an idle timeout as the request went out; a
+    // server that drops every new connection is asked once per call, not twice.
+    const site = await startServer('127.0.0.1', (req) => req.socket.destroy());
+    try {
+      const policy = { ...LOCAL, allowNetworks: ['127.0.0.1/32'] };
+      const error = await fetchError(fetchGuarded(`${site.origin}/a`, policy));
+      expect(error.kind).toBe('network');
+      expect(error.message).toBe(`The connection to ${new URL(site.origin).host} was closed unexpectedly.`);
+      expect(site.connections).toBe(1);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('never reuses a connection a call gave up on mid-answer', async () => {
     const site = await startServer('127.0.0.1', handler);
     try {
