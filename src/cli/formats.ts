@@ -163,7 +163,7 @@ function sarifQuota(reports: readonly FileReport[], max: number): { keep: Record
 /**
  * SARIF 2.1.0: one run; the driver's rules are the rule registry (`RULE_IDS`, each described
  * by its sentence: code scanning titles an alert with it), each result
- * names its rule by id and index, its level, message and region; the JSON pointer, platforms
+ * names its rule by id and index, its level, message (`printable`) and region; the JSON pointer, platforms
  * and fix are in the result's properties. An input that could not be read is a tool
  * execution notification (an error) and makes the invocation unsuccessful. A run holds at most
  * `SARIF_MAX_RESULTS` results, the severest; a warning notification says what was left out.
@@ -178,7 +178,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
     if (report.error !== undefined) {
       notifications.push({
         level: 'error',
-        message: { text: report.error },
+        message: { text: printable(report.error) },
         locations: [{ physicalLocation: { artifactLocation: location } }],
       });
       continue;
@@ -190,7 +190,7 @@ export function renderSarif(reports: readonly FileReport[]): string {
         ruleId: f.rule,
         ...(index === undefined ? {} : { ruleIndex: index }),
         level: SARIF_LEVEL[f.severity],
-        message: { text: f.message },
+        message: { text: printable(f.message) },
         locations: [
           {
             physicalLocation: { artifactLocation: location, region: { startLine: p.line, startColumn: p.column } },

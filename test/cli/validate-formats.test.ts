@@ -93,6 +93,10 @@ describe('format escaping', () => {
     expect(textLines('a\u202e.yaml', bidi)).toBe(`a\\u202e.yaml:1:1: error operation-id-invalid: ${escaped} [openai]\n`);
     expect(githubLines('a.yaml', bidi)).toContain(`::${escaped}\n`);
     expect(renderJunit([{ label: 'a.yaml', located: bidi }], 'error')).toContain(escaped);
+    // GitHub's code scanning shows a SARIF result's message as it is.
+    const run = JSON.parse(renderSarif([{ label: 'a.yaml', located: bidi }, { label: 'b.yaml', located: [], error: 'unreadable \u202eb' }])).runs[0];
+    expect(run.results[0].message.text).toBe(escaped);
+    expect(run.invocations[0].toolExecutionNotifications[0].message.text).toBe('unreadable \\u202eb');
   });
 
   it('github: data and properties escaped as the workflow command syntax asks', () => {
