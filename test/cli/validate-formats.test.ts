@@ -94,7 +94,12 @@ describe('format escaping', () => {
     expect(githubLines('a.yaml', bidi)).toContain(`::${escaped}\n`);
     expect(renderJunit([{ label: 'a.yaml', located: bidi }], 'error')).toContain(escaped);
     // GitHub's code scanning shows a SARIF result's message as it is.
-    const run = JSON.parse(renderSarif([{ label: 'a.yaml', located: bidi }, { label: 'b.yaml', located: [], error: 'unreadable \u202eb' }])).runs[0];
+    const run = JSON.parse(
+      renderSarif([
+        { label: 'a.yaml', located: bidi },
+        { label: 'b.yaml', located: [], error: 'unreadable \u202eb' },
+      ]),
+    ).runs[0];
     expect(run.results[0].message.text).toBe(escaped);
     expect(run.invocations[0].toolExecutionNotifications[0].message.text).toBe('unreadable \\u202eb');
   });
