@@ -108,14 +108,21 @@ function jsonOffsets(text: string): (path: string[]) => number {
 interface YamlNode {
   start: number;
   members?: Map<string, { keyStart: number; value: YamlNode }>;
+  /** The values of a mapping's merge keys (`<<: *a`, `<<: [*a, *b]`), in order. */
+  merges?: YamlNode[];
   items?: YamlNode[];
-  alias?: string;
+  /** An alias: the node its anchor named when the alias was written (a later anchor of that name is another). */
+  target?: YamlNode;
 }
+
+/** How many merges and aliases a lookup follows from one node (a merge cycle is refused by the parser; this bounds it anyway). */
+const MAX_HOPS = 64;
 
 /**
  * YAML from js-yaml's event stream (the parser the validator uses; source offsets on every
  * event, and about ten times faster than the `yaml` package's CST on large documents): a
- * light tree of starts, members by key and items, aliases resolved by anchor when walked.
+ * light tree of starts, members by key and items, aliases tied to their anchor as read, merge
+ * keys' sources looked in when a mapping does not write a key itself.
  */
 function yamlOffsets(text: string): (path: string[]) => number {
   const jsYaml = require('js-yaml') as typeof JsYaml;
@@ -125,7 +132,7 @@ function yamlOffsets(text: string): (path: string[]) => number {
   const anchorName = (start: number, end: number) => text.slice(start, end).replace(/^[&*]/, '');
   let root: YamlNode | undefined;
   // Open collections; for a mapping, the key read and waiting for its value.
-  const stack: { node: YamlNode; key?: { name: string | null; start: number } }[] = [];
+  const stack: { node: YamlNode; key?: { name: string | null; start: number; merge: boolean } }[] = [];
   for (const event of events) {
     if (event.type === EVENT_ID.POP) {
       stack.pop();
@@ -134,29 +141,49 @@ function yamlOffsets(text: string): (path: string[]) => number {
     if (event.type === EVENT_ID.DOCUMENT) continue;
     let node: YamlNode;
     let name: string | null = null;
+    let merge = false;
     if (event.type === EVENT_ID.SCALAR) {
       // A quoted scalar's value starts after its quote; the node, at the quote.
       const quoted = event.style === jsYaml.SCALAR_STYLE_SINGLE_QUOTED || event.style === jsYaml.SCALAR_STYLE_DOUBLE_QUOTED;
       node = { start: quoted ? event.valueStart - 1 : event.valueStart };
       const parent = stack[stack.length - 1];
-      if (parent?.node.members !== undefined && parent.key === undefined) name = jsYaml.getScalarValue(text, event);
-    } else if (event.type === EVENT_ID.ALIAS) node = { start: event.anchorStart, alias: anchorName(event.anchorStart, event.anchorEnd) };
+      if (parent?.node.members !== undefined && parent.key === undefined) {
+        name = jsYaml.getScalarValue(text, event);
+        // A plain `<<` is a merge key (as the validator reads it); a quoted one is a key.
+        merge = name === '<<' && event.style === jsYaml.SCALAR_STYLE_PLAIN;
+      }
+    } else if (event.type === EVENT_ID.ALIAS) node = { start: event.anchorStart, target: anchors.get(anchorName(event.anchorStart, event.anchorEnd)) };
     else if (event.type === EVENT_ID.MAPPING) node = { start: event.start, members: new Map() };
     else node = { start: event.start, items: [] };
     if ('anchorStart' in event && event.type !== EVENT_ID.ALIAS && event.anchorStart >= 0) anchors.set(anchorName(event.anchorStart, event.anchorEnd), node);
     const parent = stack[stack.length - 1];
     if (parent === undefined) root ??= node;
     else if (parent.node.items !== undefined) parent.node.items.push(node);
-    else if (parent.key === undefined) parent.key = { name, start: node.start };
+    else if (parent.key === undefined) parent.key = { name, start: node.start, merge };
     else {
-      if (parent.key.name !== null) parent.node.members!.set(parent.key.name, { keyStart: parent.key.start, value: node });
+      if (parent.key.merge) (parent.node.merges ??= []).push(node);
+      else if (parent.key.name !== null) parent.node.members!.set(parent.key.name, { keyStart: parent.key.start, value: node });
       parent.key = undefined;
     }
     if (node.members !== undefined || node.items !== undefined) stack.push({ node });
   }
   const resolve = (node: YamlNode | undefined) => {
-    for (let hops = 0; node?.alias !== undefined && hops < 64; hops++) node = anchors.get(node.alias);
-    return node;
+    for (let hops = 0; node?.target !== undefined && hops < MAX_HOPS; hops++) node = node.target;
+    return node?.target === undefined ? node : undefined;
+  };
+  // A mapping's member: its own, else the first merge source (a mapping, or a sequence of them) holding it.
+  const member = (node: YamlNode, key: string, hops: number): { keyStart: number; value: YamlNode } | undefined => {
+    const own = node.members?.get(key);
+    if (own !== undefined || node.merges === undefined || hops >= MAX_HOPS) return own;
+    for (const merged of node.merges) {
+      const source = resolve(merged);
+      for (const item of source?.items ?? [source]) {
+        const mapping = resolve(item);
+        const found = mapping?.members === undefined ? undefined : member(mapping, key, hops + 1);
+        if (found !== undefined) return found;
+      }
+    }
+    return undefined;
   };
   return (path) => {
     let node = resolve(root);
@@ -164,10 +191,10 @@ function yamlOffsets(text: string): (path: string[]) => number {
     for (const segment of path) {
       let next: YamlNode | undefined;
       if (node?.members !== undefined) {
-        const member = node.members.get(segment);
-        if (member !== undefined) {
-          offset = member.keyStart;
-          next = member.value;
+        const found = member(node, segment, 0);
+        if (found !== undefined) {
+          offset = found.keyStart;
+          next = found.value;
         }
       } else if (node?.items !== undefined && /^(0|[1-9]\d*)$/.test(segment)) {
         next = node.items[Number(segment)];

@@ -73,14 +73,45 @@ describe('positions of JSON pointers', () => {
 });
 
 describe('positions in YAML, more shapes', () => {
-  it('double-quoted keys, block scalars, a key after a block scalar, merge keys as ordinary keys', async () => {
-    const yaml = ['paths:', '  "/x y":', '    get:', '      description: |', '        Long', '        text.', '      operationId: "x"', '  <<: {a: 1}'].join(
+  it('double-quoted keys, block scalars, a key after a block scalar, a quoted << as an ordinary key', async () => {
+    const yaml = ['paths:', '  "/x y":', '    get:', '      description: |', '        Long', '        text.', '      operationId: "x"', '  "<<": {a: 1}'].join(
       '\n',
     );
     expect(await locate(yaml, 'yaml', '/paths/~1x y/get/description')).toEqual({ line: 4, column: 7 });
     expect(await locate(yaml, 'yaml', '/paths/~1x y/get/operationId')).toEqual({ line: 7, column: 7 });
     expect(await locate(yaml, 'yaml', '/paths/~1x y')).toEqual({ line: 2, column: 3 });
-    expect(await locate(yaml, 'yaml', '/paths/<</a')).toEqual({ line: 8, column: 8 });
+    expect(await locate(yaml, 'yaml', '/paths/<</a')).toEqual({ line: 8, column: 10 });
+  });
+
+  it('merge keys: a key merged in is placed where its source writes it; own keys first, then the sources in order', async () => {
+    const yaml = [
+      'defaults: &d',
+      '  summary: shared',
+      '  responses: {200: {description: ok}}',
+      'more: &m',
+      '  summary: later',
+      '  tags: [t]',
+      'paths:',
+      '  /a:',
+      '    get:',
+      '      <<: [*d, *m]',
+      '      operationId: a',
+      '    put:',
+      '      summary: own',
+      '      <<: *d',
+    ].join('\n');
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/summary')).toEqual({ line: 2, column: 3 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/responses/200/description')).toEqual({ line: 3, column: 21 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/tags/0')).toEqual({ line: 6, column: 10 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/get/operationId')).toEqual({ line: 11, column: 7 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/put/summary')).toEqual({ line: 13, column: 7 });
+    expect(await locate(yaml, 'yaml', '/paths/~1a/put/responses')).toEqual({ line: 3, column: 3 });
+  });
+
+  it('an alias is the anchor of that name written before it, not a later one of the same name', async () => {
+    const yaml = ['a: &x', '  summary: first', 'b: *x', 'c: &x', '  summary: second', 'd: *x'].join('\n');
+    expect(await locate(yaml, 'yaml', '/b/summary')).toEqual({ line: 2, column: 3 });
+    expect(await locate(yaml, 'yaml', '/d/summary')).toEqual({ line: 5, column: 3 });
   });
 });
 
