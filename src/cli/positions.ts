@@ -161,7 +161,10 @@ function yamlOffsets(text: string): (path: string[]) => number {
     else if (parent.node.items !== undefined) parent.node.items.push(node);
     else if (parent.key === undefined) parent.key = { name, start: node.start, merge };
     else {
-      if (parent.key.merge) (parent.node.merges ??= []).push(node);
+      if (parent.key.merge) {
+        parent.node.merges ??= [];
+        parent.node.merges.push(node);
+      }
       else if (parent.key.name !== null) parent.node.members!.set(parent.key.name, { keyStart: parent.key.start, value: node });
       parent.key = undefined;
     }
