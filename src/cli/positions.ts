@@ -164,8 +164,7 @@ function yamlOffsets(text: string): (path: string[]) => number {
       if (parent.key.merge) {
         parent.node.merges ??= [];
         parent.node.merges.push(node);
-      }
-      else if (parent.key.name !== null) parent.node.members!.set(parent.key.name, { keyStart: parent.key.start, value: node });
+      } else if (parent.key.name !== null) parent.node.members!.set(parent.key.name, { keyStart: parent.key.start, value: node });
       parent.key = undefined;
     }
     if (node.members !== undefined || node.items !== undefined) stack.push({ node });
