@@ -197,6 +197,9 @@ export const KnowledgeBaseLink = Type.Object(
     passages: Type.Integer({ description: 'Passages indexed from the page' }),
     created_at: Timestamp,
     updated_at: Timestamp,
+    truncated: Type.Boolean({
+      description: "True when the page's HTML is longer than 4 Mi characters: only the text of its first 4 Mi characters is indexed",
+    }),
   },
   { $id: 'KnowledgeBaseLink', title: 'KnowledgeBaseLink' },
 );

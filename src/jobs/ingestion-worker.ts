@@ -283,13 +283,19 @@ export class IngestionWorker {
       // A crawl page that is not to be indexed (its canonical is another page, …): the crawl ended its job.
       if (crawlJob && passages === null) return;
       if (lease.lost) return;
-      if (passages === null || samePassages(job, passages.sha256, redact)) {
+      if (passages === null || samePassages(job, passages, redact)) {
         const previous = { etag: job.etag, lastModified: job.last_modified };
         if (await end((db) => refresh.finishUnchangedJob(db, ref, { etag: page.etag, lastModified: page.lastModified, previous }, nowTimestamp())))
           this.options.metrics?.refreshed?.('unchanged');
         return;
       }
-      const fetched: FetchedPage = { etag: page.etag, lastModified: page.lastModified, sha256: passages.sha256 ?? null, redacted: redact };
+      const fetched: FetchedPage = {
+        etag: page.etag,
+        lastModified: page.lastModified,
+        sha256: passages.sha256 ?? null,
+        truncated: passages.truncated === true,
+        redacted: redact,
+      };
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${groupDigits(passages.length)} passages, more than the limit of ${groupDigits(this.maxPassagesPerLink)} passages per link.`;
         if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');

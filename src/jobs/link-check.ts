@@ -56,9 +56,14 @@ export function conditionalFor(link: KbLinkRow, redact: boolean): { etag: string
   return { etag: link.etag, lastModified: link.last_modified };
 }
 
-/** Whether fetched passages are the ones the link holds (same digest, stored the same way). */
-export function samePassages(link: KbLinkRow, sha256: string | undefined, redact: boolean): boolean {
-  return sha256 !== undefined && link.content_sha256 === sha256 && Number(link.redacted) === (redact ? 1 : 0);
+/** Whether fetched passages are the ones the link holds (same digest, of as much of the page, stored the same way). */
+export function samePassages(link: KbLinkRow, fetched: { sha256?: string; truncated?: boolean }, redact: boolean): boolean {
+  return (
+    fetched.sha256 !== undefined &&
+    link.content_sha256 === fetched.sha256 &&
+    Number(link.truncated) === (fetched.truncated ? 1 : 0) &&
+    Number(link.redacted) === (redact ? 1 : 0)
+  );
 }
 
 export async function checkLink(deps: CheckDeps, link: ClaimedCheck): Promise<RefreshResult | null> {
@@ -89,9 +94,9 @@ export async function checkLink(deps: CheckDeps, link: ClaimedCheck): Promise<Re
     return 'unchanged' as const;
   };
   if (page.status === 304) return unchanged();
-  let sha256: string | undefined;
+  let fetched: { sha256?: string; truncated?: boolean };
   try {
-    sha256 = (await deps.taskThreads.passagesOnThread(page.body, page.contentType, { redact })).sha256;
+    fetched = await deps.taskThreads.passagesOnThread(page.body, page.contentType, { redact });
   } catch (err) {
     if (deps.signal.aborted) {
       await refresh.requeueCheck(deps.db, ref, nowTimestamp());
@@ -99,7 +104,7 @@ export async function checkLink(deps: CheckDeps, link: ClaimedCheck): Promise<Re
     }
     return failedCheck(deps, link, ref, err);
   }
-  if (samePassages(link, sha256, redact)) return unchanged();
+  if (samePassages(link, fetched, redact)) return unchanged();
   if (!(await refresh.queueChanged(deps.db, ref, nowTimestamp()))) return null;
   deps.queued();
   deps.refreshed?.('changed');

@@ -397,6 +397,8 @@ export interface FetchedPage {
   lastModified: string | null;
   /** `passagesDigest` of the passages. */
   sha256: string | null;
+  /** They are of the page's first part only (its HTML is longer than extract.ts reads). */
+  truncated: boolean;
   /** The passages were redacted (enhanced_privacy). */
   redacted: boolean;
 }
@@ -596,6 +598,7 @@ async function publish(
         etag: staged.fetched.etag,
         last_modified: staged.fetched.lastModified,
         content_sha256: staged.fetched.sha256,
+        truncated: staged.fetched.truncated ? 1 : 0,
         redacted: staged.fetched.redacted ? 1 : 0,
         checked_at: staged.now,
       }),

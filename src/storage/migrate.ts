@@ -20,6 +20,7 @@ import { searchTermsPerBot } from './migrations/017-search-terms-per-bot.js';
 import { runningJobs } from './migrations/018-running-jobs.js';
 import { searchIndex } from './migrations/019-search-index.js';
 import { postingsBlocks } from './migrations/020-postings-blocks.js';
+import { truncatedPages } from './migrations/021-truncated-pages.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -47,6 +48,7 @@ export function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '018-running-jobs': runningJobs(),
     '019-search-index': searchIndex(storage.dialect),
     '020-postings-blocks': postingsBlocks(storage.dialect),
+    '021-truncated-pages': truncatedPages(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -154,17 +154,20 @@ export interface KbLinkRow {
   content_sha256: string | null;
   /** 1 when the stored passages were redacted (the copilot's enhanced_privacy at the time). */
   redacted: number;
+  /** 1 when the stored passages are of the page's first part only (HTML past extract.ts's MAX_HTML_CHARS). */
+  truncated: number;
   /** When the page was last checked (a re-fetch by the refresh queue). */
   checked_at: string | null;
   /** When its next check is due (null: none scheduled); see link-refresh.repository.ts. */
   check_after: string | null;
 }
 
-/** The stored link row: `term_count`, `version` and `redacted` are kept by the passage writes. */
-export interface KbLinkTable extends Omit<KbLinkRow, 'term_count' | 'version' | 'redacted'> {
+/** The stored link row: `term_count`, `version`, `redacted` and `truncated` are kept by the passage writes. */
+export interface KbLinkTable extends Omit<KbLinkRow, 'term_count' | 'version' | 'redacted' | 'truncated'> {
   term_count: Generated<number>;
   version: Generated<number>;
   redacted: Generated<number>;
+  truncated: Generated<number>;
 }
 
 /**

@@ -76,14 +76,14 @@ export const tasks = {
     return diffApiDescriptions(parse(before), parse(after));
   },
   /**
-   * A fetched page's passages, packed to move back without a copy, with their digest (throws
-   * ExtractError). `redact` (the copilot's enhanced_privacy): the text is redacted before it is
+   * A fetched page's passages, packed to move back without a copy, with their digest and whether
+   * they are of the page's first part only (throws ExtractError). `redact` (the copilot's enhanced_privacy): the text is redacted before it is
    * split, so neither the passages nor their search terms hold what redaction removes.
    */
   passages(body: Uint8Array, contentType: string | null, options: { redact?: boolean } = {}): PackedPassages {
-    const text = extractText(asBuffer(body), contentType).text;
+    const { text, truncated } = extractText(asBuffer(body), contentType);
     const passages = splitPassages(options.redact ? redactText(text) : text);
-    return { ...packPassages(passages, passageTerms), sha256: passagesDigest(passages) };
+    return { ...packPassages(passages, passageTerms), sha256: passagesDigest(passages), truncated };
   },
   /** A fetched page of a crawl: its passages (or why none), and its links and canonical URL within the crawl's scope. */
   crawlPage(body: Uint8Array, contentType: string | null, finalUrl: string, scope: CrawlScope, options: { redact?: boolean } = {}): CrawledPage {

@@ -45,6 +45,9 @@ const PAGES: Record<string, string> = {
   '/faq.html': `<!doctype html><html><head><title>FAQ</title></head><body><main><h1>Frequently asked questions</h1>
 <p>Do the tours run when it is cloudy? We drive to where the sky is clear, sometimes as far as the Finnish border.</p>
 <p>Can children join? Yes, from six years old, with a glacier-proof jacket from our shop.</p></main></body></html>`,
+  // Longer than the 4 Mi characters of HTML that are read (MAX_HTML_CHARS).
+  '/long.html': `<!doctype html><html><head><title>Long</title></head><body><main><h1>Long page</h1>
+<p>${'The itinerary of every tour, day by day. '.repeat(20)}</p><!-- ${'x'.repeat(4 * 1024 * 1024)} --></main></body></html>`,
 };
 
 // ——— The run ———
@@ -488,6 +491,19 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     await expect.poll(() => page.locator(`table.links-table a[href="${faq}"]`).count()).toBe(0);
     const after = (await api('GET', `/backend/knowledgebase/b/${copilotId}`)).json.links.map((l: { url: string }) => l.url);
     expect(after.sort()).toEqual([guide, missing].sort());
+  });
+
+  it('knowledge base: a page indexed only in part says so under its link', async () => {
+    const long = `${pages.origin}/long.html`;
+    expect((await api('POST', `/backend/knowledgebase/b/${copilotId}`, { links: [long] })).status).toBe(202);
+    // The screen of the test before is this one: loaded again, it reads the new link.
+    await page.goto(`${base}/#/copilots/${copilotId}/knowledge-base`);
+    await page.reload();
+    const row = page.locator('table.links-table tbody tr', { has: page.locator(`a[href="${long}"]`) });
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 30_000 }).toBe('indexed');
+    expect(await row.locator('.note').textContent()).toBe('Only the first part of this page is indexed: its HTML is longer than 4 Mi characters.');
+    const guide = page.locator('table.links-table tbody tr', { has: page.locator(`a[href="${pages.origin}/guide.html"]`) });
+    expect(await guide.locator('.note').count()).toBe(0);
   });
 
   it("wraps a long unbroken name and a long word of a passage: the list, the copilot's page and its search results never scroll sideways", async () => {

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { createCopilot, expectNoLeaks, TIMESTAMP } from '../support/http.js';
+import { call, createCopilot, expectNoLeaks, kbPath, TIMESTAMP } from '../support/http.js';
 import { indexHits, linkRows, passageRows, postLinks, search, waitForLinks, waitUntil, type WireLink } from '../support/knowledge-base.js';
+import { MAX_HTML_CHARS } from '../../src/domain/knowledgebase/extract.js';
 import { articlePage, PageServer } from '../support/pages.js';
 
-const LINK_KEYS = ['url', 'status', 'error', 'passages', 'created_at', 'updated_at'];
+const LINK_KEYS = ['url', 'status', 'error', 'passages', 'created_at', 'updated_at', 'truncated'];
 
 // Every boilerplate word is one a search must not find; the article's words must be found.
 const BOILERPLATE_PAGE = `<!doctype html>
@@ -56,7 +57,7 @@ for (const dialect of DIALECTS) {
       expect(body.links.map((l) => l.url)).toEqual(urls);
       for (const link of body.links) {
         expect(Object.keys(link)).toEqual(LINK_KEYS);
-        expect(link).toMatchObject({ status: 'pending', error: null, passages: 0 });
+        expect(link).toMatchObject({ status: 'pending', error: null, passages: 0, truncated: false });
         expect(link.created_at).toMatch(TIMESTAMP);
         expect(link.updated_at).toMatch(TIMESTAMP);
       }
@@ -204,6 +205,29 @@ for (const dialect of DIALECTS) {
       await waitUntil(async () => (await contents()).length === 1, 'the old version to be deleted');
       expect(await contents()).toEqual(['Version two mentions the newwordcapybara only.']);
       expect(await indexHits(t.storage, 'oldwordtapir')).toBe(0);
+    });
+
+    it('an HTML page longer than 4 Mi characters: its first part is indexed and the link says truncated; a check that finds the same text of the whole page clears it', async () => {
+      const bot = (await createCopilot(t)).id;
+      const article = articlePage('Long page', `The earlywordibis section comes first. ${'Filler sentence of the long page. '.repeat(40)}`);
+      const [head, tail] = article.split('</body>');
+      // Markup without text fills the page past MAX_HTML_CHARS; a paragraph after it is past the cut.
+      const padding = `<!-- ${'x'.repeat(MAX_HTML_CHARS)} -->`;
+      pages.set('/long', { body: `${head}${padding}<p>The latewordheron paragraph.</p></body>${tail}` });
+      const url = pages.url('/long');
+      await postLinks(t, bot, [url]);
+      const long = (await waitForLinks(t, bot, [url])).get(url)!;
+      expect(long).toMatchObject({ status: 'indexed', error: null, truncated: true });
+      expect((await search(t, bot, 'earlywordibis')).results.map((r) => r.url)).toEqual([url]);
+      expect((await search(t, bot, 'latewordheron')).results).toEqual([]);
+
+      // The same text, the page now short: the passages' digest is the same, the link is not truncated any more.
+      pages.set('/long', { body: article });
+      const refreshed = await call(t, 'POST', `${kbPath(bot)}/refresh`);
+      expect(refreshed.statusCode, refreshed.body).toBe(202);
+      const short = (await waitForLinks(t, bot, [url], (l) => !l.truncated)).get(url)!;
+      expect(short).toMatchObject({ status: 'indexed', error: null, passages: long.passages, truncated: false });
+      expect((await search(t, bot, 'earlywordibis')).results.map((r) => r.url)).toEqual([url]);
     });
   });
 }

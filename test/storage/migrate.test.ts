@@ -26,6 +26,7 @@ const ALL_MIGRATIONS = [
   '018-running-jobs',
   '019-search-index',
   '020-postings-blocks',
+  '021-truncated-pages',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

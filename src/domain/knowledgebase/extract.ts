@@ -20,6 +20,8 @@ export class ExtractError extends Error {
 export interface ExtractedPage {
   title: string | null;
   text: string;
+  /** The page is HTML longer than MAX_HTML_CHARS: the text is its first MAX_HTML_CHARS characters'. */
+  truncated: boolean;
 }
 
 /**
@@ -175,7 +177,7 @@ function sniff(body: Buffer): { kind: Kind; text: string } {
 
 function fromText(raw: string, kind: Kind): ExtractedPage {
   const text = raw.replace(/\r\n?/g, '\n').normalize('NFC').trim();
-  return { title: kind === 'markdown' ? markdownTitle(text) : null, text };
+  return { title: kind === 'markdown' ? markdownTitle(text) : null, text, truncated: false };
 }
 
 /** The first level-one heading (`# Title` or `Title` over `===`), outside front matter and code fences. */
@@ -317,7 +319,7 @@ function fromHtml(raw: string): ExtractedPage {
   // The quick count above sees text the converter drops (lists of links in a <main>, say).
   if (countWords(text, MIN_MAIN_WORDS) < MIN_MAIN_WORDS) text = tidy(convertBody(html));
 
-  return { title: scan.title === null ? null : cleanTitle(scan.title), text };
+  return { title: scan.title === null ? null : cleanTitle(scan.title), text, truncated: html.length < raw.length };
 }
 
 /** Whitespace collapsed inside lines, lines trimmed, at most one blank line between blocks. */

@@ -28,6 +28,7 @@ const toLink = (row: KbLinkRow): KnowledgeBaseLink => ({
   passages: Number(row.passages),
   created_at: row.created_at,
   updated_at: row.updated_at,
+  truncated: Number(row.truncated) === 1,
 });
 
 /** The request body's links, or 400 naming every offending index. */

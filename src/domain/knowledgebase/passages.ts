@@ -231,6 +231,8 @@ export interface PackedPassages {
   terms?: { text: Uint8Array; ends: Uint32Array; counts: Uint32Array };
   /** `passagesDigest` of the passages (computed where they were). */
   sha256?: string;
+  /** They are of the first part of the page only (extract.ts `ExtractedPage.truncated`). */
+  truncated?: boolean;
 }
 
 /** A passage's search terms as they are stored (search-terms.ts `passageTerms`). */
@@ -247,6 +249,8 @@ export interface PassageList {
   sliceTerms?(start: number, end: number): StoredTerms[];
   /** Their `passagesDigest`, when computed already. */
   readonly sha256?: string;
+  /** They are of the first part of the page only. */
+  readonly truncated?: boolean;
 }
 
 /**
@@ -308,6 +312,7 @@ export function unpackPassages(packed: PackedPassages): PassageList {
   return {
     length: packed.ends.length,
     ...(packed.sha256 !== undefined && { sha256: packed.sha256 }),
+    ...(packed.truncated !== undefined && { truncated: packed.truncated }),
     slice: (start, end) => decode(packed.text, packed.ends, start, end),
     ...(terms && {
       sliceTerms: (start: number, end: number) =>

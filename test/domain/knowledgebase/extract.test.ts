@@ -54,7 +54,17 @@ describe('extractText: content types', () => {
     { name: 'no type, text sniffed as plain', contentType: null, body: utf8('Some <notes> in plain text.'), text: 'Some <notes> in plain text.', title: null },
   ];
   it.each(cases)('accepts $name', ({ contentType, body, text, title }) => {
-    expect(extractText(body, contentType)).toEqual({ title, text });
+    expect(extractText(body, contentType)).toEqual({ title, text, truncated: false });
+  });
+
+  it('says when HTML is longer than MAX_HTML_CHARS and only its first part was read; plain text is read whole', () => {
+    const html = (chars: number) => {
+      const start = '<p>First words.</p><!-- ';
+      return utf8(`${start}${'x'.repeat(chars - start.length - 4)} -->`);
+    };
+    expect(extractText(html(MAX_HTML_CHARS), 'text/html')).toEqual({ title: null, text: 'First words.', truncated: false });
+    expect(extractText(html(MAX_HTML_CHARS + 1), 'text/html')).toEqual({ title: null, text: 'First words.', truncated: true });
+    expect(extractText(utf8('word '.repeat(MAX_HTML_CHARS / 4)), 'text/plain').truncated).toBe(false);
   });
 
   const failures: Array<{ name: string; contentType: string | null; body: Buffer; message: string }> = [

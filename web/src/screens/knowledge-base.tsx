@@ -267,6 +267,9 @@ function LinksTable(props: {
                     {l.url}
                   </a>
                   {l.status === 'failed' && l.error && <span class="reason">{l.error}</span>}
+                  {l.status === 'indexed' && l.truncated && (
+                    <span class="note">Only the first part of this page is indexed: its HTML is longer than 4 Mi characters.</span>
+                  )}
                 </td>
                 <td>
                   <StatusBadge status={l.status} />
