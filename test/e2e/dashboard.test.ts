@@ -575,6 +575,27 @@ describe.skipIf(!run)('dashboard (Chromium, real service on SQLite)', () => {
     expect(await page.getByText('No links yet').count()).toBe(0);
   });
 
+  it('an answer of the wrong shape (a proxy answering JSON of its own) is said in words, with the technical detail folded away', async () => {
+    const list = /\/backend\/api\/copilots\?/;
+    await page.route(list, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"status":"ok"}' }));
+    try {
+      await page.goto(`${base}/#/copilots/${copilotId}`);
+      await page.goto(`${base}/#/copilots`);
+      const alert = page.getByRole('alert');
+      await expect
+        .poll(() => alert.locator('p').first().textContent())
+        .toBe(
+          'The dashboard could not show this page: an answer was not what it expects (a proxy in front of the service, or a service of another version, may be answering), or the dashboard has a fault of its own.',
+        );
+      expect(await alert.locator('details summary').textContent()).toBe('Technical detail');
+      expect(await alert.locator('details').getAttribute('open')).toBeNull();
+    } finally {
+      await page.unroute(list);
+    }
+    await page.getByRole('button', { name: 'Reload the page' }).click();
+    await page.locator('table.copilots').waitFor();
+  });
+
   it('is readable on a 375 px wide screen', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
     for (const route of ['#/copilots', `#/copilots/${copilotId}/report`, `#/copilots/${copilotId}/knowledge-base`]) {
