@@ -7,11 +7,63 @@ import { AppError } from '../errors.js';
 import * as audit from '../storage/audit.repository.js';
 import type { Db } from '../storage/schema.js';
 import type { Principal } from './auth/api-keys.js';
-import { pageOf } from './cursor.js';
 import { nowTimestamp } from './ids.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
 export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
+
+/**
+ * The most characters (as JSON) of an entry's details. What a request names is bounded, but
+ * not so tightly that the entry is: 1,000 links of 2,048 characters are 2 MB, written anew by
+ * every request. Past it, each list keeps its first items and `<name>_total` says how many it had.
+ */
+export const AUDIT_DETAILS_MAX_CHARS = 64 * 1024;
+/** The most characters of details one page of the audit log answers (at least one entry): the rest are on the next page. */
+export const AUDIT_PAGE_MAX_CHARS = 4 * 1024 * 1024;
+
+/**
+ * `details` within AUDIT_DETAILS_MAX_CHARS: when they are longer, the lists among them are cut,
+ * each followed by `<name>_total`. What the other fields leave is shared among the lists, the
+ * shortest first, so a short list stays whole and a long one gets the rest.
+ */
+export function boundedDetails(details: Record<string, unknown>): Record<string, unknown> {
+  if (JSON.stringify(details).length <= AUDIT_DETAILS_MAX_CHARS) return details;
+  const lists = Object.entries(details)
+    .filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]))
+    .map(([key, items]) => ({ key, items, chars: JSON.stringify(items).length }))
+    .sort((a, b) => a.chars - b.chars);
+  const listed = new Set(lists.map((l) => l.key));
+  const rest = JSON.stringify(Object.fromEntries(Object.entries(details).filter(([k]) => !listed.has(k)))).length;
+  // Each list's name twice (itself and its `_total`), quotes, colons and the total's digits.
+  let room = AUDIT_DETAILS_MAX_CHARS - rest - lists.reduce((n, l) => n + 2 * l.key.length + 32, 0);
+  const kept = new Map<string, number>();
+  lists.forEach(({ key, items, chars }, i) => {
+    const share = Math.max(0, Math.floor(room / (lists.length - i)));
+    let used = 2;
+    let n = 0;
+    if (chars <= share) [used, n] = [chars, items.length];
+    else {
+      for (; n < items.length; n++) {
+        const next = JSON.stringify(items[n] ?? null).length + 1;
+        if (used + next > share) break;
+        used += next;
+      }
+    }
+    kept.set(key, n);
+    room -= used;
+  });
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(details)) {
+    const n = kept.get(key);
+    if (n === undefined || !Array.isArray(value)) {
+      out[key] = value;
+      continue;
+    }
+    out[key] = value.slice(0, n);
+    if (n < value.length) out[`${key}_total`] = value.length;
+  }
+  return out;
+}
 
 export async function recordAudit(
   db: Db,
@@ -26,7 +78,7 @@ export async function recordAudit(
     action,
     bot_id: botId,
     // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
-    details: JSON.stringify(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details),
+    details: JSON.stringify(boundedDetails(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details)),
   });
 }
 
@@ -74,26 +126,33 @@ export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): 
   if (limitedTo !== null && botId !== undefined && !limitedTo.includes(botId)) {
     throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: query.botId });
   }
-  const rows = await audit.listAuditEntries(db, {
-    limit: query.limit + 1,
+  const filters = {
     beforeId,
     botIds: botId !== undefined ? [botId] : (limitedTo ?? undefined),
     action: query.action,
     since: toWireTime('since', query.since),
     until: toWireTime('until', query.until),
-  });
-  const page = pageOf(rows, query.limit, (last) => String(Number(last.id)));
-  return { items: page.rows.map(toEntry), nextCursor: page.nextCursor };
+  };
+  // The page's entries by their size first, so that no more details are read than a page answers.
+  const sizes = await audit.listAuditSizes(db, { ...filters, limit: query.limit + 1 });
+  let fit = 0;
+  for (let chars = 0; fit < Math.min(sizes.length, query.limit); fit++) {
+    chars += Number(sizes[fit]!.chars);
+    if (fit > 0 && chars > AUDIT_PAGE_MAX_CHARS) break;
+  }
+  const ids = sizes.slice(0, fit).map((s) => Number(s.id));
+  const rows = ids.length === 0 ? [] : await audit.listAuditEntriesById(db, ids);
+  return { items: rows.map(toEntry), nextCursor: fit < sizes.length ? String(ids.at(-1)) : null };
 }
 
-function toEntry(row: Awaited<ReturnType<typeof audit.listAuditEntries>>[number]): AuditEntry {
+function toEntry(row: Awaited<ReturnType<typeof audit.listAuditEntriesById>>[number]): AuditEntry {
   return {
     id: Number(row.id),
     at: row.at,
     actor_key_id: row.actor_key_id,
     action: row.action,
     bot_id: row.bot_id,
-    // Written by recordAudit from an object.
-    details: JSON.parse(row.details),
+    // Written by recordAudit from an object (bounded since 0.1: an entry written before is bounded here).
+    details: boundedDetails(JSON.parse(row.details)),
   };
 }

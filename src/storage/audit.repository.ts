@@ -4,16 +4,29 @@ export async function insertAuditEntry(db: Db, entry: Omit<AuditLogRow, 'id'>): 
   await db.insertInto('audit_log').values(entry).execute();
 }
 
-/** Newest first, paged by id; every filter optional (`botIds`: any of them). */
-export async function listAuditEntries(
+/**
+ * Newest first, paged by id; every filter optional (`botIds`: any of them): each entry's id and
+ * the characters of its details, so that a page reads only the details it answers.
+ */
+export async function listAuditSizes(
   db: Db,
   page: { limit: number; beforeId?: number; botIds?: readonly string[]; action?: string; since?: string; until?: string },
 ) {
-  let q = db.selectFrom('audit_log').selectAll();
+  let q = db.selectFrom('audit_log').select((eb) => ['id', eb.fn<number>('length', ['details']).as('chars')]);
   if (page.beforeId !== undefined) q = q.where('id', '<', page.beforeId);
   if (page.botIds !== undefined) q = q.where('bot_id', 'in', page.botIds.length > 0 ? [...page.botIds] : ['']);
   if (page.action !== undefined) q = q.where('action', '=', page.action);
   if (page.since !== undefined) q = q.where('at', '>=', page.since);
   if (page.until !== undefined) q = q.where('at', '<', page.until);
   return q.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** The entries of these ids, newest first. */
+export async function listAuditEntriesById(db: Db, ids: readonly number[]) {
+  return db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('id', 'desc')
+    .execute();
 }

@@ -4,6 +4,7 @@
  * (key id), what, which bot and when; filters by bot, action and time, paged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUDIT_DETAILS_MAX_CHARS, AUDIT_PAGE_MAX_CHARS } from '../../src/domain/audit.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { spec } from '../support/documents.js';
@@ -107,5 +108,54 @@ for (const dialect of DIALECTS) {
       const second = await call(t, 'GET', next!);
       expect((second.json() as Entry[])[0]!.id).toBeLessThan((first.json() as Entry[])[1]!.id);
     });
+  });
+
+  describe(`audit log: bounded entries and pages (${dialect})`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+    });
+    afterAll(async () => t.close());
+
+    it(`an entry keeps at most ${AUDIT_DETAILS_MAX_CHARS} characters of details: long lists keep their first items and say how many there were; a page stops at ${AUDIT_PAGE_MAX_CHARS} characters of details`, async () => {
+      // A key that may only add and delete links of its own bot: each request names 1,000
+      // made-up links of about 1,900 characters, which the entry listed whole (1.9 MB each).
+      const bot = (await call(t, 'POST', COPILOTS_PATH, { payload: { name: 'Bloat' } })).json().id as string;
+      const tenant = await t.key(['knowledgebase:write', 'knowledgebase:delete'], [bot]);
+      expect((await call(t, 'POST', `/backend/knowledgebase/b/${bot}`, { key: tenant, payload: { links: ['https://docs.example/kept'] } })).statusCode).toBe(
+        202,
+      );
+      const junk = (round: number) => Array.from({ length: 1000 }, (_, i) => `https://docs.example/${round}/${i}/${'x'.repeat(1900)}`);
+      const rounds = Math.ceil((AUDIT_PAGE_MAX_CHARS / AUDIT_DETAILS_MAX_CHARS) * 1.5);
+      for (let round = 0; round < rounds; round++) {
+        const res = await call(t, 'DELETE', `/backend/knowledgebase/b/${bot}`, { key: tenant, payload: { links: junk(round) } });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      const first = await call(t, 'GET', `${AUDIT_PATH}?bot_id=${bot}&action=knowledgebase.delete_links&limit=1000`);
+      expect(first.statusCode, first.body.slice(0, 200)).toBe(200);
+      const page = first.json() as Entry[];
+      const detailsChars = page.reduce((sum, e) => sum + JSON.stringify(e.details).length, 0);
+      expect(page.length).toBeGreaterThan(0);
+      expect(page.length).toBeLessThan(rounds);
+      expect(detailsChars).toBeLessThanOrEqual(AUDIT_PAGE_MAX_CHARS);
+      const entry = page[0]!;
+      expect(JSON.stringify(entry.details).length).toBeLessThanOrEqual(AUDIT_DETAILS_MAX_CHARS);
+      expect(entry.details.not_found_links_total).toBe(1000);
+      const kept = entry.details.not_found_links as string[];
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept).toEqual(junk(rounds - 1).slice(0, kept.length));
+      expect(entry.details.deleted_links).toEqual([]);
+      expect(entry.details.deleted_links_total).toBeUndefined();
+      // The next pages hold the rest, each entry once.
+      let seen = page.length;
+      let next = nextLink(first);
+      while (next !== null) {
+        const more = await call(t, 'GET', next);
+        expect(more.statusCode).toBe(200);
+        seen += (more.json() as Entry[]).length;
+        next = nextLink(more);
+      }
+      expect(seen).toBe(rounds);
+    }, 120_000);
   });
 }
