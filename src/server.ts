@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { BOOTSTRAP_KEY_FILE, ensureBootstrapAdminKey, seedAdminKey } from './domain/auth/api-keys.js';
+import { BOOTSTRAP_KEY_FILE, bootstrapKeyActive, ensureBootstrapAdminKey, seedAdminKey } from './domain/auth/api-keys.js';
 import { sql } from 'kysely';
 import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
@@ -47,7 +47,9 @@ export async function startService(config: Config): Promise<RunningService> {
       const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
       if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
       const file = path.join(config.dataDir, BOOTSTRAP_KEY_FILE);
-      firstKey = existsSync(file) ? file : 'none on disk (keys exist; create one with copilot-service keys create)';
+      // The file keeps the first key after it is revoked: then it names no key that works.
+      firstKey =
+        existsSync(file) && (await bootstrapKeyActive(storage.db)) ? file : 'none on disk that works (keys exist; create one with copilot-service keys create)';
     }
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info(

@@ -12,13 +12,44 @@ export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {
   return db.selectFrom('api_keys').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export async function countActiveApiKeys(db: Db): Promise<number> {
-  const row = await db
+/** Active keys; `unlimitedAdmin`: only admin keys for every bot (the keys that can always manage keys). */
+export async function countActiveApiKeys(db: Db, options: { unlimitedAdmin?: boolean } = {}): Promise<number> {
+  let q = db
     .selectFrom('api_keys')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('revoked_at', 'is', null)
-    .executeTakeFirstOrThrow();
+    .where('revoked_at', 'is', null);
+  if (options.unlimitedAdmin) q = q.where('bots', 'is', null).where('scopes', 'like', '%"admin"%');
+  const row = await q.executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * Keys whose stored bot list (a JSON array of lower-case copilot ids, which hold no `%`, `_`
+ * or quote) names any of `bots`; revoked ones too. A superset of the keys within them.
+ */
+export async function listApiKeysNaming(db: Db, bots: readonly string[]): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where((eb) => eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`))))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Those of `bots` that `max` active keys name already (in the order given). */
+export async function botsAtKeyLimit(db: Db, bots: readonly string[], max: number): Promise<string[]> {
+  const active = await db
+    .selectFrom('api_keys')
+    .select('bots')
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`))))
+    .execute();
+  const count = new Map<string, number>();
+  for (const { bots: named } of active) {
+    for (const bot of JSON.parse(named ?? '[]') as string[]) count.set(bot, (count.get(bot) ?? 0) + 1);
+  }
+  return bots.filter((bot) => (count.get(bot) ?? 0) >= max);
 }
 
 /**

@@ -5,6 +5,7 @@
  * copilots:read never receives a copilot's token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ACTIVE_KEYS_PER_BOT } from '../../src/domain/auth/api-keys.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { AUDIT_PATH, call, COPILOTS_PATH, copilotPath, createCopilot, expectError, KEYS_PATH } from '../support/http.js';
@@ -32,6 +33,18 @@ for (const dialect of DIALECTS) {
 
       it('refuses a key naming a bot outside its own with 403', async () => {
         expectError(await call(t, 'POST', KEYS_PATH, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [botA, botB] } }), 403, 'forbidden');
+      });
+
+      it('says nothing of copilots outside its bots: an unknown id and a deleted copilot are 403 as a live one is, not 400 naming them', async () => {
+        const gone = (await createCopilot(t, { name: 'Gone' })).id;
+        expect((await call(t, 'DELETE', copilotPath(gone))).statusCode).toBe(200);
+        for (const other of [botB, gone, '00000000-0000-4000-8000-000000000000']) {
+          const res = await call(t, 'POST', KEYS_PATH, { key: limitedAdmin, payload: { scopes: ['copilots:read'], bots: [other] } });
+          expectError(res, 403, 'forbidden');
+          expect(res.body).not.toContain(other);
+        }
+        // An unlimited admin is told which ids name no copilot.
+        expectError(await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'], bots: [gone] } }), 400, 'invalid_request');
       });
 
       it('creates a key within its bots, and that key cannot read another bot', async () => {
@@ -134,6 +147,61 @@ for (const dialect of DIALECTS) {
         const visible = await call(t, 'POST', COPILOTS_PATH, { key: both, payload: { name: 'Readable' } });
         expect(visible.json().token).toMatch(/^[A-Za-z0-9]{20}$/);
       });
+    });
+
+    it(`creates at most ${MAX_ACTIVE_KEYS_PER_BOT} active keys naming one bot (429 quota_exceeded); revoking one makes room`, async () => {
+      const bot = (await createCopilot(t, { name: 'Many keys' })).id;
+      const tenant = await t.key(['admin'], [bot]);
+      // Every key but two written straight to the table (the tenant's own is one).
+      const rows = Array.from({ length: MAX_ACTIVE_KEYS_PER_BOT - 2 }, (_, i) => ({
+        id: `manykeys${String(i).padStart(8, '0')}`,
+        name: '',
+        secret_hash: '0'.repeat(64),
+        scopes: '["copilots:read"]',
+        bots: JSON.stringify([bot]),
+        created_at: '2026-11-30T00:00:00.000000Z',
+        revoked_at: null,
+      }));
+      for (let i = 0; i < rows.length; i += 200)
+        await t.storage.db
+          .insertInto('api_keys')
+          .values(rows.slice(i, i + 200))
+          .execute();
+      const create = () => call(t, 'POST', KEYS_PATH, { key: tenant, payload: { scopes: ['copilots:read'], bots: [bot] } });
+      const last = await create();
+      expect(last.statusCode, last.body).toBe(201);
+      const refused = await create();
+      expectError(refused, 429, 'quota_exceeded');
+      expect(refused.json().details).toEqual({ bot_id: bot, max_active_keys_per_bot: MAX_ACTIVE_KEYS_PER_BOT });
+      // Keys of other bots are not counted against it, nor revoked ones.
+      expect((await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'], bots: [botB] } })).statusCode).toBe(201);
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${last.json().id}`, { key: tenant })).statusCode).toBe(204);
+      expect((await create()).statusCode).toBe(201);
+      // Its list holds its bot's keys, read without every other tenant's.
+      const listed = await call(t, 'GET', KEYS_PATH, { key: tenant });
+      expect((listed.json() as unknown[]).length).toBe(MAX_ACTIVE_KEYS_PER_BOT + 1);
+    });
+  });
+
+  describe(`the last admin key (${dialect})`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+    });
+    afterAll(async () => t.close());
+
+    it('is not revoked (409 conflict) while no other admin key for every bot is active; a limited admin key does not count', async () => {
+      const bot = (await createCopilot(t, { name: 'Tenant' })).id;
+      await t.key(['admin'], [bot]);
+      const second = await t.key(['admin']);
+      // Two admin keys for every bot: one of them may go.
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(t.admin)}`, { key: second })).statusCode).toBe(204);
+      const self = await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(second)}`, { key: second });
+      expectError(self, 409, 'conflict');
+      expect((await call(t, 'GET', KEYS_PATH, { key: second })).statusCode).toBe(200);
+      // With another created first, it may go.
+      const third = await t.key(['admin']);
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${keyIdOf(second)}`, { key: third })).statusCode).toBe(204);
     });
   });
 }

@@ -61,18 +61,26 @@ function holds(principal: KeyPrincipal, scope: Scope): boolean {
 
 type KeyPrincipal = Principal & { kind: 'key' };
 
+/** Active keys that may name one bot, at most: a tenant's administrator creates keys within its bots, not without end. */
+export const MAX_ACTIVE_KEYS_PER_BOT = 1000;
+
 /**
- * The bot list of a new key: absent or null means every bot; otherwise 1 to 1000 ids of
- * existing (not deleted) copilots, stored lower-case. An empty list or a blank entry is
- * refused: neither may ever come to mean "every bot".
+ * The bot list of a new key, as stored (lower-case, each once): absent or null means every
+ * bot; otherwise 1 to 1000 ids. An empty list or a blank entry is refused: neither may ever
+ * come to mean "every bot".
  */
-async function checkBots(db: Db, bots: readonly string[] | null | undefined): Promise<string[] | null> {
+function botList(bots: readonly string[] | null | undefined): string[] | null {
   if (bots === undefined || bots === null) return null;
   if (bots.length === 0)
     throw new AppError('invalid_request', 'bots must name at least one copilot; leave it out for a key that may act on every bot.', { field: 'bots' });
-  const ids = [...new Set(bots.map((b) => b.trim().toLowerCase()))];
   const blank = bots.filter((b) => b.trim() === '');
   if (blank.length > 0) throw new AppError('invalid_request', 'bots must not contain blank entries.', { field: 'bots' });
+  return [...new Set(bots.map((b) => b.trim().toLowerCase()))];
+}
+
+/** The bots of a new key name existing (not deleted) copilots. */
+async function checkBotsExist(db: Db, ids: readonly string[] | null): Promise<void> {
+  if (ids === null) return;
   const unknown: string[] = [];
   for (const id of ids) {
     const row = isCopilotId(id) ? await copilots.findCopilot(db, id) : undefined;
@@ -84,7 +92,6 @@ async function checkBots(db: Db, bots: readonly string[] | null | undefined): Pr
       unknown: unknown.slice(0, 20),
     });
   }
-  return ids;
 }
 
 /** True when every bot of `bots` (null: every bot) lies within the principal's limit. */
@@ -118,8 +125,10 @@ export function checkKeyRequest(input: ApiKeyCreate): void {
 export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateKeyOptions = {}): Promise<ApiKeyCreated> {
   if (input.name !== undefined) refuseForbiddenCharacters('name', input.name);
   const scopes = parseScopes(input.scopes);
-  const bots = await checkBots(db, input.bots);
+  const bots = botList(input.bots);
   const creator = options.creator;
+  // Within the creator's bots before they are looked up: a key limited to some bots learns
+  // nothing of any other copilot, not even whether it exists (403 for every bot outside its own).
   if (creator?.kind === 'key') {
     const missing = scopes.filter((s) => !holds(creator, s));
     if (missing.length > 0) throw new AppError('forbidden', `This API key cannot grant scopes it does not hold: ${missing.join(', ')}.`, { scopes: missing });
@@ -127,6 +136,7 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateK
       throw new AppError('forbidden', 'This API key is limited to some bots: a key it creates must name bots within its own.', { bots: creator.bots });
     }
   }
+  await checkBotsExist(db, bots);
   const preset = options.presetKey === undefined ? null : KEY_PATTERN.exec(options.presetKey);
   if (options.presetKey !== undefined && !preset) throw new AppError('invalid_request', 'A preset API key must be in the wire format of keys.');
   const id = preset ? preset[1]! : (options.fixedId ?? randomAlphanumeric(16));
@@ -146,6 +156,16 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateK
       const own = await keys.lockApiKey(trx, creator.keyId);
       if (!own || own.revoked_at !== null) throw new AppError('unauthorized', 'The API key is not valid or has been revoked.');
     }
+    if (bots !== null) {
+      const full = await keys.botsAtKeyLimit(trx, bots, MAX_ACTIVE_KEYS_PER_BOT);
+      if (full.length > 0) {
+        throw new AppError(
+          'quota_exceeded',
+          `${MAX_ACTIVE_KEYS_PER_BOT} active API keys already name the bot ${full[0]}: revoke one before creating another.`,
+          { bot_id: full[0], max_active_keys_per_bot: MAX_ACTIVE_KEYS_PER_BOT },
+        );
+      }
+    }
     row.created_at = nowTimestamp();
     await keys.insertApiKey(trx, row);
     await recordAudit(trx, creator, 'key.create', null, { key_id: id, scopes, bots, name: row.name });
@@ -155,7 +175,10 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateK
 
 /** Every key, or for a key limited to bots only the keys within its bots. */
 export async function listApiKeys(db: Db, viewer?: Principal): Promise<ApiKey[]> {
-  const all = (await keys.listApiKeys(db)).map(toInfo);
+  const limitedTo = viewer?.kind === 'key' ? viewer.bots : null;
+  // A limited viewer reads only keys naming one of its bots (then checked whole), never every tenant's.
+  const rows = limitedTo === null ? await keys.listApiKeys(db) : await keys.listApiKeysNaming(db, limitedTo);
+  const all = rows.map(toInfo);
   return viewer?.kind === 'key' ? all.filter((k) => withinBots(viewer, k.bots)) : all;
 }
 
@@ -169,6 +192,12 @@ export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promi
     // Revoking a revoked key again is 204 and changes nothing: one revocation, one audit entry.
     // The row is locked: a revocation racing this one has committed, and shows here.
     if (row.revoked_at !== null) return;
+    const info = toInfo(row);
+    if (info.scopes.includes('admin') && info.bots === null && (await keys.countActiveApiKeys(trx, { unlimitedAdmin: true })) <= 1) {
+      throw new AppError('conflict', 'This is the last admin key for every bot: create another before revoking it, or no key could manage keys any more.', {
+        id,
+      });
+    }
     await keys.revokeApiKey(trx, id, nowTimestamp());
     await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
   });
@@ -255,6 +284,12 @@ export function authorize(principal: Principal, scope: Scope, botId?: string): v
   if (botId !== undefined && principal.bots !== null && !principal.bots.includes(botId.toLowerCase())) {
     throw new AppError('forbidden', 'This API key is limited to other bots.', { bot_id: botId });
   }
+}
+
+/** Whether the first admin key (the one the key file holds) still works. */
+export async function bootstrapKeyActive(db: Db): Promise<boolean> {
+  const row = await keys.findApiKey(db, BOOTSTRAP_KEY_ID);
+  return row !== undefined && row.revoked_at === null;
 }
 
 /**
