@@ -156,6 +156,27 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
 }
 
 /**
+ * What is wrong with a WEBHOOK_URL, or null. Refused at start rather than at every delivery:
+ * a user name or password (the guarded fetcher accepts none, so each attempt would fail), or
+ * anything but an absolute http(s) URL. The value is never echoed: its credentials, path or
+ * query may be the hook's secret.
+ */
+function webhookUrlProblem(raw: string): string | null {
+  const absolute = 'must be an absolute http:// or https:// URL, e.g. https://hooks.example.com/… (the value is not repeated here: it may hold a secret)';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return absolute;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !/^https?:\/\/[^/?#\s]/i.test(raw) || /\s/.test(raw)) return absolute;
+  if (url.username !== '' || url.password !== '') {
+    return 'must not contain a user name or password (user:password@…): no delivery is sent to such a URL; a receiver authenticates deliveries by their x-cms-signature header';
+  }
+  return null;
+}
+
+/**
  * Reads `.env` in the working directory (if any) under the real environment:
  * a variable set in the environment wins over the file.
  */
@@ -264,7 +285,8 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   }
   const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
   const webhookUrl = get('WEBHOOK_URL') ?? null;
-  if (webhookUrl !== null && !/^https?:\/\/[^\s]+$/i.test(webhookUrl)) problems.push(`WEBHOOK_URL must be an http(s) URL (got "${webhookUrl.slice(0, 100)}")`);
+  const webhookProblem = webhookUrl === null ? null : webhookUrlProblem(webhookUrl);
+  if (webhookProblem !== null) problems.push(`WEBHOOK_URL ${webhookProblem}`);
   // Never echoed in a problem: the value is a credential.
   const webhookSecret = get('WEBHOOK_SECRET') ?? null;
   if (webhookUrl !== null && (webhookSecret === null || webhookSecret.length < 16)) {

@@ -30,6 +30,7 @@ import {
   type CopilotCreate,
 } from './copilot.service.js';
 import { sanitizeOriginalFileName } from './original-file-name.js';
+import { withoutQuery } from '../knowledgebase/links.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
@@ -193,10 +194,15 @@ function swaggerMissing(copilot: Copilot): AppError {
     : new AppError('swagger_missing', 'This copilot has no stored API description; its swagger_url points elsewhere.', { swagger_url: copilot.swagger_url });
 }
 
-export function fetchErrorToAppError(err: FetchError, what: string): AppError {
-  if (err.kind === 'refused' || err.kind === 'bad_url') return new AppError('address_not_allowed', err.message, { url: err.url });
+/**
+ * The refusal or the 502 a failed fetch is answered with. `shownUrl` gives the URL as `details`
+ * name it: the error handler logs the details of a 502, so an enhanced_privacy copilot's URL
+ * goes without its query string (withoutQuery), in the log and in the answer alike.
+ */
+export function fetchErrorToAppError(err: FetchError, what: string, shownUrl: (url: string) => string = (url) => url): AppError {
+  if (err.kind === 'refused' || err.kind === 'bad_url') return new AppError('address_not_allowed', err.message, { url: shownUrl(err.url) });
   return new AppError('swagger_fetch_failed', `The ${what} could not be fetched: ${err.message}`, {
-    url: err.url,
+    url: shownUrl(err.url),
     reason: err.kind,
     ...(err.status !== undefined && { status: err.status }),
   });
@@ -257,7 +263,7 @@ async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Prom
   try {
     return { source: fetchedSource(await fetchGuarded(copilot.swagger_url, policy, { accept: API_DESCRIPTION_ACCEPT })), options: {} };
   } catch (err) {
-    if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description');
+    if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description', copilot.enhanced_privacy === 1 ? withoutQuery : undefined);
     throw err;
   }
 }

@@ -22,6 +22,7 @@ import { isAddressAllowed } from '../../net/address-policy.js';
 import * as crawls from '../../storage/crawl.repository.js';
 import type { Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
+import { isPrivacyBot } from '../../storage/link-refresh.repository.js';
 import type { CrawlPageRow, CrawlRow, Db, KbLinkRow } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { PassageList } from './passages.js';
@@ -173,9 +174,11 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
     }
     const stored = { ...row, bot_id: bot };
     await crawls.insertCrawl(trx, stored);
+    // enhanced_privacy: the audit log keeps the start or sitemap URL, not its query string (as a link's).
+    const logged = (await isPrivacyBot(trx, bot)) ? withoutQuery(request.url) : request.url;
     await recordAudit(trx, actor, 'knowledgebase.crawl', bot, {
       crawl_id: id,
-      [request.mode === 'links' ? 'url' : 'sitemap']: request.url,
+      [request.mode === 'links' ? 'url' : 'sitemap']: logged,
       max_pages: row.max_pages,
       max_depth: row.max_depth,
       include: request.include,

@@ -108,12 +108,27 @@ export function dueDeliveries(db: Db, limit: number): Promise<string[]> {
   return deliveries.findDueDeliveries(db, nowTimestamp(), limit);
 }
 
-function deliveryOf(row: WebhookDeliveryRow): WebhookDelivery {
+/**
+ * WEBHOOK_URL as a key limited to some bots sees it: its origin (scheme, host, port) and `/…`,
+ * whatever its path. The URL is the operator's, and the path or query of a hook URL is often
+ * its secret (Slack's `/services/T…/B…/<token>`, a `?sig=`); `/…` is shown even for an empty
+ * path, so the form says nothing of what was cut. A URL that does not parse shows as `…`.
+ */
+export function webhookUrlOrigin(url: string): string {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? '…' : `${origin}/…`;
+  } catch {
+    return '…';
+  }
+}
+
+function deliveryOf(row: WebhookDeliveryRow, originOnly: boolean): WebhookDelivery {
   return {
     id: row.id,
     event: row.event,
     copilot_id: row.copilot_id,
-    url: row.url,
+    url: originOnly ? webhookUrlOrigin(row.url) : row.url,
     state: row.state as WebhookDelivery['state'],
     attempts: Number(row.attempts),
     last_status: row.last_status === null ? null : Number(row.last_status),
@@ -124,11 +139,15 @@ function deliveryOf(row: WebhookDeliveryRow): WebhookDelivery {
   };
 }
 
-/** GET /backend/api/webhooks/deliveries: newest first, a page at a time; a key limited to some bots sees theirs only. */
+/**
+ * GET /backend/api/webhooks/deliveries: newest first, a page at a time. A key limited to some
+ * bots (`copilots`) sees their deliveries only, each URL as its origin (webhookUrlOrigin).
+ */
 export async function listDeliveries(db: Db, page: { limit: number; cursor?: string; copilots?: readonly string[] }) {
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   const { rows, nextCursor } = pageOf(await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots }), page.limit, (last) =>
     encodeCursor({ createdAt: last.created_at, id: last.id }),
   );
-  return { items: rows.map(deliveryOf), nextCursor };
+  const originOnly = page.copilots !== undefined;
+  return { items: rows.map((row) => deliveryOf(row, originOnly)), nextCursor };
 }

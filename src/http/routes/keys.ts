@@ -19,12 +19,14 @@ export function keyRoutes(instance: FastifyInstance, deps: { storage: Storage; a
       schema: {
         operationId: 'createApiKey',
         summary: 'Create an API key (the key itself is shown only in this answer)',
-        description: 'A key creates only keys whose scopes it holds and whose bots lie within its own; `bots` (when given) names 1 to 1000 existing copilots.',
+        description:
+          'A key creates only keys whose scopes it holds and whose bots lie within its own; `bots` (when given) names 1 to 1000 existing copilots. ' +
+          'At most 1000 active keys name one bot (429 `quota_exceeded`).',
         tags: ['keys'],
         body: ref(ApiKeyCreate),
         response: {
           201: jsonAnswer('The created key, with its secret', ref(ApiKeyCreated)),
-          ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type'),
+          ...errorResponses('invalid_json', 'unauthorized', 'forbidden', 'payload_too_large', 'unsupported_media_type', 'quota_exceeded'),
         },
       },
     },
@@ -74,10 +76,11 @@ export function keyRoutes(instance: FastifyInstance, deps: { storage: Storage; a
       schema: {
         operationId: 'revokeApiKey',
         summary: 'Revoke an API key',
-        description: 'It stops working at once, on every instance. Written to the audit log.',
+        description:
+          'It stops working at once, on every instance. Written to the audit log. The last active admin key for every bot is not revoked (409 `conflict`): create another first.',
         tags: ['keys'],
         params: KeyIdParams,
-        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('unauthorized', 'forbidden', 'key_not_found') },
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('unauthorized', 'forbidden', 'key_not_found', 'conflict') },
       },
     },
     async (request, reply) => {
