@@ -65,21 +65,26 @@ export function boundedDetails(details: Record<string, unknown>): Record<string,
   return out;
 }
 
+/**
+ * Writes an entry: of one bot, of none (null), or of several (a key limited to them): one entry
+ * per bot, so that a key limited to any of them reads it among its bots' entries.
+ */
 export async function recordAudit(
   db: Db,
   actor: Principal | undefined,
   action: AuditAction,
-  botId: string | null,
+  bots: string | null | readonly string[],
   details: Record<string, unknown>,
 ): Promise<void> {
-  await audit.insertAuditEntry(db, {
-    at: nowTimestamp(),
-    actor_key_id: actor?.kind === 'key' ? actor.keyId : null,
-    action,
-    bot_id: botId,
-    // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
-    details: JSON.stringify(boundedDetails(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details)),
-  });
+  const at = nowTimestamp();
+  // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
+  const written = JSON.stringify(boundedDetails(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details));
+  const actorKeyId = actor?.kind === 'key' ? actor.keyId : null;
+  const botIds = bots === null || typeof bots === 'string' ? [bots] : bots;
+  await audit.insertAuditEntries(
+    db,
+    botIds.map((botId) => ({ at, actor_key_id: actorKeyId, action, bot_id: botId, details: written })),
+  );
 }
 
 export interface AuditQuery {
@@ -113,7 +118,7 @@ const LAST_SECOND = Date.parse('9999-12-31T23:59:59Z');
 
 /**
  * Newest first, paged by id. A key limited to bots reads only its bots' entries: asking
- * for another bot is 403, and entries of no bot (keys made by unlimited keys) are not shown.
+ * for another bot is 403, and entries of no bot (keys for every bot) are not shown.
  */
 export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
   let beforeId: number | undefined;

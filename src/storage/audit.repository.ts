@@ -1,7 +1,12 @@
 import type { AuditLogRow, Db } from './schema.js';
 
-export async function insertAuditEntry(db: Db, entry: Omit<AuditLogRow, 'id'>): Promise<void> {
-  await db.insertInto('audit_log').values(entry).execute();
+/** At most 1,000 entries (a key's bots) in one statement. */
+export async function insertAuditEntries(db: Db, entries: ReadonlyArray<Omit<AuditLogRow, 'id'>>): Promise<void> {
+  for (let i = 0; i < entries.length; i += 1000)
+    await db
+      .insertInto('audit_log')
+      .values(entries.slice(i, i + 1000))
+      .execute();
 }
 
 /**

@@ -149,6 +149,37 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    it("a limited key's creation and revocation are entries of each of its bots: every tenant administrator of one reads them", async () => {
+      const both = await t.key(['admin'], [botA, botB]);
+      const created = await call(t, 'POST', KEYS_PATH, { key: both, payload: { scopes: ['copilots:read'], bots: [botA, botB] } });
+      expect(created.statusCode, created.body).toBe(201);
+      const id = created.json().id as string;
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${id}`, { key: both })).statusCode).toBe(204);
+      const onlyB = await t.key(['admin'], [botB]);
+      for (const [viewer, bot] of [
+        [limitedAdmin, botA],
+        [onlyB, botB],
+      ] as const) {
+        for (const action of ['key.create', 'key.revoke']) {
+          const res = await call(t, 'GET', `${AUDIT_PATH}?action=${action}`, { key: viewer });
+          expect(res.statusCode, res.body).toBe(200);
+          const mine = (res.json() as Array<{ bot_id: string; details: { key_id: string } }>).filter((e) => e.details.key_id === id);
+          expect(mine.map((e) => e.bot_id)).toEqual([bot]);
+        }
+      }
+      // An unlimited admin reads one entry per bot; a key for every bot is an entry of none.
+      const all = (await call(t, 'GET', `${AUDIT_PATH}?action=key.create`)).json() as Array<{ bot_id: string | null; details: { key_id: string } }>;
+      expect(
+        all
+          .filter((e) => e.details.key_id === id)
+          .map((e) => e.bot_id)
+          .sort(),
+      ).toEqual([botA, botB].sort());
+      const everyBot = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'] } });
+      const again = (await call(t, 'GET', `${AUDIT_PATH}?action=key.create`)).json() as Array<{ bot_id: string | null; details: { key_id: string } }>;
+      expect(again.filter((e) => e.details.key_id === everyBot.json().id).map((e) => e.bot_id)).toEqual([null]);
+    });
+
     it(`creates at most ${MAX_ACTIVE_KEYS_PER_BOT} active keys naming one bot (429 quota_exceeded); revoking one makes room`, async () => {
       const bot = (await createCopilot(t, { name: 'Many keys' })).id;
       const tenant = await t.key(['admin'], [bot]);

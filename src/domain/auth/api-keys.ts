@@ -168,7 +168,8 @@ export async function createApiKey(db: Db, input: ApiKeyCreate, options: CreateK
     }
     row.created_at = nowTimestamp();
     await keys.insertApiKey(trx, row);
-    await recordAudit(trx, creator, 'key.create', null, { key_id: id, scopes, bots, name: row.name });
+    // An entry per bot of a limited key: each bot's tenant administrator reads it.
+    await recordAudit(trx, creator, 'key.create', bots, { key_id: id, scopes, bots, name: row.name });
   });
   return { id, key: `cms_${id}_${secret}`, scopes, bots, name: row.name, created_at: row.created_at };
 }
@@ -199,7 +200,7 @@ export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promi
       });
     }
     await keys.revokeApiKey(trx, id, nowTimestamp());
-    await recordAudit(trx, actor, 'key.revoke', null, { key_id: id });
+    await recordAudit(trx, actor, 'key.revoke', info.bots, { key_id: id });
   });
 }
 
