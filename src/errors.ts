@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   key_not_found: 404,
   knowledge_base_not_found: 404,
   crawl_not_found: 404,
+  version_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,

@@ -7,6 +7,7 @@ export const AUDIT_ACTIONS = [
   'copilot.delete',
   'copilot.purge',
   'api_description.upload',
+  'api_description.sync',
   'knowledgebase.add_links',
   'knowledgebase.delete_links',
   'knowledgebase.crawl',

@@ -30,8 +30,9 @@ export interface AccessRule {
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
   const findKey = readKeys(storage.readDb);
   async function identify(request: FastifyRequest): Promise<Principal> {
+    // A malformed credential, so 401 like any other (DESIGN §7), before every other 4xx (§8).
     if (countAuthorizationHeaders(request) > 1) {
-      throw new AppError('invalid_request', 'Send one Authorization header: this request has several.');
+      throw new AppError('unauthorized', 'Send one Authorization header: this request has several, so none of its keys is used.');
     }
     // The key is read from the database on every request: a revocation on any instance
     // acts on the next request.
@@ -58,7 +59,7 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
       { [ACCESS_RULE]: rule },
     );
   return Object.assign(hook, {
-    /** 401 unless the request carries a valid key (two Authorization headers: 400). */
+    /** 401 unless the request carries a valid key (two Authorization headers: 401 too). */
     async requireKey(request: FastifyRequest): Promise<void> {
       if ((await identify(request)).kind === 'anonymous') {
         throw new AppError('unauthorized', 'This operation needs an API key: send "Authorization: Bearer <API key>".');
@@ -77,7 +78,7 @@ function pathParameter(request: FastifyRequest, name: string): string | undefine
 
 /**
  * Node keeps only the first of several Authorization headers; a proxy may read the last.
- * Two credentials are refused rather than guessed between.
+ * Two credentials are refused (401) rather than guessed between.
  */
 function countAuthorizationHeaders(request: FastifyRequest): number {
   const raw = request.raw.rawHeaders;

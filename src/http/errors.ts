@@ -119,6 +119,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 function send(reply: FastifyReply, error: AppError) {
   if (error.code === 'service_unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  // Every 401 names the scheme it wants (RFC 9110 §15.5.2, RFC 6750 §3): API keys and
+  // METRICS_TOKEN alike are bearer tokens. No error= attribute: the body says what was wrong.
+  if (error.status === 401) reply.header('www-authenticate', 'Bearer');
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')

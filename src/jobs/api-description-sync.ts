@@ -19,8 +19,9 @@ export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, option
     async (stopped) => {
       for (const copilotId of await dueSyncs(storage.db, BATCH)) {
         if (stopped()) return;
-        // A new version is reported by the history itself (HistoryDeps.onVersion). A copilot
-        // deleted since it was found due has nothing left to sync: not the service's failure.
+        // A new version is reported by the history itself (HistoryDeps.onVersion) and audited
+        // there with no actor (trigger "schedule"). A copilot deleted since it was found due
+        // has nothing left to sync: not the service's failure.
         await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) => {
           if (isAppError(err) && err.code === 'copilot_not_found') return;
           options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed');

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiDescriptionSync } from '../../src/jobs/api-description-sync.js';
 import { claimSync } from '../../src/storage/api-description-history.repository.js';
 import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { putRaw } from '../support/documents.js';
-import { call, copilotPath, createCopilot, expectError, nextLink, purgePath, swaggerPath, TIMESTAMP } from '../support/http.js';
+import { AUDIT_PATH, call, copilotPath, createCopilot, expectError, nextLink, purgePath, swaggerPath, TIMESTAMP } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
 
 const versionsPath = (id: string) => `${swaggerPath(id)}/versions`;
@@ -149,9 +149,39 @@ for (const dialect of DIALECTS) {
       for (const doc of [V1, V2, V1, V2]) expect((await putRaw(t, copilot.id, doc, 'application/json')).statusCode).toBe(200);
       const list = (await call(t, 'GET', versionsPath(copilot.id))).json();
       expect(list.map((v: { version: number }) => v.version)).toEqual([4, 3, 2]);
-      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'not_found');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'version_not_found');
       const changes = (await call(t, 'GET', changesPath(copilot.id))).json();
       expect(new Set(changes.map((c: { version: number }) => c.version))).toEqual(new Set([4, 3, 2]));
+    });
+
+    it('an upper-case copilot id reaches the same versions, changes and sync as the id itself (as on every other route)', async () => {
+      pages.set('/upper.json', { type: 'application/json', body: V2 });
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, V1, 'application/json')).statusCode).toBe(200);
+      const upper = copilot.id.toUpperCase();
+      expect(upper).not.toBe(copilot.id);
+
+      const versions = await call(t, 'GET', versionsPath(upper));
+      expect(versions.statusCode, versions.body).toBe(200);
+      expect(versions.json().map((v: { version: number }) => v.version)).toEqual([1]);
+      const first = await call(t, 'GET', `${versionsPath(upper)}/1`);
+      expect(first.statusCode, first.body).toBe(200);
+      expect(first.body).toBe(V1);
+      expect((await call(t, 'GET', syncPath(upper))).json().latest_version).toMatchObject({ version: 1 });
+
+      // A sync asked for by the upper-case id records the version under the copilot itself.
+      expect((await call(t, 'PATCH', copilotPath(upper), { payload: { swagger_url: pages.url('/upper.json') } })).statusCode).toBe(200);
+      const synced = await call(t, 'POST', syncPath(upper));
+      expect(synced.statusCode, synced.body).toBe(200);
+      expect(synced.json()).toMatchObject({ status: 'changed', version: 2, changes: { breaking: 2, other: 1 } });
+      expect((await call(t, 'GET', changesPath(upper))).json()).toEqual((await call(t, 'GET', changesPath(copilot.id))).json());
+      expect((await call(t, 'GET', changesPath(upper))).json()).toHaveLength(3);
+      expect((await call(t, 'GET', versionsPath(copilot.id))).json().map((v: { version: number }) => v.version)).toEqual([2, 1]);
+      expect((await call(t, 'GET', syncPath(copilot.id))).json()).toMatchObject({ last_outcome: 'changed', latest_version: { version: 2 } });
+      // Nothing was written under the upper-case spelling.
+      for (const table of ['api_description_versions', 'api_description_changes', 'api_description_sync'] as const) {
+        expect(await t.storage.db.selectFrom(table).select('copilot_id').where('copilot_id', '=', upper).execute()).toEqual([]);
+      }
     });
 
     it('refuses what it cannot answer: unknown copilot, bad version, bad cursor, nothing to sync', async () => {
@@ -159,7 +189,7 @@ for (const dialect of DIALECTS) {
       const unknown = '4f8a3c1e-9b2d-4e6f-8a1b-2c3d4e5f6a7b';
       expectError(await call(t, 'GET', versionsPath(unknown)), 404, 'copilot_not_found');
       expectError(await call(t, 'GET', changesPath(unknown)), 404, 'copilot_not_found');
-      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'not_found');
+      expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/1`), 404, 'version_not_found');
       expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/abc`), 400, 'invalid_request');
       expectError(await call(t, 'GET', `${versionsPath(copilot.id)}/0`), 400, 'invalid_request');
       expectError(await call(t, 'GET', `${versionsPath(copilot.id)}?cursor=nope!`), 400, 'invalid_cursor');
@@ -218,6 +248,88 @@ for (const dialect of DIALECTS) {
       expect(state.json()).toMatchObject({ smart_sync: 0, url: pages.url('/api.json'), last_outcome: 'failed', next_sync_at: null });
       expect(state.json().latest_version.version).toBe(2);
       expect((await call(t, 'GET', versionsPath(copilot.id))).json()).toHaveLength(2);
+    });
+
+    it('a sync that stores a version is audited, in its transaction: by the key that asked, or with no actor from the schedule; one that stores nothing is not', async () => {
+      let served = V1;
+      pages.set('/audited.json', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(served);
+      });
+      const url = `${pages.url('/audited.json')}?access_token=s3cret`;
+      const copilot = await createCopilot(t, { swagger_url: url });
+      const writer = await t.key(['copilots:write'], [copilot.id]);
+      type Entry = { actor_key_id: string | null; action: string; bot_id: string | null; details: Record<string, unknown> };
+      const synced = async () => {
+        const res = await call(t, 'GET', `${AUDIT_PATH}?bot_id=${copilot.id}&action=api_description.sync`);
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as Entry[];
+      };
+
+      expect((await call(t, 'POST', syncPath(copilot.id), { key: writer })).json()).toMatchObject({ status: 'changed', version: 1 });
+      const [first, ...none] = await synced();
+      expect(none).toEqual([]);
+      expect(first).toMatchObject({ actor_key_id: keyIdOf(writer), action: 'api_description.sync', bot_id: copilot.id });
+      expect(first!.details).toMatchObject({
+        trigger: 'request',
+        url,
+        version: 1,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        size: Buffer.byteLength(V1),
+        breaking_changes: 0,
+        other_changes: 0,
+        client_ip: expect.any(String),
+      });
+
+      // The same content again, and a document that fails: no version, no entry.
+      expect((await call(t, 'POST', syncPath(copilot.id), { key: writer })).json()).toMatchObject({ status: 'unchanged' });
+      served = '{"not": "an api description"}';
+      expect((await call(t, 'POST', syncPath(copilot.id), { key: writer })).json()).toMatchObject({ status: 'failed' });
+      expect(await synced()).toHaveLength(1);
+
+      // The schedule's sync (smart_sync = 1, no key) is audited too, with no actor; an
+      // enhanced_privacy copilot's URL is written without its query string.
+      served = V2;
+      expect((await call(t, 'PATCH', copilotPath(copilot.id), { payload: { smart_sync: 1, enhanced_privacy: 1 } })).statusCode).toBe(200);
+      await t.storage.db.updateTable('api_description_sync').set({ next_sync_at: nowTimestamp() }).where('copilot_id', '=', copilot.id).execute();
+      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'audit-test' }, { logger: { error: () => undefined } });
+      try {
+        for (let i = 0; i < 100 && (await synced()).length < 2; i++) await sleep(50);
+      } finally {
+        await job.stop();
+      }
+      const [scheduled] = await synced();
+      expect(scheduled).toMatchObject({ actor_key_id: null, action: 'api_description.sync', bot_id: copilot.id });
+      expect(scheduled!.details).toEqual({
+        trigger: 'schedule',
+        url: pages.url('/audited.json'),
+        version: 2,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        size: Buffer.byteLength(V2),
+        breaking_changes: 2,
+        other_changes: 1,
+      });
+      // Every stored version is explained by an entry: uploads by api_description.upload, syncs by this one.
+      const versions = (await call(t, 'GET', versionsPath(copilot.id))).json() as Array<{ version: number; sha256: string }>;
+      expect(versions.map((v) => [v.version, v.sha256])).toEqual((await synced()).map((e) => [e.details.version, e.details.sha256]));
+    });
+
+    it('a sync whose audit entry cannot be written stores no version: the two commit together', async () => {
+      const tapped = await buildTestApp(dialect, { tap: true });
+      try {
+        pages.set('/atomic.json', { type: 'application/json', body: V1 });
+        const copilot = await createCopilot(tapped, { swagger_url: pages.url('/atomic.json') });
+        const failed = tapped.tap.failAfter({ kind: 'insert', table: 'audit_log' });
+        expectError(await call(tapped, 'POST', syncPath(copilot.id)), 500, 'internal_error');
+        await failed;
+        expect((await call(tapped, 'GET', versionsPath(copilot.id))).json()).toEqual([]);
+        expect((await call(tapped, 'GET', syncPath(copilot.id))).json()).toMatchObject({ last_outcome: 'failed', latest_version: null });
+        // Once the audit log takes it, the same sync stores the version and its entry.
+        expect((await call(tapped, 'POST', syncPath(copilot.id))).json()).toMatchObject({ status: 'changed', version: 1 });
+        const entries = (await call(tapped, 'GET', `${AUDIT_PATH}?bot_id=${copilot.id}&action=api_description.sync`)).json();
+        expect(entries.map((e: { details: { version: number } }) => e.details.version)).toEqual([1]);
+      } finally {
+        await tapped.close();
+      }
     });
 
     it('a sync another owner holds answers 409; a lease is taken once by racing owners', async () => {

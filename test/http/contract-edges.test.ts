@@ -262,14 +262,15 @@ for (const dialect of DIALECTS) {
         }
       });
 
-      it('two Authorization headers answer 400', async () => {
+      it('two Authorization headers answer 401 (a malformed credential), with WWW-Authenticate', async () => {
         const { response } = await raw(
           port,
           `GET ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`,
         );
         const parsed = parseRaw(response);
-        expect(parsed.status).toBe(400);
-        expectContractBody(parsed.body, 'invalid_request');
+        expect(parsed.status).toBe(401);
+        expect(parsed.headers['www-authenticate']).toBe('Bearer');
+        expectContractBody(parsed.body, 'unauthorized');
       });
 
       it('knowledge-base bodies refuse unknown fields', async () => {

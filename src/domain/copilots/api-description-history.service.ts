@@ -5,8 +5,11 @@ import * as history from '../../storage/api-description-history.repository.js';
 import type { ApiDescriptionChangeRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { summariseChanges, type ApiChange } from '../api-changes/diff.js';
+import { recordAudit } from '../audit.js';
+import type { Principal } from '../auth/api-keys.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
+import { withoutQuery } from '../knowledgebase/links.js';
 import { detectFormat, type DocumentSource } from '../validator/index.js';
 import type { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion } from '../wire.js';
 import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot } from './copilot.service.js';
@@ -58,6 +61,8 @@ class StaleBase extends Error {}
  * `within` (the caller's writes for the same document, in the same transaction). Null when the
  * latest version has the same content. The diff runs outside the transaction, on a task
  * thread; if another version was recorded meanwhile it is done again against that one.
+ * `whenRecorded` runs in the same transaction once a version was written (not when the content
+ * was the same): what only a new version calls for, such as its audit entry.
  */
 export async function recordVersion<T>(
   db: Db,
@@ -65,8 +70,9 @@ export async function recordVersion<T>(
   copilotId: string,
   doc: NewVersion,
   within: (trx: Db) => Promise<T> = async () => undefined as T,
+  whenRecorded?: (trx: Db, recorded: RecordedVersion) => Promise<void>,
 ): Promise<{ recorded: RecordedVersion | null; result: T }> {
-  const { recorded, result, changes } = await recordInTransaction(db, deps, copilotId, doc, within);
+  const { recorded, result, changes } = await recordInTransaction(db, deps, copilotId, doc, within, whenRecorded);
   // Inside a caller's transaction the version is not committed yet: the caller reports it.
   if (recorded && !db.isTransaction) deps.onVersion?.(copilotId, recorded, doc.source, changes);
   return { recorded, result };
@@ -78,6 +84,7 @@ async function recordInTransaction<T>(
   copilotId: string,
   doc: NewVersion,
   within: (trx: Db) => Promise<T>,
+  whenRecorded?: (trx: Db, recorded: RecordedVersion) => Promise<void>,
 ): Promise<{ recorded: RecordedVersion | null; result: T; changes: ApiChange[] }> {
   for (let attempt = 1; ; attempt++) {
     const base = await history.latestVersion(db, copilotId);
@@ -119,6 +126,7 @@ async function recordInTransaction<T>(
         await history.pruneVersions(trx, copilotId, deps.versionsKept);
         const recorded = { version, ...counts };
         await deps.inVersion?.(trx, copilotId, recorded, doc.source, changes);
+        await whenRecorded?.(trx, recorded);
         return { recorded, result, changes };
       });
     } catch (err) {
@@ -157,9 +165,18 @@ function versionOf(row: history.VersionMeta): ApiDescriptionVersion {
   };
 }
 
+/**
+ * The copilot's id as stored, from the id a caller gave: getCopilot folds it (an upper-case UUID
+ * names the same copilot, as on every route) and answers 404 for no copilot. Every function here
+ * that takes a caller's id reads and writes under this one, never under the spelling given.
+ */
+async function storedId(db: Db, copilotId: string): Promise<string> {
+  return (await getCopilot(db, copilotId)).id;
+}
+
 /** GET …/swagger/versions: newest first, a page at a time. */
-export async function listVersions(db: Db, copilotId: string, page: { limit: number; cursor?: string }) {
-  await getCopilot(db, copilotId);
+export async function listVersions(db: Db, givenId: string, page: { limit: number; cursor?: string }) {
+  const copilotId = await storedId(db, givenId);
   const before = page.cursor === undefined ? undefined : decodePosition(page.cursor, 1)[0];
   const { rows, nextCursor } = pageOf(await history.listVersions(db, copilotId, { limit: page.limit + 1, before }), page.limit, (last) =>
     encodePosition([Number(last.version)]),
@@ -168,17 +185,19 @@ export async function listVersions(db: Db, copilotId: string, page: { limit: num
 }
 
 /** GET …/swagger/versions/:version: the document as it was accepted. */
-export async function getVersionDocument(db: Db, copilotId: string, version: number): Promise<{ bytes: Buffer; mediaType: string }> {
-  await getCopilot(db, copilotId);
+export async function getVersionDocument(db: Db, givenId: string, version: number): Promise<{ bytes: Buffer; mediaType: string }> {
+  const copilotId = await storedId(db, givenId);
   const row = await history.findVersion(db, copilotId, version);
   if (!row)
-    throw new AppError('not_found', `This copilot has no version ${version} of its API description (older versions may have been pruned).`, { version });
+    throw new AppError('version_not_found', `This copilot has no version ${version} of its API description (older versions may have been pruned).`, {
+      version,
+    });
   return { bytes: Buffer.from(row.content), mediaType: row.media_type };
 }
 
 /** GET …/swagger/changes: newest version first, each version's changes in order. */
-export async function listChanges(db: Db, copilotId: string, page: { limit: number; cursor?: string }) {
-  await getCopilot(db, copilotId);
+export async function listChanges(db: Db, givenId: string, page: { limit: number; cursor?: string }) {
+  const copilotId = await storedId(db, givenId);
   const after = page.cursor === undefined ? undefined : decodePosition(page.cursor, 2);
   const { rows, nextCursor } = pageOf(
     await history.listChanges(db, copilotId, { limit: page.limit + 1, after: after && { version: after[0]!, seq: after[1]! } }),
@@ -217,8 +236,9 @@ export type SyncOutcome =
   | { status: 'unchanged' | 'changed' | 'failed'; version: RecordedVersion | null; error: string | null; next_sync_at: string };
 
 /** GET …/swagger/sync: the copilot's sync setting, state and latest version. */
-export async function getSyncState(db: Db, copilotId: string): Promise<ApiDescriptionSync> {
-  const copilot = await getCopilot(db, copilotId);
+export async function getSyncState(db: Db, givenId: string): Promise<ApiDescriptionSync> {
+  const copilot = await getCopilot(db, givenId);
+  const copilotId = copilot.id;
   const [state, latest] = await Promise.all([history.findSyncState(db, copilotId), history.listVersions(db, copilotId, { limit: 1 })]);
   return {
     smart_sync: copilot.smart_sync,
@@ -235,10 +255,13 @@ export async function getSyncState(db: Db, copilotId: string): Promise<ApiDescri
  * Fetches the copilot's swagger_url (conditionally, with the validators of the last fetch)
  * and records a new version when its content changed. `force`: asked for now (POST …/sync),
  * due or not and whatever smart_sync says; otherwise only a due copilot with smart_sync = 1.
- * 'busy' when another instance or request is syncing it.
+ * 'busy' when another instance or request is syncing it. A new version is audited in its own
+ * transaction (DESIGN §7: every stored document is explained, as an upload is): by `actor`, the
+ * key that asked, or with no actor when the schedule synced it.
  */
-export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: string, options: { force: boolean }): Promise<SyncOutcome> {
-  const copilot = await getCopilot(db, copilotId);
+export async function syncApiDescription(db: Db, deps: SyncDeps, givenId: string, options: { force: boolean; actor?: Principal }): Promise<SyncOutcome> {
+  const copilot = await getCopilot(db, givenId);
+  const copilotId = copilot.id;
   if (!isHttpUrl(copilot.swagger_url)) {
     throw new AppError('swagger_missing', 'This copilot’s swagger_url is not an http(s) URL: there is nothing to sync.', { swagger_url: copilot.swagger_url });
   }
@@ -291,10 +314,20 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     // swagger_url while the document was fetched is newer than it; a deletion is 404.
     let recorded: RecordedVersion | null;
     try {
-      ({ recorded } = await recordVersion(db, deps, copilotId, { bytes: fetched.body, mediaType, sha256, source: 'sync', url }, async (trx) => {
-        const locked = await getCopilot(trx, copilotId, { lock: true });
-        if (locked.swagger_url !== url) throw new SyncOvertaken();
-      }));
+      const doc: NewVersion = { bytes: fetched.body, mediaType, sha256, source: 'sync', url };
+      let privacy = copilot.enhanced_privacy === 1;
+      ({ recorded } = await recordVersion(
+        db,
+        deps,
+        copilotId,
+        doc,
+        async (trx) => {
+          const locked = await getCopilot(trx, copilotId, { lock: true });
+          if (locked.swagger_url !== url) throw new SyncOvertaken();
+          privacy = locked.enhanced_privacy === 1;
+        },
+        (trx, version) => auditSync(trx, options.actor, copilotId, doc, version, privacy),
+      ));
     } catch (err) {
       if (err instanceof SyncOvertaken) return await finish({ status: 'failed', version: null, error: OVERTAKEN }, fetched);
       throw err;
@@ -305,6 +338,24 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, copilotId: stri
     await finish({ status: 'failed', version: null, error: 'The sync failed inside the service.' }).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The audit entry of a version a sync stored: what an upload's entry says of its file (SHA-256,
+ * size), with the URL it came from (enhanced_privacy: without its query string, as the
+ * knowledge base's links are audited) and the changes. `trigger` tells a key's request from the
+ * schedule, since an entry with no actor is otherwise the operator's command line.
+ */
+function auditSync(trx: Db, actor: Principal | undefined, copilotId: string, doc: NewVersion, version: RecordedVersion, privacy: boolean): Promise<void> {
+  return recordAudit(trx, actor, 'api_description.sync', copilotId, {
+    trigger: actor ? 'request' : 'schedule',
+    url: doc.url === null || !privacy ? doc.url : withoutQuery(doc.url),
+    version: version.version,
+    sha256: doc.sha256,
+    size: doc.bytes.length,
+    breaking_changes: version.breaking,
+    other_changes: version.other,
+  });
 }
 
 /** The copilot's API description changed (an upload, a new swagger_url) while a sync fetched the old URL. */

@@ -82,7 +82,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
               'application/yaml': { schema: Type.String() },
             },
           },
-          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'not_found'),
+          ...errorResponses('unauthorized', 'forbidden', 'copilot_not_found', 'version_not_found'),
         },
       },
     },
@@ -154,7 +154,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
       },
     },
     async (request) => {
-      const outcome = await historyService.syncApiDescription(storage.db, deps.sync, request.params.id, { force: true });
+      const outcome = await historyService.syncApiDescription(storage.db, deps.sync, request.params.id, { force: true, actor: request.principal });
       if (outcome.status === 'busy') throw new AppError('conflict', 'A sync of this copilot’s API description is already running; try again shortly.');
       return {
         status: outcome.status,

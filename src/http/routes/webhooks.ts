@@ -18,7 +18,7 @@ export function webhookRoutes(instance: FastifyInstance, deps: { storage: Storag
         operationId: 'listWebhookDeliveries',
         summary: 'Deliveries to WEBHOOK_URL, newest first',
         description:
-          'Each event POSTed (or to be) to WEBHOOK_URL: state, attempts, last answer. A key limited to some bots sees their deliveries only, each `url` as its origin and `/…` (a hook URL\'s path is often its secret). The `Link` header carries the next page.',
+          "Each event POSTed (or to be) to WEBHOOK_URL: state, attempts, last answer. A key limited to some bots sees their deliveries only, each `url` as its origin and `/…` (a hook URL's path is often its secret). The `Link` header carries the next page.",
         tags: ['operations'],
         querystring: PageQuery,
         response: {

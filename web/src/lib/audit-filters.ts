@@ -14,6 +14,7 @@ export const ACTION_LABELS: Record<string, string> = {
   'copilot.delete': 'Copilot deleted',
   'copilot.purge': 'Copilot purged',
   'api_description.upload': 'API description uploaded',
+  'api_description.sync': 'API description synced',
   'knowledgebase.add_links': 'Links added',
   'knowledgebase.delete_links': 'Links deleted',
   'knowledgebase.crawl': 'Crawl started',

@@ -193,7 +193,13 @@ function AuditRow({ entry, names, filters }: { entry: AuditEntry; names: Readonl
           </a>
         )}
       </td>
-      <td data-label="By key">{entry.actor_key_id === null ? <span class="muted">Operator (command line)</span> : <code>{entry.actor_key_id}</code>}</td>
+      <td data-label="By key">
+        {entry.actor_key_id !== null ? (
+          <code>{entry.actor_key_id}</code>
+        ) : (
+          <span class="muted">{entry.details.trigger === 'schedule' ? 'The service (sync schedule)' : 'Operator (command line)'}</span>
+        )}
+      </td>
       <td data-label="Details">
         {details.length > 0 && (
           <dl class="audit-details">
