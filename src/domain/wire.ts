@@ -343,7 +343,7 @@ export const WebhookDelivery = Type.Object(
     id: Type.String({ description: 'Also the `id` of the body and the `x-cms-delivery` header' }),
     event: Type.String({ examples: ['api_description.breaking_change'] }),
     copilot_id: nullable(Type.String()),
-    url: Type.String({ description: 'WEBHOOK_URL when the event happened' }),
+    url: Type.String({ description: 'WEBHOOK_URL when the event happened; for a key limited to bots, its origin and /…' }),
     state: oneOf(WEBHOOK_DELIVERY_STATES, { description: 'pending: to be (re)tried; delivered: answered 2xx; failed: every attempt failed' }),
     attempts: Type.Integer(),
     last_status: nullable(Type.Integer({ description: 'HTTP status of the last attempt, when one came' })),
