@@ -120,8 +120,7 @@ const kysely = (dialect: Dialect): Kysely<Database> => new Kysely<Database>({ di
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
-    // An idle client losing its connection must not crash the process.
-    pool.on('error', () => undefined);
+    keepErrorsHandled(pool);
     const db = kysely(new PostgresDialect({ pool }));
     // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's
     // slow searches then wait for each other, never for the connections every other request needs
@@ -135,7 +134,7 @@ export function openStorage(options: StorageOptions): Storage {
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       statement_timeout: limitMs,
     });
-    scanPool.on('error', () => undefined);
+    keepErrorsHandled(scanPool);
     const scanDb = kysely(new PostgresDialect({ pool: scanPool }));
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
     const turns = fairScans();
@@ -262,4 +261,16 @@ export async function databaseAdvice(storage: Storage): Promise<string[]> {
   return rows[0]?.autovacuum === 'off'
     ? ['PostgreSQL runs with autovacuum off: table statistics go stale and lists can read whole tables; turn it on, or run ANALYZE after large changes']
     : [];
+}
+
+/**
+ * A client losing its connection must not crash the process. pg-pool listens for a client's
+ * 'error' only while the client is idle in the pool; one checked out (a transaction between two
+ * statements) that loses its connection (a failover, a restart, `pg_terminate_backend`) emitted
+ * the event to no listener, and the process exited. Each client now keeps a listener of its own:
+ * the next statement on it fails (503, `isDatabaseUnavailable`) and the pool drops it on release.
+ */
+function keepErrorsHandled(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
 }
