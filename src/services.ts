@@ -277,6 +277,19 @@ function readGauge(registry: Registry, name: string, help: string, label: string
   });
 }
 
+/**
+ * A series read from the database at a scrape, or null when the database cannot answer now:
+ * the scrape then leaves that series out (a series without labels: NaN) and still reports the process and the pool, which an
+ * operator needs most while the database is down (it answered 503, or 500 for a closed pool).
+ */
+async function whileReadable<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch {
+    return null;
+  }
+}
+
 /** The knowledge base's series: links by state and passages to delete (read at each scrape), fetches, pages indexed, failures by reason. */
 function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMetrics {
   new Gauge({
@@ -286,7 +299,8 @@ function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMe
     registers: [registry],
     async collect() {
       this.reset();
-      for (const { status, n } of await countLinksByStatus(storage.readDb)) this.set({ state: status }, n);
+      const rows = await whileReadable(() => countLinksByStatus(storage.readDb));
+      for (const { status, n } of rows ?? []) this.set({ state: status }, n);
     },
   });
   new Gauge({
@@ -294,7 +308,8 @@ function knowledgeBaseMetrics(registry: Registry, storage: Storage): IngestionMe
     help: "Passages hidden for good (a deleted link's, a replaced page's) that the search index housekeeping has yet to delete, in the whole database",
     registers: [registry],
     async collect() {
-      this.set(await countPassagesToDelete(storage.readDb));
+      // A series without labels always has its one sample: NaN says "not known now", never 0.
+      this.set((await whileReadable(() => countPassagesToDelete(storage.readDb))) ?? Number.NaN);
     },
   });
   const fetchSeconds = new Histogram({

@@ -187,6 +187,14 @@ for (const dialect of DIALECTS) {
         await storage.close();
         expectError(await broken.inject({ method: 'GET', url: '/readyz' }), 503, 'service_unavailable');
         expect((await broken.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+        // What an operator needs most then: the process's metrics and the pool's; the series read
+        // from the database are left out of the scrape, not the scrape itself.
+        const metrics = await broken.inject({ method: 'GET', url: '/metrics' });
+        expect(metrics.statusCode, metrics.body.slice(0, 200)).toBe(200);
+        expect(metrics.body).toContain('process_cpu_seconds_total');
+        expect(metrics.body).toContain('database_connections{state="waiting"}');
+        expect(metrics.body).not.toMatch(/^kb_links\{/m);
+        expect(metrics.body).toMatch(/^kb_passages_to_delete Nan$/m); // prom-client writes NaN so
       } finally {
         await broken.close();
       }
