@@ -2,7 +2,10 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
+
+export { isDatabaseUnavailable };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -99,23 +102,6 @@ const isBackendPath = (path: string) => path === '/backend' || path.startsWith('
 
 /** Seconds a client should wait before trying again when the database cannot be reached. */
 export const RETRY_AFTER_SECONDS = 5;
-
-// Error codes of the drivers that mean "the database cannot be reached or is busy right now"
-// rather than "this request is wrong": node's socket errors, PostgreSQL's connection and
-// operator classes (08, 57P0x, 53300), SQLite's lock, open and I/O failures.
-const UNAVAILABLE_CODES =
-  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
-
-/** True for a failure to reach the database (503, try again) rather than a bug (500). */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown; errors?: unknown } | null;
-  if (!e || typeof e !== 'object') return false;
-  if (typeof e.code === 'string' && UNAVAILABLE_CODES.test(e.code)) return true;
-  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
-  // Node reports a connection refused on every address of a name as an AggregateError.
-  return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
-}
 
 function send(reply: FastifyReply, error: AppError) {
   if (error.code === 'service_unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));

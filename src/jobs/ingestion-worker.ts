@@ -13,6 +13,7 @@ import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
 import { withoutQuery } from '../domain/knowledgebase/links.js';
 import { inTransaction } from '../storage/transaction.js';
+import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { groupDigits } from '../text/numbers.js';
 
 export interface WorkerOptions {
@@ -65,13 +66,15 @@ const ACCEPT = 'text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, tex
 
 /** Transient failures are retried with backoff; anything the page itself decides is final. */
 function isTransient(err: unknown): boolean {
-  // The service's own threads (busy, or a thread lost), not the page: try again later.
-  if (err instanceof TaskThreadError) return true;
+  // The service's own threads (busy, or a thread lost) or its database (out of reach, locked),
+  // not the page: try again later.
+  if (err instanceof TaskThreadError || isDatabaseUnavailable(err)) return true;
   return err instanceof FetchError && isTransientFetchError(err);
 }
 
 function describe(err: unknown): string {
   if (err instanceof FetchError || err instanceof ExtractError) return err.message;
+  if (isDatabaseUnavailable(err)) return "The service's database could not be reached or was busy; the page is tried again.";
   return 'The page could not be processed.';
 }
 
@@ -329,6 +332,13 @@ export class IngestionWorker {
         this.options.logger?.warn(
           { bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
           'knowledge-base job waits: the task threads are busy',
+        );
+        if (written && !retry) this.options.metrics?.failed('internal');
+      } else if (isDatabaseUnavailable(err)) {
+        // The database's state, not the page's nor a bug: retried like a busy thread.
+        this.options.logger?.warn(
+          { err, bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
+          'knowledge-base job waits: the database could not be reached or was busy',
         );
         if (written && !retry) this.options.metrics?.failed('internal');
       } else if (!(err instanceof FetchError || err instanceof ExtractError)) {

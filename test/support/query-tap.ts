@@ -19,6 +19,7 @@ interface Trap {
   action: 'pause' | 'fail';
   reached: () => void;
   released: Promise<void>;
+  error?: Error;
 }
 
 export interface Pause {
@@ -73,10 +74,11 @@ export class QueryTap implements KyselyPlugin {
     return { reached: reachedPromise, release };
   }
 
-  failAfter(match: StatementMatch): Promise<void> {
+  /** The statement fails after it ran, with `error` (by default a plain Error). */
+  failAfter(match: StatementMatch, error?: Error): Promise<void> {
     let reached!: () => void;
     const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-    this.traps.push({ match, skipped: 0, action: 'fail', reached, released: Promise.resolve() });
+    this.traps.push({ match, skipped: 0, action: 'fail', reached, released: Promise.resolve(), error });
     return reachedPromise;
   }
 
@@ -100,7 +102,7 @@ export class QueryTap implements KyselyPlugin {
     if (!trap) return args.result;
     this.pending.delete(args.queryId);
     trap.reached();
-    if (trap.action === 'fail') throw new Error('simulated database failure (test tap)');
+    if (trap.action === 'fail') throw trap.error ?? new Error('simulated database failure (test tap)');
     await trap.released;
     return args.result;
   }
