@@ -265,6 +265,11 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const databaseUrl = get('DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
     problems.push('DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite database)');
+  } else if (databaseUrl !== null && !URL.canParse(databaseUrl)) {
+    // The driver parses it as a URL too, and a malformed one would be "not reachable yet" until the timeout.
+    problems.push(
+      "DATABASE_URL is not a valid URL, e.g. postgres://user:password@host:5432/database (a port is at most 65535; a password's @ : / # ? % are percent-encoded; the value is not repeated here: it may hold a password)",
+    );
   }
 
   const logFormat = (get('LOG_FORMAT') ?? 'auto').toLowerCase();

@@ -9,6 +9,7 @@ import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
 import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { isDatabaseUnavailable } from './storage/unavailable.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -96,6 +97,9 @@ async function waitForDatabase(storage: Storage, config: Config): Promise<void> 
       return;
     } catch (err) {
       const reason = (err as Error).message || String(err);
+      // Only a database out of reach may come: a file that is no database, a wrong password or a
+      // missing database answers the same at every try.
+      if (!isDatabaseUnavailable(err)) throw new Error(`Could not open ${describeDatabase(config)}: ${reason}`);
       if (Date.now() + delay > deadline) {
         throw new Error(`Could not reach ${describeDatabase(config)} within ${config.databaseStartupTimeoutMs} ms: ${reason}`);
       }

@@ -169,6 +169,23 @@ describe('configuration', () => {
       expect(problems).toContain(key);
   });
 
+  it('refuses a DATABASE_URL that is not a URL (it was retried as "not reachable yet" until the start-up timeout), never repeating it', () => {
+    for (const url of ['postgres://[::1', 'postgres://u:pw-secret@127.0.0.1:99999/x', 'postgresql://u:pw-secret@ho st/db']) {
+      let error: unknown;
+      try {
+        loadConfig({ DATABASE_URL: url });
+      } catch (err) {
+        error = err;
+      }
+      expect(error, url).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/^DATABASE_URL is not a valid URL/);
+      expect(problems).not.toContain('pw-secret');
+    }
+    // A socket directory or options in the query are URLs too.
+    expect(loadConfig({ DATABASE_URL: 'postgres:///copilots?host=/var/run/postgresql' }).databaseUrl).toBe('postgres:///copilots?host=/var/run/postgresql');
+  });
+
   // Issue 13 §3, §10: the knowledge-base queue's bounds and the fetcher's minimum rate.
   it('has the documented ingestion limits, reads them, and refuses bad values', () => {
     expect(loadConfig({})).toMatchObject({

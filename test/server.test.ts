@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { BOOTSTRAP_KEY_FILE } from '../src/domain/auth/api-keys.js';
 import type { RunningService } from '../src/server.js';
+import { SQLITE_FILE_NAME } from '../src/storage/database.js';
 import { buildCli } from './support/build.js';
 import { builtModule } from './support/built-sources.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './support/databases.js';
@@ -382,6 +383,17 @@ describe('start-up failures an operator can see', () => {
       expect(run.stderr).not.toMatch(/\n\s+at /);
     }
   }, 120_000);
+
+  it('a file in place of the SQLite database that is not one: stops at once, naming it, rather than retrying as "not reachable yet"', async () => {
+    const dataDir = dir();
+    writeFileSync(path.join(dataDir, SQLITE_FILE_NAME), Buffer.alloc(8192, 0x5a));
+    // Retried, the start would wait out this timeout and the test's own.
+    const run = await runToExit(cli, ['serve'], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_STARTUP_TIMEOUT_MS: '600000' }, dir());
+    expect(run.code, run.stderr).not.toBe(0);
+    expect(run.stderr).toContain(dataDir);
+    expect(run.stderr).toContain('file is not a database');
+    expect(run.stderr).not.toMatch(/retrying/i);
+  }, 60_000);
 
   it('PostgreSQL that accepts connections but never answers: retries, then a message naming host, port and database (never the password)', async () => {
     const sockets: net.Socket[] = [];
