@@ -45,8 +45,14 @@ export async function startService(config: Config): Promise<RunningService> {
       else app.log.info('ADMIN_API_KEY left unused: the database already holds API keys');
       firstKey = 'ADMIN_API_KEY';
     } else {
-      const keyFile = await ensureBootstrapAdminKey(storage.db, config.dataDir);
-      if (keyFile) app.log.warn({ file: keyFile }, 'Created the first admin API key; it is in this file, readable by this user only');
+      const created = await ensureBootstrapAdminKey(storage.db, config.dataDir);
+      if (created) app.log.warn({ file: created.file }, 'Created the first admin API key; it is in this file, readable by this user only');
+      if (created?.replaced) {
+        app.log.warn(
+          { kept_as: created.replaced },
+          'A first admin key file was in DATA_DIR already (of another database?): it is kept under this name, not overwritten',
+        );
+      }
       const file = path.join(config.dataDir, BOOTSTRAP_KEY_FILE);
       // The file keeps the first key after it is revoked: then it names no key that works.
       firstKey =

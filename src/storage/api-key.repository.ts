@@ -4,6 +4,16 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
+/** Whether any key exists (revoked ones too). */
+export async function anyApiKey(db: Db): Promise<boolean> {
+  return (await db.selectFrom('api_keys').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Removes a key row for good (the first admin key whose file could not be written). */
+export async function deleteApiKey(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('api_keys').where('id', '=', id).execute();
+}
+
 export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }

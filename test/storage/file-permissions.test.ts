@@ -3,11 +3,11 @@
  * text: the directory is created 0700 and the SQLite file, its WAL and SHM are 0600, also
  * when an older install left them readable by others.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureBootstrapAdminKey } from '../../src/domain/auth/api-keys.js';
+import { BOOTSTRAP_KEY_FILE, ensureBootstrapAdminKey } from '../../src/domain/auth/api-keys.js';
 import { openStorage, SQLITE_FILE_NAME } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
@@ -62,10 +62,37 @@ describe('file permissions of the data directory', () => {
       const { storage, cleanup } = await createTestStorage(dialect);
       try {
         const dataDir = path.join(freshRoot(), 'keys-here');
-        const file = await ensureBootstrapAdminKey(storage.db, dataDir);
-        expect(file).not.toBeNull();
+        const created = await ensureBootstrapAdminKey(storage.db, dataDir);
+        expect(created).toEqual({ file: path.join(dataDir, BOOTSTRAP_KEY_FILE), replaced: null });
         expect(mode(dataDir)).toBe(0o700);
-        expect(mode(file!)).toBe(0o600);
+        expect(mode(created!.file)).toBe(0o600);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it(`${dialect}: a DATA_DIR where the key file cannot be written stores no key (its secret would be lost), so the next start makes one`, async () => {
+      const { storage, cleanup } = await createTestStorage(dialect);
+      try {
+        const notADirectory = path.join(freshRoot(), 'a-file');
+        writeFileSync(notADirectory, 'x');
+        await expect(ensureBootstrapAdminKey(storage.db, notADirectory)).rejects.toThrow(/not a directory/);
+        expect(await storage.db.selectFrom('api_keys').select('id').execute()).toEqual([]);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it(`${dialect}: a key file already in DATA_DIR (another database's first key) is kept beside, never overwritten`, async () => {
+      const { storage, cleanup } = await createTestStorage(dialect);
+      try {
+        const dataDir = freshRoot();
+        const file = path.join(dataDir, BOOTSTRAP_KEY_FILE);
+        writeFileSync(file, 'cms_otherDatabaseKey_0123456789abcdef0123456789abcdef\n', { mode: 0o600 });
+        const created = await ensureBootstrapAdminKey(storage.db, dataDir);
+        expect(created!.replaced).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.replaced-`));
+        expect(readFileSync(created!.replaced!, 'utf8')).toBe('cms_otherDatabaseKey_0123456789abcdef0123456789abcdef\n');
+        expect(readFileSync(file, 'utf8')).toMatch(/^cms_bootstrapAdmin00_/);
       } finally {
         await cleanup();
       }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { chmod, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, rename, writeFile } from 'node:fs/promises';
 import { prepareDataDir } from '../../storage/data-dir.js';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
@@ -301,7 +302,7 @@ export async function bootstrapKeyActive(db: Db): Promise<boolean> {
  * id when this call stored it.
  */
 export async function seedAdminKey(db: Db, presetKey: string): Promise<string | null> {
-  if ((await keys.listApiKeys(db)).length > 0) return null;
+  if (await keys.anyApiKey(db)) return null;
   const id = KEY_PATTERN.exec(presetKey)?.[1];
   try {
     return (await createApiKey(db, { scopes: ['admin'], name: 'ADMIN_API_KEY' }, { presetKey })).id;
@@ -315,10 +316,12 @@ export async function seedAdminKey(db: Db, presetKey: string): Promise<string | 
  * First start: when the database holds no key at all, create one admin key and
  * write it to DATA_DIR/bootstrap-admin-key (mode 0600). The key has a fixed id, so
  * two instances starting at once on one database create it only once.
- * Returns the file's path when this call created the key.
+ * Returns the file's path when this call created the key, and where a file found there was kept.
  */
-export async function ensureBootstrapAdminKey(db: Db, dataDir: string): Promise<string | null> {
-  if ((await keys.listApiKeys(db)).length > 0) return null;
+export async function ensureBootstrapAdminKey(db: Db, dataDir: string): Promise<{ file: string; replaced: string | null } | null> {
+  if (await keys.anyApiKey(db)) return null;
+  // The directory before the key: a key stored whose file cannot be written is lost (its secret is nowhere else).
+  prepareDataDir(dataDir);
   let created: { key: string };
   try {
     created = await createApiKey(db, { scopes: ['admin'], name: 'bootstrap admin' }, { fixedId: BOOTSTRAP_KEY_ID });
@@ -326,9 +329,21 @@ export async function ensureBootstrapAdminKey(db: Db, dataDir: string): Promise<
     if (await keys.findApiKey(db, BOOTSTRAP_KEY_ID)) return null; // another instance won
     throw err;
   }
-  prepareDataDir(dataDir);
   const file = path.join(dataDir, BOOTSTRAP_KEY_FILE);
-  await writeFile(file, `${created.key}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
-  return file;
+  let replaced: string | null = null;
+  try {
+    // A file there already is another database's first key (DATA_DIR shared, DATABASE_URL
+    // changed): kept beside, never overwritten.
+    if (existsSync(file)) {
+      replaced = `${file}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await rename(file, replaced);
+    }
+    await writeFile(file, `${created.key}\n`, { mode: 0o600 });
+    await chmod(file, 0o600);
+  } catch (err) {
+    // Unwritten, the key could never be used: gone, so that the next start makes another.
+    await keys.deleteApiKey(db, BOOTSTRAP_KEY_ID);
+    throw err;
+  }
+  return { file, replaced };
 }
