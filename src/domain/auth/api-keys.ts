@@ -195,7 +195,8 @@ export async function revokeApiKey(db: Db, id: string, actor?: Principal): Promi
     // The row is locked: a revocation racing this one has committed, and shows here.
     if (row.revoked_at !== null) return;
     const info = toInfo(row);
-    if (info.scopes.includes('admin') && info.bots === null && (await keys.countActiveApiKeys(trx, { unlimitedAdmin: true })) <= 1) {
+    // Through the API only: the operator's command line makes keys itself, so it may revoke the last.
+    if (actor?.kind === 'key' && info.scopes.includes('admin') && info.bots === null && (await keys.countActiveApiKeys(trx, { unlimitedAdmin: true })) <= 1) {
       throw new AppError('conflict', 'This is the last admin key for every bot: create another before revoking it, or no key could manage keys any more.', {
         id,
       });
