@@ -10,6 +10,7 @@ import { databaseAdvice, type Storage } from './storage/database.js';
 import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { isDatabaseUnavailable } from './storage/unavailable.js';
+import { holdInstanceLock } from './storage/instance-lock.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -24,7 +25,10 @@ export async function startService(config: Config): Promise<RunningService> {
   let app: FastifyInstance | null = null;
   const services = createServices(config);
   const { storage } = services;
+  let lock: { release(): void } | null = null;
   try {
+    // SQLite: this process's alone while it serves (a second service on the DATA_DIR stops here).
+    if (config.databaseUrl === null) lock = holdInstanceLock(config.dataDir);
     await waitForDatabase(storage, config);
     await migrateToLatest(storage);
     // A thread that cannot start (a broken install) stops the start, not each validation.
@@ -80,12 +84,14 @@ export async function startService(config: Config): Promise<RunningService> {
         } finally {
           clearInterval(idleSweep);
           await services.close();
+          lock?.release();
         }
       },
     };
   } catch (err) {
     await app?.close();
     await services.close();
+    lock?.release();
     throw err;
   }
 }

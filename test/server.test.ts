@@ -30,6 +30,21 @@ function serviceConfig(database: TestDatabase, dataDir = database.dataDir, env: 
   });
 }
 
+/**
+ * Starts services at once: on PostgreSQL all serve; on one SQLite DATA_DIR one does, and the
+ * others stop, saying another process serves that database. Returns those that serve.
+ */
+async function startAtOnce(dialect: string, configs: ReturnType<typeof serviceConfig>[]): Promise<RunningService[]> {
+  const outcomes = await Promise.allSettled(configs.map((config) => startService(config)));
+  const serving = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
+  if (dialect === 'sqlite') {
+    expect(serving).toHaveLength(1);
+    for (const err of refused) expect(err.message).toMatch(/^Another service process is serving the SQLite database in /);
+  } else expect(refused).toEqual([]);
+  return serving;
+}
+
 async function json(response: Response): Promise<any> {
   const text = await response.text();
   return JSON.parse(text);
@@ -58,6 +73,22 @@ for (const dialect of DIALECTS) {
       running.splice(running.indexOf(service), 1);
       await service.close();
     }
+
+    it.runIf(dialect === 'sqlite')(
+      'a second service on the same SQLite DATA_DIR stops at once, saying why; once the first has stopped, one starts',
+      async () => {
+        const dataDir = mkdtempSync(path.join(tmpdir(), 'cms-lock-'));
+        extraDirs.push(dataDir);
+        const first = await start(dataDir);
+        await expect(startService(serviceConfig(database, dataDir))).rejects.toThrow(`Another service process is serving the SQLite database in ${dataDir}`);
+        // The first still serves.
+        expect((await fetch(`${first.address}/readyz`)).status).toBe(200);
+        await stop(first);
+        const again = await start(dataDir);
+        expect((await fetch(`${again.address}/readyz`)).status).toBe(200);
+        await stop(again);
+      },
+    );
 
     it('first start writes one admin key to DATA_DIR/bootstrap-admin-key with mode 0600, and it works over HTTP', async () => {
       const service = await start();
@@ -117,22 +148,21 @@ for (const dialect of DIALECTS) {
     it('two instances starting at once on one fresh database: both serve, one bootstrap key', async () => {
       const fresh = await createTestDatabase(dialect);
       try {
-        // On PostgreSQL each instance has its own data directory (other machines); on SQLite they share the file.
+        // On PostgreSQL each instance has its own data directory (other machines); on SQLite they share the file, which one serves.
         const dirA = fresh.dataDir;
         const dirB = dialect === 'postgres' ? mkdtempSync(path.join(tmpdir(), 'cms-test-b-')) : fresh.dataDir;
         if (dirB !== dirA) extraDirs.push(dirB);
-        const [a, b] = await Promise.all([startService(serviceConfig(fresh, dirA)), startService(serviceConfig(fresh, dirB))]);
-        running.push(a, b);
+        const serving = await startAtOnce(dialect, [serviceConfig(fresh, dirA), serviceConfig(fresh, dirB)]);
+        running.push(...serving);
         const files = [...new Set([dirA, dirB])].map((d) => path.join(d, BOOTSTRAP_KEY_FILE)).filter((f) => existsSync(f));
         expect(files).toHaveLength(1);
         const authorization = `Bearer ${readFileSync(files[0]!, 'utf8').trim()}`;
-        for (const service of [a, b]) {
+        for (const service of serving) {
           const res = await fetch(`${service.address}/backend/api/keys`, { headers: { authorization } });
           expect(res.status).toBe(200);
           expect(await json(res)).toHaveLength(1);
         }
-        await stop(a);
-        await stop(b);
+        for (const service of serving) await stop(service);
       } finally {
         await fresh.drop();
       }
@@ -144,28 +174,27 @@ for (const dialect of DIALECTS) {
       const adminKey = `cms_${'Env0Admin0Key000'}_${'s3cr3t'.repeat(5)}zz`;
       try {
         // Two instances at once, as a compose file with replicas would start them.
-        const [a, b] = await Promise.all([
-          startService(serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey })),
-          startService(serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey })),
+        const serving = await startAtOnce(dialect, [
+          serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey }),
+          serviceConfig(fresh, fresh.dataDir, { ADMIN_API_KEY: adminKey }),
         ]);
-        running.push(a, b);
+        running.push(...serving);
         expect(existsSync(path.join(fresh.dataDir, BOOTSTRAP_KEY_FILE))).toBe(false);
         const authorization = `Bearer ${adminKey}`;
-        for (const service of [a, b]) {
+        for (const service of serving) {
           const keys = await fetch(`${service.address}/backend/api/keys`, { headers: { authorization } });
           expect(keys.status).toBe(200);
           const listed = await json(keys);
           expect(listed).toHaveLength(1);
           expect(listed[0]).toMatchObject({ id: 'Env0Admin0Key000', name: 'ADMIN_API_KEY', scopes: ['admin'], bots: null, revoked_at: null });
         }
-        const created = await fetch(`${a.address}/backend/api/copilots`, {
+        const created = await fetch(`${serving[0]!.address}/backend/api/copilots`, {
           method: 'POST',
           headers: { authorization, 'content-type': 'application/json' },
           body: JSON.stringify({ name: 'Seeded' }),
         });
         expect(created.status).toBe(201);
-        await stop(a);
-        await stop(b);
+        for (const service of serving) await stop(service);
 
         // Once a key exists, another ADMIN_API_KEY adds nothing (rotate keys through the API or the CLI).
         const other = `cms_${'Another0Key00000'}_${'x'.repeat(32)}`;
@@ -354,10 +383,13 @@ describe('start-up failures an operator can see', () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
     const port = (holder.address() as net.AddressInfo).port;
     try {
-      const dataDir = dir();
       for (let batch = 0; batch < 5; batch++) {
+        // A DATA_DIR each: one SQLite database is one service's (a second stops before listening).
         const runs = await Promise.all(
-          Array.from({ length: 4 }, () => runToExit(cli, ['serve'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir }, dataDir)),
+          Array.from({ length: 4 }, () => {
+            const dataDir = dir();
+            return runToExit(cli, ['serve'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir }, dataDir);
+          }),
         );
         for (const run of runs) {
           expect(run.code, run.stderr).not.toBe(0);
