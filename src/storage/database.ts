@@ -240,12 +240,21 @@ export function openStorage(options: StorageOptions): Storage {
 }
 
 /** True when the database answers a trivial query. */
-export async function isDatabaseReachable(storage: Storage): Promise<boolean> {
+/**
+ * Null when the database answers a statement; else why not, in a sentence. A pool whose every
+ * connection is held (by long statements, or by rows another session locks) gives none in its
+ * connect timeout although the database answers: that is said as such, not as an outage.
+ */
+export async function databaseNotReady(storage: Storage): Promise<string | null> {
   try {
     await sql`select 1`.execute(storage.db);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (err) {
+    if (storage.dialect === 'postgres' && /^timeout exceeded when trying to connect/.test((err as Error).message ?? '')) {
+      const { inUse, waiting } = storage.connections();
+      return `Every database connection of this instance is in use (${inUse} in use, ${waiting} waiting): long statements or locked rows hold them; the database itself may be answering.`;
+    }
+    return 'The database is not reachable.';
   }
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -176,6 +177,24 @@ for (const dialect of DIALECTS) {
         // Every other operation names the scope its key needs.
         expect(doc.paths['/backend/api/copilots'].post.security).toEqual([{ bearer: ['copilots:write'] }]);
       });
+    });
+
+    it.runIf(dialect === 'postgres')('GET /readyz says so when every connection of the pool is held, rather than that the database is gone', async () => {
+      const storage = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 1, connectTimeoutMs: 300 });
+      const held = await t.anotherApp({ storage });
+      try {
+        expect((await held.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+        // The pool's one connection, held by an open transaction (as by a statement waiting on a locked row).
+        await storage.db.transaction().execute(async (trx) => {
+          await sql`select 1`.execute(trx);
+          const body = expectError(await held.inject({ method: 'GET', url: '/readyz' }), 503, 'service_unavailable');
+          expect(body.message).toMatch(/^Every database connection of this instance is in use \(1 in use, \d+ waiting\)/);
+        });
+        expect((await held.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      } finally {
+        await held.close();
+        await storage.close();
+      }
     });
 
     it('GET /readyz answers 503 service_unavailable when the database is gone, while /healthz stays 200', async () => {

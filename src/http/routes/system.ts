@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { OpenAPI } from 'openapi-types';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../errors.js';
-import { isDatabaseReachable, type Storage } from '../../storage/database.js';
+import { databaseNotReady, type Storage } from '../../storage/database.js';
 import { errorResponses, jsonAnswer } from '../schemas.js';
 
 const Status = Type.Object({ status: Type.String() });
@@ -58,8 +58,9 @@ export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage
       },
     },
     async () => {
-      if (await isDatabaseReachable(deps.storage)) return { status: 'ready' };
-      throw new AppError('service_unavailable', 'The database is not reachable.');
+      const notReady = await databaseNotReady(deps.storage);
+      if (notReady === null) return { status: 'ready' };
+      throw new AppError('service_unavailable', notReady);
     },
   );
 
