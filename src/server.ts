@@ -168,12 +168,17 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
 }
 
 export function reportStartupError(err: unknown): never {
-  const e = err as { code?: string; address?: string; port?: number; message?: string };
+  const e = err as { code?: string; address?: string; port?: number; message?: string; syscall?: string; hostname?: string };
   if (err instanceof ConfigError || err instanceof DataDirError) {
     process.stderr.write(`${(err as Error).message}\n`);
   } else if (e.code === 'EADDRINUSE') {
     process.stderr.write(
       `Could not start: ${e.address ?? 'the address'}:${e.port ?? '?'} is already in use by another process; choose another PORT (or HOST).\n`,
+    );
+  } else if (e.syscall === 'getaddrinfo' || e.code === 'EADDRNOTAVAIL') {
+    // Listening on a name that resolves nowhere, or an address this machine does not have.
+    process.stderr.write(
+      `Could not start: HOST ${e.hostname ?? e.address ?? ''} is not an address of this machine (${e.code}); use an address it has, 0.0.0.0 or :: for every one, or 127.0.0.1.\n`,
     );
   } else if (e.code === 'EACCES' && e.port !== undefined) {
     process.stderr.write(`Could not start: this user may not listen on ${e.address ?? ''}:${e.port}; choose a PORT above 1023.\n`);

@@ -416,6 +416,16 @@ describe('start-up failures an operator can see', () => {
     }
   }, 120_000);
 
+  it('a HOST that is not an address of this machine: a message naming HOST', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): never this machine's, and binding sends nothing to it
+    // (a name that resolves nowhere takes the same path, but would ask a DNS server).
+    for (const host of ['192.0.2.1']) {
+      const run = await runToExit(cli, ['serve'], { PORT: '0', HOST: host, DATA_DIR: dir() }, dir());
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toContain(`Could not start: HOST ${host} is not an address of this machine`);
+    }
+  }, 60_000);
+
   it('a file in place of the SQLite database that is not one: stops at once, naming it, rather than retrying as "not reachable yet"', async () => {
     const dataDir = dir();
     writeFileSync(path.join(dataDir, SQLITE_FILE_NAME), Buffer.alloc(8192, 0x5a));
