@@ -26,8 +26,8 @@ export const AUDIT_PAGE_MAX_CHARS = 4 * 1024 * 1024;
  * each followed by `<name>_total`. What the other fields leave is shared among the lists, the
  * shortest first, so a short list stays whole and a long one gets the rest.
  */
-export function boundedDetails(details: Record<string, unknown>): Record<string, unknown> {
-  if (JSON.stringify(details).length <= AUDIT_DETAILS_MAX_CHARS) return details;
+export function boundedDetails(details: Record<string, unknown>, max = AUDIT_DETAILS_MAX_CHARS): Record<string, unknown> {
+  if (JSON.stringify(details).length <= max) return details;
   const lists = Object.entries(details)
     .filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]))
     .map(([key, items]) => ({ key, items, chars: JSON.stringify(items).length }))
@@ -35,7 +35,7 @@ export function boundedDetails(details: Record<string, unknown>): Record<string,
   const listed = new Set(lists.map((l) => l.key));
   const rest = JSON.stringify(Object.fromEntries(Object.entries(details).filter(([k]) => !listed.has(k)))).length;
   // Each list's name twice (itself and its `_total`), quotes, colons and the total's digits.
-  let room = AUDIT_DETAILS_MAX_CHARS - rest - lists.reduce((n, l) => n + 2 * l.key.length + 32, 0);
+  let room = max - rest - lists.reduce((n, l) => n + 2 * l.key.length + 32, 0);
   const kept = new Map<string, number>();
   lists.forEach(({ key, items, chars }, i) => {
     const share = Math.max(0, Math.floor(room / (lists.length - i)));
@@ -67,7 +67,9 @@ export function boundedDetails(details: Record<string, unknown>): Record<string,
 
 /**
  * Writes an entry: of one bot, of none (null), or of several (a key limited to them): one entry
- * per bot, so that a key limited to any of them reads it among its bots' entries.
+ * per bot, so that a key limited to any of them reads it among its bots' entries. Several share
+ * the details' bound (each at least 1 Ki characters): a key naming 1,000 bots writes 1,000
+ * entries, not 1,000 copies of its whole list.
  */
 export async function recordAudit(
   db: Db,
@@ -77,10 +79,13 @@ export async function recordAudit(
   details: Record<string, unknown>,
 ): Promise<void> {
   const at = nowTimestamp();
-  // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
-  const written = JSON.stringify(boundedDetails(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details));
   const actorKeyId = actor?.kind === 'key' ? actor.keyId : null;
   const botIds = bots === null || typeof bots === 'string' ? [bots] : bots;
+  const max = Math.max(1024, Math.floor(AUDIT_DETAILS_MAX_CHARS / Math.max(1, botIds.length)));
+  // The client's address (behind a proxy, as TRUST_PROXY lets the HTTP layer read it).
+  const written = JSON.stringify(
+    boundedDetails(actor?.kind === 'key' && actor.clientIp !== undefined ? { ...details, client_ip: actor.clientIp } : details, max),
+  );
   await audit.insertAuditEntries(
     db,
     botIds.map((botId) => ({ at, actor_key_id: actorKeyId, action, bot_id: botId, details: written })),

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ACTIVE_KEYS_PER_BOT } from '../../src/domain/auth/api-keys.js';
+import { AUDIT_DETAILS_MAX_CHARS } from '../../src/domain/audit.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { AUDIT_PATH, call, COPILOTS_PATH, copilotPath, createCopilot, expectError, KEYS_PATH } from '../support/http.js';
@@ -178,6 +179,20 @@ for (const dialect of DIALECTS) {
       const everyBot = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'] } });
       const again = (await call(t, 'GET', `${AUDIT_PATH}?action=key.create`)).json() as Array<{ bot_id: string | null; details: { key_id: string } }>;
       expect(again.filter((e) => e.details.key_id === everyBot.json().id).map((e) => e.bot_id)).toEqual([null]);
+    });
+
+    it('a key naming many bots writes an entry per bot, all of them together within the bound of one entry (at least 1 Ki characters each)', async () => {
+      const many = await Promise.all(Array.from({ length: 200 }, (_, i) => createCopilot(t, { name: `Many ${i}` })));
+      const ids = many.map((c) => c.id);
+      const created = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'], bots: ids } });
+      expect(created.statusCode, created.body).toBe(201);
+      const rows = await t.storage.db.selectFrom('audit_log').select(['bot_id', 'details']).where('action', '=', 'key.create').execute();
+      const mine = rows.filter((r) => (JSON.parse(r.details) as { key_id: string }).key_id === created.json().id);
+      expect(mine.map((r) => r.bot_id).sort()).toEqual([...ids].sort());
+      for (const row of mine) {
+        expect(row.details.length).toBeLessThanOrEqual(Math.max(1024, AUDIT_DETAILS_MAX_CHARS / 200));
+        expect(JSON.parse(row.details)).toMatchObject({ bots_total: 200, scopes: ['copilots:read'] });
+      }
     });
 
     it(`creates at most ${MAX_ACTIVE_KEYS_PER_BOT} active keys naming one bot (429 quota_exceeded); revoking one makes room`, async () => {
