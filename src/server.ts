@@ -30,7 +30,9 @@ export async function startService(config: Config): Promise<RunningService> {
     // SQLite: this process's alone while it serves (a second service on the DATA_DIR stops here).
     if (config.databaseUrl === null) lock = holdInstanceLock(config.dataDir);
     await waitForDatabase(storage, config);
-    await migrateToLatest(storage);
+    await migrateToLatest(storage).catch((err: unknown) => {
+      throw new Error(`${describeDatabase(config)}: ${(err as Error).message ?? String(err)}`, { cause: err });
+    });
     // A thread that cannot start (a broken install) stops the start, not each validation.
     await services.taskThreads.ready();
     app = await buildApp(services);

@@ -437,6 +437,22 @@ describe('start-up failures an operator can see', () => {
     expect(run.stderr).not.toMatch(/retrying/i);
   }, 60_000);
 
+  it('a damaged SQLite database: a message naming the database and what failed, with no blank migration name', async () => {
+    const dataDir = dir();
+    const migrated = await runToExit(cli, ['migrate'], { DATA_DIR: dataDir }, dir());
+    expect(migrated.code, migrated.stderr).toBe(0);
+    // The header stays (the file opens), the pages after it do not.
+    const file = path.join(dataDir, SQLITE_FILE_NAME);
+    const bytes = readFileSync(file);
+    bytes.fill(0x5a, 4096);
+    writeFileSync(file, bytes);
+    const run = await runToExit(cli, ['serve'], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir }, dir());
+    expect(run.code, run.stderr).not.toBe(0);
+    expect(run.stderr).toContain(`the SQLite database in ${dataDir}`);
+    expect(run.stderr).toMatch(/malformed|not a database/);
+    expect(run.stderr).not.toMatch(/Migration {2}failed/);
+  }, 60_000);
+
   it('PostgreSQL that accepts connections but never answers: retries, then a message naming host, port and database (never the password)', async () => {
     const sockets: net.Socket[] = [];
     const silent = net.createServer((socket) => sockets.push(socket));

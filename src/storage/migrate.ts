@@ -63,7 +63,8 @@ function check(result: MigrationResultSet): string[] {
         `The database's schema is newer than this version of the service: it holds migration ${unknown}, which this version does not know. Run the version that migrated it, or restore the backup taken before that upgrade.`,
       );
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`Migration ${failed ?? ''} failed: ${(result.error as Error).message ?? result.error}`);
+    // No migration named: it failed before one ran (reading what was applied, say).
+    throw new Error(`${failed === undefined ? 'Migrating the database' : `Migration ${failed}`} failed: ${(result.error as Error).message ?? result.error}`);
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
