@@ -327,18 +327,14 @@ export class IngestionWorker {
           now: nowTimestamp(),
         }),
       );
-      if (err instanceof TaskThreadError && err.reason === 'busy') {
-        // Load, not a fault: the job waits for a thread as documented (a warning, not an error).
+      // Load or the database's state, not a fault of the page nor a bug: the job waits, as
+      // documented (a warning, not an error; the database's own error is logged with it).
+      const busyThreads = err instanceof TaskThreadError && err.reason === 'busy';
+      const databaseDown = !busyThreads && isDatabaseUnavailable(err);
+      if (busyThreads || databaseDown) {
         this.options.logger?.warn(
-          { bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
-          'knowledge-base job waits: the task threads are busy',
-        );
-        if (written && !retry) this.options.metrics?.failed('internal');
-      } else if (isDatabaseUnavailable(err)) {
-        // The database's state, not the page's nor a bug: retried like a busy thread.
-        this.options.logger?.warn(
-          { err, bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
-          'knowledge-base job waits: the database could not be reached or was busy',
+          { ...(databaseDown && { err }), bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
+          `knowledge-base job waits: ${busyThreads ? 'the task threads are busy' : 'the database could not be reached or was busy'}`,
         );
         if (written && !retry) this.options.metrics?.failed('internal');
       } else if (!(err instanceof FetchError || err instanceof ExtractError)) {

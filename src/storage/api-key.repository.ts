@@ -1,4 +1,5 @@
-import type { ApiKeyRow, Db } from './schema.js';
+import type { ExpressionBuilder } from 'kysely';
+import type { ApiKeyRow, Database, Db } from './schema.js';
 
 export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
@@ -35,26 +36,19 @@ export async function countActiveApiKeys(db: Db, options: { unlimitedAdmin?: boo
 
 /**
  * Keys whose stored bot list (a JSON array of lower-case copilot ids, which hold no `%`, `_`
- * or quote) names any of `bots`; revoked ones too. A superset of the keys within them.
+ * or quote) names any of `bots`.
  */
+const namingAny = (bots: readonly string[]) => (eb: ExpressionBuilder<Database, 'api_keys'>) =>
+  eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`)));
+
+/** Keys naming any of `bots`, revoked ones too: a superset of the keys within them. */
 export async function listApiKeysNaming(db: Db, bots: readonly string[]): Promise<ApiKeyRow[]> {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where((eb) => eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`))))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  return db.selectFrom('api_keys').selectAll().where(namingAny(bots)).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
 /** Those of `bots` that `max` active keys name already (in the order given). */
 export async function botsAtKeyLimit(db: Db, bots: readonly string[], max: number): Promise<string[]> {
-  const active = await db
-    .selectFrom('api_keys')
-    .select('bots')
-    .where('revoked_at', 'is', null)
-    .where((eb) => eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`))))
-    .execute();
+  const active = await db.selectFrom('api_keys').select('bots').where('revoked_at', 'is', null).where(namingAny(bots)).execute();
   const count = new Map<string, number>();
   for (const { bots: named } of active) {
     for (const bot of JSON.parse(named ?? '[]') as string[]) count.set(bot, (count.get(bot) ?? 0) + 1);

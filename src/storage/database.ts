@@ -239,7 +239,6 @@ export function openStorage(options: StorageOptions): Storage {
   return storage;
 }
 
-/** True when the database answers a trivial query. */
 /**
  * Null when the database answers a statement; else why not, in a sentence. A pool whose every
  * connection is held (by long statements, or by rows another session locks) gives none in its

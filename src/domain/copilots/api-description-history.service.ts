@@ -9,7 +9,7 @@ import { recordAudit } from '../audit.js';
 import type { Principal } from '../auth/api-keys.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
-import { withoutQuery } from '../knowledgebase/links.js';
+import { asLogged } from '../knowledgebase/links.js';
 import { detectFormat, type DocumentSource } from '../validator/index.js';
 import type { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion } from '../wire.js';
 import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot } from './copilot.service.js';
@@ -349,7 +349,7 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, givenId: string
 function auditSync(trx: Db, actor: Principal | undefined, copilotId: string, doc: NewVersion, version: RecordedVersion, privacy: boolean): Promise<void> {
   return recordAudit(trx, actor, 'api_description.sync', copilotId, {
     trigger: actor ? 'request' : 'schedule',
-    url: doc.url === null || !privacy ? doc.url : withoutQuery(doc.url),
+    url: doc.url === null ? null : asLogged(privacy)(doc.url),
     version: version.version,
     sha256: doc.sha256,
     size: doc.bytes.length,

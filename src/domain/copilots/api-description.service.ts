@@ -30,7 +30,7 @@ import {
   type CopilotCreate,
 } from './copilot.service.js';
 import { sanitizeOriginalFileName } from './original-file-name.js';
-import { withoutQuery } from '../knowledgebase/links.js';
+import { asLogged } from '../knowledgebase/links.js';
 
 /**
  * A copilot's API description: checked and stored on upload (in the database, so
@@ -263,7 +263,7 @@ async function readDocument(db: Db, copilot: Copilot, policy: FetchPolicy): Prom
   try {
     return { source: fetchedSource(await fetchGuarded(copilot.swagger_url, policy, { accept: API_DESCRIPTION_ACCEPT })), options: {} };
   } catch (err) {
-    if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description', copilot.enhanced_privacy === 1 ? withoutQuery : undefined);
+    if (err instanceof FetchError) throw fetchErrorToAppError(err, 'API description', asLogged(copilot.enhanced_privacy === 1));
     throw err;
   }
 }

@@ -42,7 +42,7 @@ import {
 import { USER_AGENT } from '../../net/user-agent.js';
 import { ExtractError } from './extract.js';
 import { liveBot } from './knowledge-base.service.js';
-import { canonicalLink, checkLinks, withoutQuery } from './links.js';
+import { asLogged, canonicalLink, checkLinks, withoutQuery } from './links.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
 import { getCopilot } from '../copilots/copilot.service.js';
@@ -175,7 +175,7 @@ export async function createCrawl(db: Db, botId: string, request: CheckedRequest
     const stored = { ...row, bot_id: bot };
     await crawls.insertCrawl(trx, stored);
     // enhanced_privacy: the audit log keeps the start or sitemap URL, not its query string (as a link's).
-    const logged = (await isPrivacyBot(trx, bot)) ? withoutQuery(request.url) : request.url;
+    const logged = asLogged(await isPrivacyBot(trx, bot))(request.url);
     await recordAudit(trx, actor, 'knowledgebase.crawl', bot, {
       crawl_id: id,
       [request.mode === 'links' ? 'url' : 'sitemap']: logged,

@@ -10,7 +10,7 @@ import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
 import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
-import { canonicalLink, checkLinks, uniqueCanonicalLinks, withoutQuery } from './links.js';
+import { asLogged, canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
 import { queryTerms } from '../../text/search-terms.js';
 import { isPrivacyBot, requestChecks } from '../../storage/link-refresh.repository.js';
 import type { TaskThreads } from '../../threads/task-threads.js';
@@ -80,8 +80,7 @@ export async function addLinks(
     if (limits.maxPendingLinks !== undefined) await checkPendingLimit(trx, id, links, limits.maxPendingLinks);
     await kb.upsertPendingLinks(trx, id, links, now);
     // enhanced_privacy: the audit log keeps the pages, not their query strings.
-    const logged = (await isPrivacyBot(trx, id)) ? links.map(withoutQuery) : links;
-    await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links: logged });
+    await recordAudit(trx, actor, 'knowledgebase.add_links', id, { links: links.map(asLogged(await isPrivacyBot(trx, id))) });
     return { id, rows: await kb.findLinksByUrls(trx, id, links) };
   });
   const byUrl = new Map(rows.map((r) => [r.url, r]));
@@ -192,7 +191,7 @@ export async function deleteLinks(db: Db, dialect: DialectName, botId: string, l
     if (remaining === 0) await kb.deleteKnowledgeBase(trx, id);
     const deleted = links.filter((url) => foundUrls.has(url));
     const notFound = links.filter((url) => !foundUrls.has(url));
-    const logged = (await isPrivacyBot(trx, id)) ? withoutQuery : (url: string) => url;
+    const logged = asLogged(await isPrivacyBot(trx, id));
     await recordAudit(trx, actor, 'knowledgebase.delete_links', id, {
       deleted_links: deleted.map(logged),
       not_found_links: notFound.map(logged),

@@ -86,6 +86,14 @@ export function withoutQuery(url: string): string {
   return cut === -1 ? url : url.slice(0, cut);
 }
 
+/**
+ * A copilot's URLs as its audit entries (and the details of a failed fetch) name them: for a
+ * copilot with enhanced_privacy without their query strings (withoutQuery), else as given.
+ */
+export function asLogged(privacy: boolean): (url: string) => string {
+  return privacy ? withoutQuery : (url) => url;
+}
+
 /** The canonical forms of `links`, each page once, in the order first seen. */
 export function uniqueCanonicalLinks(links: readonly string[]): string[] {
   return [...new Set(links.map(canonicalLink))];
