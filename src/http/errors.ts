@@ -1,3 +1,4 @@
+import secureJson from 'secure-json-parse';
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,10 +26,6 @@ const FIXED_500 = 'The server met an unexpected condition. The request id in the
 /** Fastify's own errors (body parsing, limits, routing) mapped onto our closed list of codes. */
 function fromFastifyError(err: FastifyError): AppError | null {
   switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is not valid JSON.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('invalid_json', 'The request body is empty; send a JSON object.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'The request body is larger than this service accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -155,6 +152,26 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
   // string and be answered 400 by the schema instead of 415. Bodies are JSON here; a
   // route that takes other types registers its own parsers in its own scope.
   app.removeContentTypeParser('text/plain');
+  // Fastify's own JSON parser says "not valid JSON" of well-formed JSON whose keys would reach an
+  // object's prototype; this one, with the same parser and rules, says which it was.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body.length === 0) return done(new AppError('invalid_json', 'The request body is empty; send a JSON object.'), undefined);
+    try {
+      done(null, secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      const prototype = /forbidden prototype property/.test((err as Error).message);
+      done(
+        prototype
+          ? new AppError(
+              'invalid_request',
+              'The request body has a "__proto__" key, or a "constructor" key holding "prototype"; this service does not take them.',
+            )
+          : new AppError('invalid_json', 'The request body is not valid JSON.'),
+        undefined,
+      );
+    }
+  });
   const allowedMethods = routeTable(app);
 
   /** No route for this method and path: 401 first on /backend, then 405 with Allow for a known path, else 404. */

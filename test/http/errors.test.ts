@@ -35,6 +35,15 @@ for (const dialect of DIALECTS) {
         expectErr(await call(t, 'POST', '/backend/api/keys', { payload: '[1,', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
       });
 
+      it('valid JSON with a "__proto__" key, or "constructor" holding "prototype": 400 invalid_request naming the key, not "not valid JSON"', async () => {
+        for (const payload of ['{"name":"p","__proto__":{"admin":true}}', '{"name":"p","constructor":{"prototype":{"x":1}}}']) {
+          const res = await call(t, 'POST', COPILOTS_PATH, { payload, headers: { 'content-type': 'application/json' } });
+          expectErr(res, 400, 'invalid_request');
+          expect(res.json().message).toMatch(/__proto__/);
+          expect(res.json().message).not.toMatch(/not valid JSON/);
+        }
+      });
+
       it('an empty body declared as JSON', async () => {
         expectErr(await call(t, 'POST', COPILOTS_PATH, { payload: '', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
       });
