@@ -46,10 +46,18 @@ export async function startService(config: Config): Promise<RunningService> {
     let firstKey: string;
     if (config.adminApiKey !== null) {
       // ADMIN_API_KEY: the operator already knows the key, so nothing is written (its id only is logged).
-      const keyId = await seedAdminKey(storage.db, config.adminApiKey);
-      if (keyId) app.log.warn({ keyId }, 'Stored ADMIN_API_KEY as the first admin API key');
-      else app.log.info('ADMIN_API_KEY left unused: the database already holds API keys');
-      firstKey = 'ADMIN_API_KEY';
+      const seeded = await seedAdminKey(storage.db, config.adminApiKey);
+      if (seeded.stored) app.log.warn({ keyId: seeded.id }, 'Stored ADMIN_API_KEY as the first admin API key');
+      else if (seeded.works) app.log.info({ keyId: seeded.id }, 'ADMIN_API_KEY is an admin key of this database already');
+      else {
+        app.log.warn(
+          { keyId: seeded.id },
+          'ADMIN_API_KEY does not open this database: it holds other API keys, and this one is not an active admin key among them (it is stored only when the database holds no key); use a key of this database, or create one with copilot-service keys create',
+        );
+      }
+      firstKey = seeded.works
+        ? 'ADMIN_API_KEY'
+        : 'none known (ADMIN_API_KEY is not an admin key of this database; create one with copilot-service keys create)';
     } else {
       const created = await ensureBootstrapAdminKey(storage.db, config.dataDir);
       if (created) app.log.warn({ file: created.file }, 'Created the first admin API key; it is in this file, readable by this user only');

@@ -426,6 +426,41 @@ describe('start-up failures an operator can see', () => {
     }
   }, 60_000);
 
+  it('ADMIN_API_KEY on a database that holds other keys: a warning says it does not open it, and the start-up line does not name it', async () => {
+    const dataDir = dir();
+    const made = await runToExit(cli, ['keys', 'create', '--scopes', 'admin'], { DATA_DIR: dataDir }, dir());
+    expect(made.code, made.stderr).toBe(0);
+    const unknown = `cms_${'Not0This0Db0Key0'}_${'x'.repeat(32)}`;
+    for (const [adminKey, opens] of [
+      [unknown, false],
+      [made.stdout.trim(), true],
+    ] as const) {
+      const child = spawn(process.execPath, [cli, 'serve'], {
+        cwd: dataDir,
+        env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_FORMAT: 'json', ADMIN_API_KEY: adminKey },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const out = new Output(child.stdout!);
+      try {
+        const listening = await out.waitFor((l) => /is listening/.test(l), 'listening', child);
+        const warning = out.lines().find((l) => /ADMIN_API_KEY does not open this database/.test(l));
+        if (opens) {
+          expect(warning).toBeUndefined();
+          expect(parsed(listening)?.first_key).toBe('ADMIN_API_KEY');
+        } else {
+          expect(parsed(warning ?? '')?.level, out.text).toBe(40);
+          expect(parsed(listening)?.first_key).not.toBe('ADMIN_API_KEY');
+          expect(parsed(listening)?.first_key).toMatch(/keys create/);
+        }
+        expect(out.text).not.toContain(adminKey.split('_')[2]!);
+      } finally {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
+  }, 60_000);
+
   it('a file in place of the SQLite database that is not one: stops at once, naming it, rather than retrying as "not reachable yet"', async () => {
     const dataDir = dir();
     writeFileSync(path.join(dataDir, SQLITE_FILE_NAME), Buffer.alloc(8192, 0x5a));

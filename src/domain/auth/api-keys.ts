@@ -298,19 +298,27 @@ export async function bootstrapKeyActive(db: Db): Promise<boolean> {
 /**
  * First start with ADMIN_API_KEY set (already checked against the key format): when the
  * database holds no key at all, store that key as an admin key; nothing is written to disk.
- * Once any key exists, nothing happens, so a later change of the variable never adds a key.
- * Two instances starting at once store it once (its id is the key's own). Returns the key's
- * id when this call stored it.
+ * Once any key exists, nothing is stored, so a later change of the variable never adds a key.
+ * Two instances starting at once store it once (its id is the key's own). Says whether this
+ * call stored it, and whether the key opens the database as an unlimited admin key: a database
+ * that holds other keys ignores the variable, and the operator must hear it.
  */
-export async function seedAdminKey(db: Db, presetKey: string): Promise<string | null> {
-  if (await keys.anyApiKey(db)) return null;
-  const id = KEY_PATTERN.exec(presetKey)?.[1];
-  try {
-    return (await createApiKey(db, { scopes: ['admin'], name: 'ADMIN_API_KEY' }, { presetKey })).id;
-  } catch (err) {
-    if (id && (await keys.findApiKey(db, id))) return null; // another instance won
-    throw err;
+export async function seedAdminKey(db: Db, presetKey: string): Promise<{ id: string; stored: boolean; works: boolean }> {
+  const id = KEY_PATTERN.exec(presetKey)?.[1] ?? '';
+  if (!(await keys.anyApiKey(db))) {
+    try {
+      await createApiKey(db, { scopes: ['admin'], name: 'ADMIN_API_KEY' }, { presetKey });
+      return { id, stored: true, works: true };
+    } catch (err) {
+      if (!(await keys.findApiKey(db, id))) throw err; // else another instance stored it
+    }
   }
+  const principal = await authenticate(`Bearer ${presetKey}`, readKeys(db)).catch((err: unknown) => {
+    if (err instanceof AppError && err.code === 'unauthorized') return null;
+    throw err;
+  });
+  const works = principal?.kind === 'key' && principal.scopes.has('admin') && principal.bots === null;
+  return { id, stored: false, works };
 }
 
 /**
