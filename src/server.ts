@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
@@ -29,6 +30,7 @@ export async function startService(config: Config): Promise<RunningService> {
   try {
     // SQLite: this process's alone while it serves (a second service on the DATA_DIR stops here).
     if (config.databaseUrl === null) lock = holdInstanceLock(config.dataDir);
+    await checkAddress(config.host, config.port);
     await waitForDatabase(storage, config);
     await migrateToLatest(storage).catch((err: unknown) => {
       throw new Error(`${describeDatabase(config)}: ${(err as Error).message ?? String(err)}`, { cause: err });
@@ -104,6 +106,20 @@ export async function startService(config: Config): Promise<RunningService> {
     lock?.release();
     throw err;
   }
+}
+
+/**
+ * The address before the database: a port in use or a HOST this machine does not have is said
+ * at once, not after a wait for the database (up to DATABASE_STARTUP_TIMEOUT_MS) and its
+ * migrations. A probe listens and closes; the service listens once it is ready.
+ */
+async function checkAddress(host: string, port: number): Promise<void> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
 /**

@@ -403,6 +403,35 @@ describe('start-up failures an operator can see', () => {
     }
   }, 240_000);
 
+  it('a port already taken is said at once, before a database that does not answer is waited for', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const port = (holder.address() as net.AddressInfo).port;
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const dbPort = (silent.address() as net.AddressInfo).port;
+    try {
+      const env = {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dir(),
+        DATABASE_URL: `postgres://someone@127.0.0.1:${dbPort}/copilots`,
+        DATABASE_CONNECT_TIMEOUT_MS: '300',
+        // Waited for, the start would outlast the test.
+        DATABASE_STARTUP_TIMEOUT_MS: '600000',
+      };
+      const run = await runToExit(cli, ['serve'], env, dir());
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(run.stderr).not.toMatch(/retrying/i);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+      holder.close();
+    }
+  }, 60_000);
+
   it('DATA_DIR that is a file, or cannot be created: a message naming the path and the user', async () => {
     const file = path.join(dir(), 'a-file');
     await import('node:fs').then((fs) => fs.writeFileSync(file, 'x'));
