@@ -29,6 +29,10 @@ const HEADERS = {
     description: 'Seconds to wait before trying again (the database cannot be reached right now)',
     schema: { type: 'integer' as const, examples: [RETRY_AFTER_SECONDS] },
   },
+  WwwAuthenticate: {
+    description: 'The scheme the service takes: send `Authorization: Bearer <API key>`',
+    schema: { type: 'string' as const, const: 'Bearer' },
+  },
 };
 
 type Json = Record<string, unknown>;
@@ -38,7 +42,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 /**
  * What the generator cannot say from the route schemas alone:
  * - every answer carries `x-request-id` (the onRequest hook in app.ts) and every 503
- *   `Retry-After` (the error handler, errors.ts);
+ *   `Retry-After` and every 401 `WWW-Authenticate` (the error handler, errors.ts);
  * - a query parameter with a default is optional for a client: the schemas list such a
  *   parameter as required so that the handler's type has it (Ajv fills in the default).
  */
@@ -58,6 +62,7 @@ function finishDocument<T extends { paths?: unknown }>(document: T): T {
         const headers = isObject(response.headers) ? response.headers : {};
         headers['x-request-id'] = { $ref: '#/components/headers/XRequestId' };
         if (status === '503') headers['retry-after'] = { $ref: '#/components/headers/RetryAfter' };
+        if (status === '401') headers['www-authenticate'] = { $ref: '#/components/headers/WwwAuthenticate' };
         response.headers = headers;
       }
     }

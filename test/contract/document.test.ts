@@ -124,10 +124,12 @@ describe('the OpenAPI document', () => {
     }
     expect(doc.components.headers.XRequestId.schema.type).toBe('string');
     expect(doc.components.headers.RetryAfter.schema.type).toBe('integer');
+    expect(doc.components.headers.WwwAuthenticate.schema.const).toBe('Bearer');
     for (const { method, path, operation } of operations(doc)) {
       for (const [status, response] of Object.entries(operation.responses as Json)) {
         expect(response.headers?.['x-request-id']?.$ref, `${method} ${path} ${status}`).toBe('#/components/headers/XRequestId');
         if (status === '503') expect(response.headers['retry-after'].$ref, `${method} ${path}`).toBe('#/components/headers/RetryAfter');
+        if (status === '401') expect(response.headers['www-authenticate']?.$ref, `${method} ${path}`).toBe('#/components/headers/WwwAuthenticate');
       }
     }
   });
