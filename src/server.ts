@@ -32,9 +32,7 @@ export async function startService(config: Config): Promise<RunningService> {
     if (config.databaseUrl === null) lock = holdInstanceLock(config.dataDir);
     await checkAddress(config.host, config.port);
     await waitForDatabase(storage, config);
-    await migrateToLatest(storage).catch((err: unknown) => {
-      throw new Error(`${describeDatabase(config)}: ${(err as Error).message ?? String(err)}`, { cause: err });
-    });
+    await migrateToLatest(storage);
     // A thread that cannot start (a broken install) stops the start, not each validation.
     await services.taskThreads.ready();
     app = await buildApp(services);
@@ -76,8 +74,8 @@ export async function startService(config: Config): Promise<RunningService> {
     }
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info(
-      { address, database: describeDatabase(config), first_key: firstKey, dashboard: `${address}/` },
-      `Copilot Management Service is listening on ${address} (${describeDatabase(config)}; first admin key: ${firstKey})`,
+      { address, database: storage.name, first_key: firstKey, dashboard: `${address}/` },
+      `Copilot Management Service is listening on ${address} (${storage.name}; first admin key: ${firstKey})`,
     );
     for (const advice of await databaseAdvice(storage)) app.log.warn(advice);
     services.startJobs(app.log);
@@ -137,24 +135,13 @@ async function waitForDatabase(storage: Storage, config: Config): Promise<void> 
       const reason = (err as Error).message || String(err);
       // Only a database out of reach may come: a file that is no database, a wrong password or a
       // missing database answers the same at every try.
-      if (!isDatabaseUnavailable(err)) throw new Error(`Could not open ${describeDatabase(config)}: ${reason}`);
+      if (!isDatabaseUnavailable(err)) throw new Error(`Could not open ${storage.name}: ${reason}`);
       if (Date.now() + delay > deadline) {
-        throw new Error(`Could not reach ${describeDatabase(config)} within ${config.databaseStartupTimeoutMs} ms: ${reason}`);
+        throw new Error(`Could not reach ${storage.name} within ${config.databaseStartupTimeoutMs} ms: ${reason}`);
       }
-      process.stderr.write(`${describeDatabase(config)} is not reachable yet (${reason}); retrying in ${delay} ms\n`);
+      process.stderr.write(`${storage.name} is not reachable yet (${reason}); retrying in ${delay} ms\n`);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
-  }
-}
-
-/** "PostgreSQL at host:port/database" or "the SQLite database in DIR": never credentials. */
-export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
-  if (!config.databaseUrl) return `the SQLite database in ${config.dataDir}`;
-  try {
-    const url = new URL(config.databaseUrl);
-    return `PostgreSQL at ${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
-  } catch {
-    return 'PostgreSQL (DATABASE_URL)';
   }
 }
 

@@ -29,14 +29,14 @@ program
 /** Where the document commands write: their results to standard output (output.ts), their complaints to standard error. */
 const documentIo: import('./validate.js').CliIo = { stdout: (data) => void stdout.write(data), stderr: (s: string) => void stderr.write(s) };
 
-async function withStorage<T>(work: (storage: import('../storage/database.js').Storage) => Promise<T>): Promise<T> {
+/** Opens the configured database, brings its schema up to date (`applied`: the migrations run now), runs `work`, closes it. */
+async function withStorage<T>(work: (storage: import('../storage/database.js').Storage, applied: string[]) => Promise<T>): Promise<T> {
   const { loadConfig } = await import('../config.js');
   const { createServices } = await import('../services.js');
   const { migrateToLatest } = await import('../storage/migrate.js');
   const services = createServices(loadConfig());
   try {
-    await migrateToLatest(services.storage);
-    return await work(services.storage);
+    return await work(services.storage, await migrateToLatest(services.storage));
   } finally {
     await services.close();
   }
@@ -60,16 +60,8 @@ program
   .command('migrate')
   .description('Bring the database schema to the latest version and exit')
   .action(async () => {
-    const { loadConfig } = await import('../config.js');
-    const { createServices } = await import('../services.js');
-    const { migrateToLatest } = await import('../storage/migrate.js');
-    const services = createServices(loadConfig());
-    try {
-      const applied = await migrateToLatest(services.storage);
-      print(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.');
-    } finally {
-      await services.close();
-    }
+    const applied = await withStorage(async (_storage, applied) => applied);
+    print(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.');
   });
 
 program

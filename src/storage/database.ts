@@ -25,6 +25,8 @@ export type DialectName = 'sqlite' | 'postgres';
  */
 export interface Storage {
   readonly dialect: DialectName;
+  /** What it opened, for messages: "PostgreSQL at host:port/database" or "the SQLite database in DIR" (never credentials). */
+  readonly name: string;
   readonly db: Kysely<Database>;
   readonly readDb: Kysely<Database>;
   /**
@@ -117,6 +119,17 @@ function openSqliteReader(file: string): SqliteDatabase {
 /** Every connection of the service's storage: text stored alike on both databases (storable-text.ts). */
 const kysely = (dialect: Dialect): Kysely<Database> => new Kysely<Database>({ dialect, plugins: [storableText] });
 
+/** "PostgreSQL at host:port/database" or "the SQLite database in DIR": never credentials. */
+function describeDatabase(options: Pick<StorageOptions, 'databaseUrl' | 'dataDir'>): string {
+  if (!options.databaseUrl) return `the SQLite database in ${options.dataDir}`;
+  try {
+    const url = new URL(options.databaseUrl);
+    return `PostgreSQL at ${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)';
+  }
+}
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
@@ -143,6 +156,7 @@ export function openStorage(options: StorageOptions): Storage {
     };
     return {
       dialect: 'postgres',
+      name: describeDatabase(options),
       db,
       readDb: db,
       scanDb,
@@ -208,6 +222,7 @@ export function openStorage(options: StorageOptions): Storage {
   };
   const storage: Storage = {
     dialect: 'sqlite',
+    name: describeDatabase(options),
     db,
     connections: () => ({ inUse: writer.inUse, idle: 1 - writer.inUse, waiting: writer.waiting }),
     // Opened lazily: the file and its schema must exist first (after migrations).

@@ -76,7 +76,14 @@ function check(result: MigrationResultSet): string[] {
  * run is one `begin immediate` transaction, which holds the file's write lock.
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
-  if (storage.dialect !== 'postgres') return migrateSqlite(storage);
+  // Every failure names the database: the service's start and the CLI's commands say it alike.
+  const migrated = storage.dialect === 'postgres' ? migratePostgres(storage) : migrateSqlite(storage);
+  return migrated.catch((err: unknown) => {
+    throw new Error(`${storage.name}: ${(err as Error | null)?.message ?? String(err)}`, { cause: err });
+  });
+}
+
+async function migratePostgres(storage: Storage): Promise<string[]> {
   return storage.db.connection().execute(async (connection) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {

@@ -258,6 +258,21 @@ describe('copilot-service usage errors', () => {
     expect(result.stderr).toContain('DATABASE_URL');
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('a database out of reach is named, as the service names it, never with its password (keys, migrate, copilots)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cms-cli-unreachable-'));
+    try {
+      for (const args of [['keys', 'list'], ['migrate'], ['copilots', 'purge-deleted', '--older-than-days', '0']]) {
+        // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+        const result = await run(args, { DATA_DIR: dir, DATABASE_URL: 'postgres://someone:sekret-pw@127.0.0.1:1/copilots' }, dir);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stderr, args.join(' ')).toContain('PostgreSQL at 127.0.0.1:1/copilots');
+        expect(result.stdout + result.stderr).not.toContain('sekret-pw');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // Issue 17 §1: a value for ADMIN_API_KEY, made without a database.

@@ -113,6 +113,7 @@ export function tappedStorage(storage: Storage, tap: QueryTap): Storage {
   const db = storage.db.withPlugin(tap);
   return {
     dialect: storage.dialect,
+    name: storage.name,
     db,
     get readDb() {
       return storage.readDb;
