@@ -237,8 +237,16 @@ const isPrimitive = (v: unknown): v is Primitive =>
  * with a description saying so; past MAX_SCHEMA_DEPTH levels, or once the budget is spent,
  * a schema becomes `{}` with a description too.
  */
+const OMITTED = 'Some properties omitted: the tool list reached its size bound.';
+
+/** The schema's own description, if any, with the note that properties were left out after it. */
+const withOmittedNote = (description: unknown): string =>
+  typeof description === 'string' && description.trim() !== '' ? `${description} (${OMITTED})` : OMITTED;
+
 class SchemaBuilder {
   private readonly expanding: string[] = [];
+  /** Objects whose properties were cut at the size bound: a description put on them later keeps the note. */
+  private readonly cut = new WeakSet<object>();
   constructor(
     private readonly doc: Json,
     private readonly budget: { total: number; tool: number },
@@ -274,7 +282,11 @@ class SchemaBuilder {
     let out = this.convert(target, depth);
     this.expanding.pop();
     // OpenAPI 3.1 lets a description sit beside a $ref.
-    if (typeof node.description === 'string') out = described(out, node.description);
+    if (typeof node.description === 'string') {
+      const cut = typeof out === 'object' && this.cut.has(out);
+      out = described(out, cut ? withOmittedNote(node.description) : node.description);
+      if (cut && typeof out === 'object') this.cut.add(out);
+    }
     return out;
   }
 
@@ -319,9 +331,11 @@ class SchemaBuilder {
     if (isPlainObject(s.properties)) {
       const properties: Json = {};
       for (const name in s.properties) {
-        // Spent: the other properties are left out (a note says so), not listed one by one.
+        // Spent: the other properties are left out, not listed one by one, and the description
+        // says so after the schema's own: a model must learn that what it sees is not all.
         if (this.spent) {
-          if (typeof out.description !== 'string') out.description = 'Some properties omitted: the tool list reached its size bound.';
+          out.description = withOmittedNote(out.description);
+          this.cut.add(out);
           break;
         }
         const p = this.convert(s.properties[name], depth + 1);

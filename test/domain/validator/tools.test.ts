@@ -282,6 +282,34 @@ describe('input schemas', () => {
     for (const tool of list) expect(() => toolSchemaAjv('openai').compile(tool.parameters!)).not.toThrow();
   });
 
+  it("properties cut at the size bound: the note follows the schema's own description (and one beside a $ref), never left out", () => {
+    const account = (description: string) => ({
+      type: 'object',
+      description,
+      required: ['name', 'email'],
+      properties: { notes: { type: 'string', description: 'n'.repeat(200_001) }, name: { type: 'string' }, email: { type: 'string' } },
+    });
+    const body = (schema: Json) => ({ requestBody: { content: { 'application/json': { schema } } } });
+    const doc = oas31(
+      {
+        '/a': { post: { operationId: 'a', ...body(account('An account.')) } },
+        '/b': { post: { operationId: 'b', ...body(account('')) } },
+        '/c': { post: { operationId: 'c', ...body({ $ref: '#/components/schemas/Account', description: 'Beside the ref.' }) } },
+      },
+      { components: { schemas: { Account: account('An account.') } } },
+    );
+    const bodies = tools(doc).map((tool) => (tool.parameters as Json).properties.body);
+    for (const schema of bodies) {
+      expect(Object.keys(schema.properties)).toEqual(['notes']);
+      expect(schema.required).toBeUndefined();
+    }
+    expect(bodies.map((schema) => schema.description)).toEqual([
+      'An account. (Some properties omitted: the tool list reached its size bound.)',
+      'Some properties omitted: the tool list reached its size bound.',
+      'Beside the ref. (Some properties omitted: the tool list reached its size bound.)',
+    ]);
+  });
+
   it('gemini: its OpenAPI subset (one type, allOf merged, anyOf kept, string enums, known formats, bounds)', () => {
     const doc = oas3({
       '/a': {
