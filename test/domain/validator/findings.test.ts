@@ -88,7 +88,7 @@ describe('auth_type (DESIGN §5)', () => {
     ['auth-top-level-security.json', 'http', 'the first scheme the top-level security names (an empty requirement skipped)'],
     ['auth-first-declared.json', 'oauth2', 'the first declared scheme when there is no top-level security'],
     ['auth-undeclared-name.json', 'openIdConnect', 'an undeclared name is skipped for the next named scheme'],
-    ['auth-mutual-tls.yaml', 'mutualTLS', 'OpenAPI 3.1 mutualTLS; a $ref-only scheme is not a declaration'],
+    ['auth-mutual-tls.yaml', 'mutualTLS', 'OpenAPI 3.1 mutualTLS'],
     ['auth-swagger2-basic.yaml', 'http', 'Swagger 2.0 basic reports http'],
     ['auth-swagger2-security.json', 'oauth2', 'Swagger 2.0 top-level security over securityDefinitions'],
     ['auth-none.yaml', 'none', 'no scheme declared'],
@@ -105,6 +105,22 @@ describe('auth_type (DESIGN §5)', () => {
       components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Key' } } },
     };
     expect(validateDocument(parseDocument(source(JSON.stringify(doc), 'x.json'))).validations.auth_type).toBe('apiKey');
+  });
+
+  it('a scheme given by a local $ref is its target (a Reference Object is allowed there); one that resolves nowhere is skipped', () => {
+    const doc = (schemes: Record<string, unknown>) => ({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      security: [{ oauth: [] }],
+      paths: {},
+      components: {
+        securitySchemes: { ...schemes, key: { type: 'apiKey', in: 'header', name: 'X-Key' } },
+        'x-shared': { oauth: { type: 'oauth2', flows: {} } },
+      },
+    });
+    const authOf = (d: unknown) => validateDocument(parseDocument(source(JSON.stringify(d), 'x.json'))).validations.auth_type;
+    expect(authOf(doc({ oauth: { $ref: '#/components/x-shared/oauth' } }))).toBe('oauth2');
+    expect(authOf(doc({ oauth: { $ref: '#/components/x-shared/nowhere' } }))).toBe('apiKey');
   });
 });
 

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../problems.js';
+import { resolveLocalRef } from '../refs.js';
 import { specVersion } from '../root-check.js';
 import type { DocumentFinding } from './finding.js';
 
@@ -7,8 +8,9 @@ import type { DocumentFinding } from './finding.js';
  * named by the top-level `security` requirements (in order, skipping names that are not
  * declared), else the first declared scheme; `"none"` when no scheme is declared.
  * Schemes come from `components.securitySchemes` (OpenAPI 3) or `securityDefinitions`
- * (Swagger 2.0). Swagger 2.0's `basic` is reported as `http`. A scheme without a string
- * `type` (an unresolved `$ref`, say) does not count as declared.
+ * (Swagger 2.0), a local `$ref` followed (as the auth rule follows it). Swagger 2.0's `basic` is
+ * reported as `http`. A scheme without a string `type` (a `$ref` that resolves nowhere, say)
+ * does not count as declared.
  */
 export const authType: DocumentFinding<'auth_type'> = {
   kind: 'document',
@@ -20,13 +22,13 @@ export const authType: DocumentFinding<'auth_type'> = {
       for (const requirement of doc.security) {
         if (!isPlainObject(requirement)) continue;
         for (const name in requirement) {
-          const type = schemeType(schemes[name]);
+          const type = schemeType(doc, schemes[name]);
           if (type !== null) return type;
         }
       }
     }
     for (const name in schemes) {
-      const type = schemeType(schemes[name]);
+      const type = schemeType(doc, schemes[name]);
       if (type !== null) return type;
     }
     return 'none';
@@ -38,7 +40,8 @@ function declaredSchemes(doc: Record<string, unknown>): Record<string, unknown> 
   return isPlainObject(doc.components) && isPlainObject(doc.components.securitySchemes) ? doc.components.securitySchemes : null;
 }
 
-function schemeType(scheme: unknown): string | null {
+function schemeType(doc: Record<string, unknown>, entry: unknown): string | null {
+  const scheme = resolveLocalRef(doc, entry);
   if (!isPlainObject(scheme) || typeof scheme.type !== 'string' || scheme.type.trim() === '') return null;
   return scheme.type === 'basic' ? 'http' : scheme.type;
 }
