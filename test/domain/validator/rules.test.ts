@@ -470,6 +470,12 @@ describe('servers', () => {
     expect(findings(swagger2({}, { host: 'api.example.com:8080', basePath: '/v2' }))[0]!.fix).toBe('https://api.example.com/v2');
   });
 
+  it('fixes: a server variable without a default gets its first enum value (the default must be one of them), else ""', () => {
+    const variables = { region: { enum: [7, 'eu', 'us'], description: 'Region' } };
+    expect(findings(oas3({}, { servers: [{ url: 'https://{region}.example', variables }] }))[0]!.fix).toEqual({ region: { default: 'eu' } });
+    expect(findings(oas3({}, { servers: [{ url: 'https://{region}.example' }] }))[0]!.fix).toEqual({ region: { default: '' } });
+  });
+
   it('server-missing blocks every platform', () => {
     const { validations } = validate(oas3({ '/a': { get: good('a') } }, { servers: [] }));
     expect(Object.values(validations.readiness.platforms).map((p) => p.ready)).toEqual([false, false, false, false, false, false]);

@@ -26,6 +26,13 @@ function missing(ctx: RuleContext, pointer: string, what: string): void {
   ctx.emit(finding('server-missing', 'error', null, pointer, `${what}: a copilot has no address to send its calls to.`, ALL_PLATFORMS));
 }
 
+/** The fix's default: the variable's first listed value (OpenAPI: the default must be one of them), else "". */
+function enumDefault(variable: unknown): string {
+  const values = isPlainObject(variable) && Array.isArray(variable.enum) ? variable.enum : [];
+  const first: unknown = values.find((value) => typeof value === 'string');
+  return typeof first === 'string' ? first : '';
+}
+
 function openApi3(ctx: RuleContext): void {
   const servers = ctx.doc.servers;
   const first: unknown = Array.isArray(servers) ? servers[0] : undefined;
@@ -49,7 +56,7 @@ function openApi3(ctx: RuleContext): void {
           `/servers/${k}/url`,
           `Server variable {${name}} has no definition with a default: the URL cannot be built, so no call can be made.`,
           ALL_PLATFORMS,
-          { [name]: { default: '' } },
+          { [name]: { default: enumDefault(variable) } },
         ),
       );
     }
