@@ -375,14 +375,11 @@ function convertSwagger2Responses(doc: Record<string, unknown>, operation: Recor
   return converted;
 }
 
+/** The operation's list, else the document's, else application/json; an operation's empty list clears the document's (Swagger 2.0). */
 function mediaTypes(own: unknown, inherited: unknown): string[] {
-  for (const list of [own, inherited]) {
-    if (Array.isArray(list)) {
-      const types = list.filter((t): t is string => typeof t === 'string' && t.trim() !== '');
-      if (types.length > 0) return types;
-    }
-  }
-  return DEFAULT_MEDIA_TYPES;
+  const list = Array.isArray(own) ? own : inherited;
+  const types = Array.isArray(list) ? list.filter((t): t is string => typeof t === 'string' && t.trim() !== '') : [];
+  return types.length > 0 ? types : DEFAULT_MEDIA_TYPES;
 }
 
 function union(first: string[], second: string[]): string[] {

@@ -160,6 +160,27 @@ describe('Swagger 2.0 in OpenAPI 3 form', () => {
     expect(create!.responseBody).toEqual({});
   });
 
+  it('an operation’s empty consumes or produces clears the document’s (Swagger 2.0: "an empty value MAY be used to clear the global definition")', () => {
+    const [put] = endpointsOfDoc({
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      consumes: ['application/xml'],
+      produces: ['application/xml'],
+      paths: {
+        '/a': {
+          put: {
+            consumes: [],
+            produces: [],
+            parameters: [{ name: 'body', in: 'body', schema: { type: 'string' } }],
+            responses: { '200': { description: 'ok', schema: { type: 'string' } } },
+          },
+        },
+      },
+    });
+    expect(put!.requestBody).toEqual({ content: { 'application/json': { schema: { type: 'string' } } } });
+    expect(put!.responseBody).toEqual({ '200': { description: 'ok', content: { 'application/json': { schema: { type: 'string' } } } } });
+  });
+
   it('turns formData parameters into one object schema, urlencoded as the operation consumes', () => {
     const form = byId(endpointsOf('swagger2-form-data.yaml'), 'updatePetWithForm');
     const schema = {
