@@ -457,6 +457,18 @@ for (const dialect of DIALECTS) {
         expect(await list()).toEqual([]);
       });
 
+      it('a text field it does not take (enhanced_privacy, say) → 400 naming it, and no copilot created (the JSON create refuses unknown properties too)', async () => {
+        const { payload, contentType } = multipart([
+          { name: 'swagger_file', filename: 'trello.json', type: 'application/json', content: spec('trello.json') },
+          { name: 'name', value: 'Private?' },
+          { name: 'enhanced_privacy', value: '1' },
+        ]);
+        const body = expectError(await call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType } }), 400, 'invalid_request');
+        expect(body.details).toEqual({ field: 'enhanced_privacy' });
+        expect(body.message).toMatch(/swagger_file, name, website, prompt_message/);
+        expect(await list()).toEqual([]);
+      });
+
       it('a website that is not an http(s) URL → 400 and no copilot created', async () => {
         const { payload, contentType } = multipart([
           { name: 'swagger_file', filename: 'trello.json', type: 'application/json', content: spec('trello.json') },

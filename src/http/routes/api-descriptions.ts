@@ -21,6 +21,9 @@ const FILE_FIELDS = new Set(['file', 'swagger_file']);
 
 type Upload = descriptions.UploadedDocument;
 
+/** The text fields the multipart create takes besides the file. */
+const CREATE_FIELDS = ['name', 'website', 'prompt_message'];
+
 /** Reads a multipart body: the document from `file`/`swagger_file`, plus the text fields. */
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ upload: Upload | null; fields: Record<string, string> }> {
   let upload: Upload | null = null;
@@ -178,6 +181,16 @@ export function apiDescriptionRoutes(
           throw new AppError('unsupported_media_type', 'Send multipart/form-data with swagger_file, name, website and prompt_message.');
         const { upload, fields } = await readMultipart(request, maxBytes);
         if (!upload) throw new AppError('invalid_request', 'The multipart body has no file in the field "swagger_file".', { field: 'swagger_file' });
+        // Refused as the JSON create refuses unknown properties: a setting sent here and dropped
+        // (enhanced_privacy, say) would make a copilot other than the one asked for.
+        const unknown = Object.keys(fields).find((field) => !CREATE_FIELDS.includes(field));
+        if (unknown !== undefined) {
+          throw new AppError(
+            'invalid_request',
+            `The field "${unknown.slice(0, 100)}" is not taken here; send swagger_file, ${CREATE_FIELDS.join(', ')}, and change other settings with PATCH.`,
+            { field: unknown.slice(0, 100) },
+          );
+        }
         const name = (fields.name ?? '').trim();
         if (name === '' || name.length > 200) throw new AppError('invalid_request', 'The field name is required (1 to 200 characters).', { field: 'name' });
         const created = await descriptions.createCopilotWithApiDescription(
