@@ -10,7 +10,7 @@ import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
 import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
-import { isDatabaseUnavailable } from './storage/unavailable.js';
+import { isDatabaseOutOfReach } from './storage/unavailable.js';
 import { holdInstanceLock } from './storage/instance-lock.js';
 
 export interface RunningService {
@@ -135,7 +135,7 @@ async function waitForDatabase(storage: Storage, config: Config): Promise<void> 
       const reason = (err as Error).message || String(err);
       // Only a database out of reach may come: a file that is no database, a wrong password or a
       // missing database answers the same at every try.
-      if (!isDatabaseUnavailable(err)) throw new Error(`Could not open ${storage.name}: ${reason}`);
+      if (!isDatabaseOutOfReach(err)) throw new Error(`Could not open ${storage.name}: ${reason}`);
       if (Date.now() + delay > deadline) {
         throw new Error(`Could not reach ${storage.name} within ${config.databaseStartupTimeoutMs} ms: ${reason}`);
       }

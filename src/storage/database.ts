@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { type Dialect, Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
@@ -9,6 +9,7 @@ import type { Database } from './schema.js';
 import { FairScans, SCAN_TIME_LIMIT_MS, ScanTimedOut, withinTimeLimit, type ScanStats } from './scans.js';
 import { STATEMENT_CACHE, sqliteWriterDialect } from './sqlite-writer.js';
 import { storableText } from './storable-text.js';
+import { markConnectFailure } from './unavailable.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -134,7 +135,7 @@ export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     keepErrorsHandled(pool);
-    const db = kysely(new PostgresDialect({ pool }));
+    const db = kysely(new PostgresDialect({ pool: markingConnectFailures(pool) }));
     // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's
     // slow searches then wait for each other, never for the connections every other request needs
     // (sharing the pool, searches of a million passages held all of it, and other requests failed
@@ -148,7 +149,7 @@ export function openStorage(options: StorageOptions): Storage {
       statement_timeout: limitMs,
     });
     keepErrorsHandled(scanPool);
-    const scanDb = kysely(new PostgresDialect({ pool: scanPool }));
+    const scanDb = kysely(new PostgresDialect({ pool: markingConnectFailures(scanPool) }));
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
     const turns = fairScans();
     const timedOut = (err: unknown): never => {
@@ -293,6 +294,17 @@ export async function databaseAdvice(storage: Storage): Promise<string[]> {
  * the event to no listener, and the process exited. Each client now keeps a listener of its own:
  * the next statement on it fails (503, `isDatabaseUnavailable`) and the pool drops it on release.
  */
+/** The pool as Kysely takes it, every failure to connect marked as the database being unavailable (unavailable.ts). */
+function markingConnectFailures(pool: pg.Pool): PostgresPool {
+  return {
+    connect: () =>
+      pool.connect().catch((err: unknown) => {
+        throw markConnectFailure(err);
+      }),
+    end: () => pool.end(),
+  };
+}
+
 function keepErrorsHandled(pool: pg.Pool): void {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));

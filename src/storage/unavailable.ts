@@ -10,12 +10,33 @@ const UNAVAILABLE_CODES =
   /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
+const CONNECTING = Symbol('failed while connecting');
+
+/**
+ * Marks a failure to open a connection (storage/database.ts marks every one). Whatever its cause
+ * (refused, a database dropped or renamed, one that takes no connections, a role or password
+ * changed), a request then meets a database it cannot use right now: 503, not a bug's 500.
+ */
+export function markConnectFailure(err: unknown): unknown {
+  if (err !== null && typeof err === 'object') (err as { [CONNECTING]?: true })[CONNECTING] = true;
+  return err;
+}
+
 /** True for a failure to reach the database (503, try again) rather than a bug (500). */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  return isDatabaseOutOfReach(err) || (err !== null && typeof err === 'object' && CONNECTING in err);
+}
+
+/**
+ * The narrower case a start waits out: the database out of reach or busy, which may pass. A
+ * connection refused for good (a missing database, a wrong password) answers the same at every
+ * try, so the start says it at once.
+ */
+export function isDatabaseOutOfReach(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; errors?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.test(e.code)) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
   // Node reports a connection refused on every address of a name as an AggregateError.
-  return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
+  return Array.isArray(e.errors) && e.errors.some(isDatabaseOutOfReach);
 }

@@ -4,12 +4,13 @@
  * parser's own refusals, wrong methods, unknown routes, doubled credentials, unknown fields.
  */
 import net from 'node:net';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { DIALECTS } from '../support/databases.js';
+import { createTestDatabase, DIALECTS } from '../support/databases.js';
 import { multipart } from '../support/documents.js';
 import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError } from '../support/http.js';
 
@@ -302,6 +303,32 @@ for (const dialect of DIALECTS) {
           } finally {
             await app.close();
             await storage.close();
+          }
+          // A database that takes no connections (55000), one gone (3D000), a role gone (28000):
+          // a request meets a database it cannot use right now, as when it is out of reach.
+          const closed = await createTestDatabase('postgres');
+          const superuser = new pg.Client({ connectionString: closed.databaseUrl!.replace(/\/[^/]*$/, '/postgres') });
+          await superuser.connect();
+          try {
+            const name = new URL(closed.databaseUrl!).pathname.slice(1);
+            await superuser.query(`alter database "${name}" allow_connections false`);
+            const elsewhere = (path: string, user = 'postgres') => `postgres://${user}@127.0.0.1:5432/${path}`;
+            for (const url of [closed.databaseUrl!, elsewhere('cms_no_such_database'), elsewhere(name, 'cms_no_such_role')]) {
+              const storage = openStorage({ databaseUrl: url, dataDir: config.dataDir, poolSize: 1 });
+              const app = await t.anotherApp({ config: { ...config, databaseUrl: url }, storage });
+              try {
+                const res = await app.inject({ method: 'GET', url: COPILOTS_PATH, headers: { authorization: admin } });
+                expectError(res, 503, 'service_unavailable');
+                expect(Number(res.headers['retry-after']), url).toBeGreaterThan(0);
+              } finally {
+                await app.close();
+                await storage.close();
+              }
+            }
+            await superuser.query(`alter database "${name}" allow_connections true`);
+          } finally {
+            await superuser.end();
+            await closed.drop();
           }
         } else {
           // The writer's lock held by another connection beyond the busy timeout.
