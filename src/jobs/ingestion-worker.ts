@@ -165,7 +165,10 @@ export class IngestionWorker {
         next = undefined;
         ({ worked, next } = await this.runNext(claimed));
       } catch (err) {
-        this.options.logger?.error({ err }, 'knowledge-base worker error');
+        // The database out of reach, or its write lock held (another process): not a fault of the
+        // service; the loop claims again after its poll interval.
+        if (isDatabaseUnavailable(err)) this.options.logger?.warn({ err }, 'knowledge-base worker waits: the database is out of reach or busy');
+        else this.options.logger?.error({ err }, 'knowledge-base worker error');
       }
       if (!worked && !this.stopping) await this.sleep(this.options.pollIntervalMs);
       // On SQLite every step above is synchronous work behind promises that settle as
