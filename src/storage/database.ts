@@ -84,13 +84,14 @@ function fairScans(): FairScans {
 const PRIVATE_FILE = 0o600;
 
 /**
- * The SQLite file (every copilot token, the documents, the knowledge-base text) readable by
- * this user only: created 0600 before SQLite opens it (SQLite gives its -wal and -shm files
- * the database file's mode), and an existing file, WAL or SHM of an older install tightened.
+ * An SQLite file (the database: every copilot token, the documents, the knowledge-base text;
+ * the instance lock) readable by this user only: created 0600 before SQLite opens it (SQLite
+ * gives its -wal, -shm and -journal files the file's mode), and existing ones of an older
+ * install tightened.
  */
-function makePrivate(file: string): void {
+export function makePrivate(file: string): void {
   closeSync(openSync(file, 'a', PRIVATE_FILE));
-  for (const each of [file, `${file}-wal`, `${file}-shm`]) {
+  for (const each of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
     if (existsSync(each)) chmodSync(each, PRIVATE_FILE);
   }
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { makePrivate } from './database.js';
 
 /** The file whose lock the serving process holds, beside the SQLite database. */
 export const INSTANCE_LOCK_FILE = 'copilot-service.instance.lock';
@@ -18,6 +19,7 @@ export class InstanceLockError extends Error {
  */
 export function holdInstanceLock(dataDir: string): { release(): void } {
   const file = path.join(dataDir, INSTANCE_LOCK_FILE);
+  makePrivate(file);
   const db = new SQLite(file, { timeout: 0 });
   try {
     db.pragma('journal_mode = DELETE');

@@ -3,13 +3,14 @@
  * text: the directory is created 0700 and the SQLite file, its WAL and SHM are 0600, also
  * when an older install left them readable by others.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_KEY_FILE, ensureBootstrapAdminKey } from '../../src/domain/auth/api-keys.js';
 import { openStorage, SQLITE_FILE_NAME } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
+import { holdInstanceLock, INSTANCE_LOCK_FILE } from '../../src/storage/instance-lock.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
@@ -55,6 +56,27 @@ describe('file permissions of the data directory', () => {
     expect(mode(file)).toBe(0o600);
     expect(mode(`${file}-wal`)).toBe(0o600);
     await again.close();
+  });
+
+  it("SQLite: the serving instance's lock file and its journal are 0600, like the database's", () => {
+    const previous = process.umask(0o022);
+    try {
+      const dataDir = freshRoot();
+      const lock = holdInstanceLock(dataDir);
+      try {
+        const file = path.join(dataDir, INSTANCE_LOCK_FILE);
+        expect(mode(file)).toBe(0o600);
+        if (existsSync(`${file}-journal`)) expect(mode(`${file}-journal`)).toBe(0o600);
+      } finally {
+        lock.release();
+      }
+      // An older install's lock file, left readable by others, is tightened.
+      chmodSync(path.join(dataDir, INSTANCE_LOCK_FILE), 0o644);
+      holdInstanceLock(dataDir).release();
+      expect(mode(path.join(dataDir, INSTANCE_LOCK_FILE))).toBe(0o600);
+    } finally {
+      process.umask(previous);
+    }
   });
 
   for (const dialect of DIALECTS) {
