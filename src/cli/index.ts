@@ -7,7 +7,7 @@ import { VERSION } from './version.js';
 // loading the HTTP framework or the database drivers.
 
 const EXIT_CODES =
-  'Exit codes: 0 success (validate: no finding at or above --fail-on); 1 validate: findings at or above --fail-on; 2 anything that failed: a usage error, a bad value, an unknown id, an input or a database that cannot be read.';
+  'Exit codes: 0 success (validate: no finding at or above --fail-on); 1 validate: findings at or above --fail-on; 2 anything that failed: a usage error, a bad value, an unknown id, an input or a database that cannot be read. serve: 0 once drained after SIGTERM or SIGINT, 1 when it cannot start or its drain outlasts SHUTDOWN_TIMEOUT_MS.';
 
 /** A line of a command's result on standard output. */
 const print = (line: string) => void stdout.write(`${line}\n`);

@@ -16,8 +16,8 @@ export type Input = { kind: 'file'; target: string } | { kind: 'stdin'; target: 
 
 /**
  * `s` with the user and password of every http(s) URL in it left out (the userinfo ends at the
- * authority's last `@`, as URL parsers read it): they are for the fetch, not for the reports, the
- * SARIF uploaded to code scanning or a CI log that others read.
+ * authority's last `@`, as URL parsers read it): the fetch refuses such a URL, and the message
+ * that says so, the SARIF uploaded to code scanning or a CI log that others read must not show them.
  */
 export function withoutCredentials(s: string): string {
   return s.replace(/\b(https?:\/\/)[^/\\?#\s]*@/gi, '$1');
