@@ -295,12 +295,16 @@ export async function databaseAdvice(storage: Storage): Promise<string[]> {
  * the event to no listener, and the process exited. Each client now keeps a listener of its own:
  * the next statement on it fails (503, `isDatabaseUnavailable`) and the pool drops it on release.
  */
-/** The pool as Kysely takes it, every failure to connect marked as the database being unavailable (unavailable.ts). */
+/**
+ * The pool as Kysely takes it, every failure to connect marked as the database being unavailable
+ * (unavailable.ts). Not a pool this process has ended: that is the service's own state, a bug
+ * if a request meets it.
+ */
 function markingConnectFailures(pool: pg.Pool): PostgresPool {
   return {
     connect: () =>
       pool.connect().catch((err: unknown) => {
-        throw markConnectFailure(err);
+        throw pool.ended ? err : markConnectFailure(err);
       }),
     end: () => pool.end(),
   };
