@@ -21,6 +21,7 @@ import { runningJobs } from './migrations/018-running-jobs.js';
 import { searchIndex } from './migrations/019-search-index.js';
 import { postingsBlocks } from './migrations/020-postings-blocks.js';
 import { truncatedPages } from './migrations/021-truncated-pages.js';
+import { olderData } from './migrations/022-older-data.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -49,6 +50,7 @@ export function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '019-search-index': searchIndex(storage.dialect),
     '020-postings-blocks': postingsBlocks(storage.dialect),
     '021-truncated-pages': truncatedPages(),
+    '022-older-data': olderData(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

@@ -27,6 +27,7 @@ const ALL_MIGRATIONS = [
   '019-search-index',
   '020-postings-blocks',
   '021-truncated-pages',
+  '022-older-data',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 
