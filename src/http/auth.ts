@@ -46,12 +46,21 @@ export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
     Object.assign(
       async function checkAccess(request: FastifyRequest, _reply: FastifyReply) {
         const principal = await identify(request);
-        if (principal.kind === 'anonymous' && rule.anonymousReadable && allowAnonymousRead) return;
+        const openToAll = rule.anonymousReadable === true && allowAnonymousRead;
+        if (principal.kind === 'anonymous' && openToAll) return;
         if (rule.scope === null) {
           if (principal.kind === 'anonymous') throw new AppError('unauthorized', 'This operation needs an API key: send "Authorization: Bearer <API key>".');
           return;
         }
-        authorize(principal, rule.scope, rule.botParam ? pathParameter(request, rule.botParam) : undefined);
+        try {
+          authorize(principal, rule.scope, rule.botParam ? pathParameter(request, rule.botParam) : undefined);
+        } catch (err) {
+          // What no key may read, a valid key that lacks the scope or the bot reads too, as no
+          // key does: it never gets less.
+          if (!(openToAll && err instanceof AppError && err.code === 'forbidden')) throw err;
+          request.principal = { kind: 'anonymous' };
+          return;
+        }
         if (rule.createsBot && botLimit(principal)) {
           throw new AppError('forbidden', 'This API key is limited to some bots and cannot create copilots.');
         }

@@ -498,6 +498,23 @@ for (const dialect of DIALECTS) {
       expectError(await call(t, 'GET', COPILOTS_PATH, { key: 'Bearer nonsense' }), 401, 'unauthorized');
     });
 
+    it('a valid key that would be refused reads what no key reads: never less (the list, the validator)', async () => {
+      const anonymous = (await call(t, 'GET', COPILOTS_PATH, { key: null })).json();
+      const other = (await createCopilot(t, { name: 'Other' })).id;
+      for (const key of [await t.key(['knowledgebase:read']), await t.key(['knowledgebase:read'], [other])]) {
+        const list = await call(t, 'GET', COPILOTS_PATH, { key });
+        expect(list.statusCode, list.body).toBe(200);
+        expect(list.json().map((c: { id: string }) => c.id)).toContain(id);
+        const validator = await call(t, 'GET', `${copilotPath(id)}/validator`, { key });
+        expect(validator.statusCode, validator.body).toBe((await call(t, 'GET', `${copilotPath(id)}/validator`, { key: null })).statusCode);
+      }
+      // A key limited to one bot that holds the scope keeps its own view: its bot alone.
+      const limited = await t.key(['copilots:read'], [other]);
+      expect((await call(t, 'GET', COPILOTS_PATH, { key: limited })).json().map((c: { id: string }) => c.id)).toEqual([other]);
+      expect(anonymous.map((c: { id: string }) => c.id)).toEqual([id]);
+      await call(t, 'DELETE', copilotPath(other));
+    });
+
     it('keeps every other copilot route closed', async () => {
       expectError(await call(t, 'GET', copilotPath(id), { key: null }), 401, 'unauthorized');
       expectError(await call(t, 'POST', COPILOTS_PATH, { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
