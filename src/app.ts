@@ -99,7 +99,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   documentFrameworkErrors(app);
-  publishAccessRules(app);
+  publishAccessRules(app, config.allowAnonymousRead);
   await registerOpenApi(app);
 
   const access = accessHook(storage, config.allowAnonymousRead);

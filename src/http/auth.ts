@@ -103,10 +103,11 @@ const ACCESS_RULE = Symbol('access rule');
 /**
  * Publishes each route's access rule in its OpenAPI operation: `security` names the scope
  * the bearer key needs (OpenAPI 3.1 allows role names there) and `x-bot-param` the path
- * parameter checked against a key's bot limit. Registered before the OpenAPI plugin; the
+ * parameter checked against a key's bot limit (with ALLOW_ANONYMOUS_READ, the operations open to
+ * everyone list no key as well). Registered before the OpenAPI plugin; the
  * rule comes from the route's own access hook, so the document cannot drift from it.
  */
-export function publishAccessRules(app: FastifyInstance): void {
+export function publishAccessRules(app: FastifyInstance, allowAnonymousRead: boolean): void {
   app.addHook('onRoute', (route) => {
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     const rule = hooks.map((h) => (h as { [ACCESS_RULE]?: AccessRule })[ACCESS_RULE]).find((r) => r !== undefined);
@@ -114,6 +115,8 @@ export function publishAccessRules(app: FastifyInstance): void {
     const schema = route.schema as Record<string, unknown>;
     // No scope named: any valid key may call it (an empty list of roles).
     schema.security = [{ bearer: rule.scope === null ? [] : [rule.scope] }];
+    // ALLOW_ANONYMOUS_READ: no key at all is one of the ways in (an empty requirement).
+    if (rule.anonymousReadable && allowAnonymousRead) (schema.security as unknown[]).push({});
     if (rule.botParam) schema['x-bot-param'] = rule.botParam;
   });
 }

@@ -515,6 +515,17 @@ for (const dialect of DIALECTS) {
       await call(t, 'DELETE', copilotPath(other));
     });
 
+    it('the served OpenAPI document lists no key as a way into those two operations alone', async () => {
+      const doc = (await call(t, 'GET', '/backend/openapi.json', { key: null })).json();
+      const open: string[] = [];
+      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
+        for (const [method, operation] of Object.entries(item)) {
+          if (operation.security?.some((s) => JSON.stringify(s) === '{}')) open.push(`${method} ${path}`);
+        }
+      }
+      expect(open.sort()).toEqual(['get /backend/api/copilot/{id}/validator', 'get /backend/api/copilots']);
+    });
+
     it('keeps every other copilot route closed', async () => {
       expectError(await call(t, 'GET', copilotPath(id), { key: null }), 401, 'unauthorized');
       expectError(await call(t, 'POST', COPILOTS_PATH, { key: null, payload: { name: 'x' } }), 401, 'unauthorized');
