@@ -227,6 +227,12 @@ type Primitive = string | number | boolean | null;
 const isPrimitive = (v: unknown): v is Primitive =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
+const OMITTED = 'Some properties omitted: the tool list reached its size bound.';
+
+/** The schema's own description, if any, with the note that properties were left out after it. */
+const withOmittedNote = (description: unknown): string =>
+  typeof description === 'string' && description.trim() !== '' ? `${description} (${OMITTED})` : OMITTED;
+
 /**
  * An OpenAPI (3.x or Swagger 2.0) Schema Object as a JSON Schema (2020-12) a validator
  * compiles: known keywords only, each of the right type (`nullable`, `x-nullable`, boolean
@@ -237,12 +243,6 @@ const isPrimitive = (v: unknown): v is Primitive =>
  * with a description saying so; past MAX_SCHEMA_DEPTH levels, or once the budget is spent,
  * a schema becomes `{}` with a description too.
  */
-const OMITTED = 'Some properties omitted: the tool list reached its size bound.';
-
-/** The schema's own description, if any, with the note that properties were left out after it. */
-const withOmittedNote = (description: unknown): string =>
-  typeof description === 'string' && description.trim() !== '' ? `${description} (${OMITTED})` : OMITTED;
-
 class SchemaBuilder {
   private readonly expanding: string[] = [];
   /** Objects whose properties were cut at the size bound: a description put on them later keeps the note. */
