@@ -70,6 +70,23 @@ const prepare = (sql) => {
   if (statement === undefined) statements.set(sql, (statement = db.prepare(sql)));
   return statement;
 };
+// A statement waits for the write lock only as long as its request has left of the busy timeout:
+// statements queued behind one that waits for a lock another process holds would each wait the
+// whole timeout again, one after another (a request behind four claims: 25 s, not 5 s).
+// A statement that sets the busy timeout itself (the migrations take the lock with timers) is
+// obeyed until one sets it back.
+const busyMs = workerData.busyTimeoutMs;
+let busy = busyMs;
+let ownTimeout = false;
+const waitAtMost = (deadline) => {
+  if (ownTimeout) return;
+  const left = deadline - Date.now();
+  const ms = left > busyMs * 0.8 ? busyMs : Math.max(100, Math.floor(left));
+  if (ms !== busy) {
+    db.pragma('busy_timeout = ' + ms);
+    busy = ms;
+  }
+};
 parentPort.on('message', (message) => {
   if (message.close) {
     if (db) db.close();
@@ -77,9 +94,18 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    db ??= open();
+    if (db === null) {
+      db = open();
+      busy = busyMs;
+    }
+    waitAtMost(message.deadline);
     // A transaction's begin travels with its first statement (WriterConnection.deferBegin).
     if (message.begin) prepare('begin').run();
+    const setting = /^\s*pragma\s+busy_timeout\s*=\s*(\d+)/i.exec(message.sql);
+    if (setting) {
+      busy = Number(setting[1]);
+      ownTimeout = busy !== busyMs;
+    }
     const statement = prepare(message.sql);
     if (statement.reader) {
       parentPort.postMessage({ id: message.id, rows: statement.all(message.parameters) });
@@ -110,6 +136,8 @@ class WriterConnection implements DatabaseConnection {
   private next = 0;
   private failure: Error | null = null;
   private beginPending = false;
+  /** When the current holder's statements stop waiting for the write lock: its request's start + the busy timeout. */
+  deadline = 0;
 
   constructor(private readonly worker: Worker) {
     worker.on('message', (answer: Answer) => {
@@ -152,7 +180,8 @@ class WriterConnection implements DatabaseConnection {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage(begin ? { id, begin, ...message } : { id, ...message });
+      const deadline = this.deadline;
+      this.worker.postMessage(begin ? { id, begin, deadline, ...message } : { id, deadline, ...message });
     });
   }
 
@@ -196,6 +225,7 @@ class WriterDriver implements Driver {
   constructor(
     private readonly open: () => Worker,
     private readonly stats: WriterStats,
+    private readonly busyTimeoutMs: number,
   ) {}
 
   async init(): Promise<void> {
@@ -203,6 +233,8 @@ class WriterDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    // Counted from when the request asks, not from its turn: the time it queued is time waited.
+    const deadline = Date.now() + this.busyTimeoutMs;
     const previous = this.queue;
     let release!: () => void;
     this.queue = new Promise<void>((resolve) => (release = resolve));
@@ -211,6 +243,7 @@ class WriterDriver implements Driver {
     this.stats.waiting--;
     this.stats.inUse = 1;
     this.release = release;
+    this.connection!.deadline = deadline;
     return this.connection!;
   }
 
@@ -248,13 +281,18 @@ export function sqliteWriterDialect(file: string, pragmas: readonly string[], cl
   const require = createRequire(import.meta.url);
   const driver = require.resolve('better-sqlite3');
   const lruCache = require.resolve('lru-cache');
+  // The pragmas set the busy timeout; each statement waits at most what its request has left of it.
+  const busyTimeoutMs = Number(/^busy_timeout = (\d+)$/.exec(pragmas.find((p) => p.startsWith('busy_timeout')) ?? '')?.[1] ?? 5000);
   const open = () => {
     if (closed()) throw new Error('The database has been closed.');
-    return new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, lruCache, file, pragmas: [...pragmas], statementCache: STATEMENT_CACHE } });
+    return new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { driver, lruCache, file, pragmas: [...pragmas], statementCache: STATEMENT_CACHE, busyTimeoutMs },
+    });
   };
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new WriterDriver(open, stats),
+    createDriver: () => new WriterDriver(open, stats, busyTimeoutMs),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };

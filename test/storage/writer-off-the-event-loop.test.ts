@@ -131,6 +131,40 @@ describe('the SQLite writer thread that cannot open its database', () => {
     }
   });
 
+  it('requests queued behind one that waits for a lock another process holds wait out the same busy timeout, not one each', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-queued-'));
+    const file = path.join(dir, 'copilot-service.sqlite');
+    const setup = new SQLite(file);
+    setup.exec('pragma journal_mode = wal; create table t (x integer)');
+    setup.close();
+    const db = new Kysely<unknown>({
+      dialect: sqliteWriterDialect(file, ['busy_timeout = 2000', 'journal_mode = WAL'], () => false, { inUse: 0, waiting: 0 }),
+    });
+    await sql`select 1`.execute(db); // the thread and its connection open
+    // Another process's write transaction, ended 1.2 s after the busy timeout.
+    const locker = new SQLite(file);
+    locker.exec('begin immediate');
+    try {
+      const writes = [1, 2, 3].map((x) =>
+        sql`insert into t (x) values (${x})`.execute(db).then(
+          () => 'written',
+          (err: { code?: string }) => err.code,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3200));
+      locker.exec('commit');
+      // Each waited once, from when it asked: with a whole timeout each, the second and third
+      // would still be waiting at the release, and be written.
+      expect(await Promise.all(writes)).toEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
+      // The lock free, the next request waits (and writes) as before.
+      expect((await sql`insert into t (x) values (4)`.execute(db)).numAffectedRows).toBe(1n);
+    } finally {
+      if (locker.open) locker.close();
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('opens it at a later query once it can (a lock held past the busy timeout, then released)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-locked-'));
     const file = path.join(dir, 'copilot-service.sqlite');
