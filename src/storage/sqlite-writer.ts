@@ -101,7 +101,7 @@ parentPort.on('message', (message) => {
     waitAtMost(message.deadline);
     // A transaction's begin travels with its first statement (WriterConnection.deferBegin).
     if (message.begin) prepare('begin').run();
-    const setting = /^\s*pragma\s+busy_timeout\s*=\s*(\d+)/i.exec(message.sql);
+    const setting = /^\\s*pragma\\s+busy_timeout\\s*=\\s*(\\d+)/i.exec(message.sql);
     if (setting) {
       busy = Number(setting[1]);
       ownTimeout = busy !== busyMs;

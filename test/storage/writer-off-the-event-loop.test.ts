@@ -165,6 +165,27 @@ describe('the SQLite writer thread that cannot open its database', () => {
     }
   });
 
+  it('a busy timeout a statement sets itself (the migrations take the lock with timers) is kept until one sets it back', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-own-timeout-'));
+    const db = new Kysely<unknown>({
+      dialect: sqliteWriterDialect(path.join(dir, 'db.sqlite'), ['busy_timeout = 500'], () => false, { inUse: 0, waiting: 0 }),
+    });
+    const timeout = async (c: Kysely<unknown>) => Number(Object.values((await sql`pragma busy_timeout`.execute(c)).rows[0] as object)[0]);
+    try {
+      await db.connection().execute(async (c) => {
+        await sql`pragma busy_timeout = 0`.execute(c);
+        // Held past most of the timeout: the statements after would otherwise get what is left of it.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(await timeout(c)).toBe(0);
+        await sql`pragma busy_timeout = 500`.execute(c);
+      });
+      expect(await timeout(db)).toBe(500);
+    } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('opens it at a later query once it can (a lock held past the busy timeout, then released)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'writer-locked-'));
     const file = path.join(dir, 'copilot-service.sqlite');
