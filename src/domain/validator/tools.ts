@@ -281,7 +281,9 @@ class SchemaBuilder {
     this.expanding.push(ref);
     let out = this.convert(target, depth);
     this.expanding.pop();
-    // OpenAPI 3.1 lets a description sit beside a $ref.
+    // OpenAPI 3.1 lets keywords sit beside a $ref (authors of 3.0 write them too): a description,
+    // and readOnly, which keeps a server-made value (an id) out of the request.
+    if (node.readOnly === true && typeof out === 'object') out = { ...out, readOnly: true };
     if (typeof node.description === 'string') {
       const cut = typeof out === 'object' && this.cut.has(out);
       out = described(out, cut ? withOmittedNote(node.description) : node.description);

@@ -248,6 +248,30 @@ describe('input schemas', () => {
     expect((tools(doc)[0]!.parameters as Json).properties.body).toEqual({ type: ['string', 'null'], examples: ['x'], description: 'Beside' });
   });
 
+  it('a property whose $ref carries readOnly beside it is left out of the request, as an inline readOnly one is', () => {
+    const doc = oas31(
+      {
+        '/a': {
+          post: {
+            operationId: 'a',
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: { id: { $ref: '#/components/schemas/Id', readOnly: true }, name: { $ref: '#/components/schemas/Id' } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      { components: { schemas: { Id: { type: 'string' } } } },
+    );
+    expect(Object.keys((tools(doc)[0]!.parameters as Json).properties.body.properties)).toEqual(['name']);
+  });
+
   it('nesting past the depth bound is cut, with a note', () => {
     let schema: Json = { type: 'string' };
     for (let i = 0; i < 20; i++) schema = { type: 'object', properties: { next: schema } };
