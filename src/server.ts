@@ -150,11 +150,21 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   // Until the service is up (or has failed), nothing else may keep the process alive: a failed
   // start closes what it opened, and Node must not exit, code 0, before the error is reported.
   const starting = setInterval(() => undefined, 60_000);
+  // A signal while starting (waiting for the database, migrating) stops at once, as it would
+  // without a handler, but says so: nothing was served yet, so there is nothing to drain.
+  const stopStarting = (signal: NodeJS.Signals) => {
+    process.stderr.write(`Stopped by ${signal} while starting: nothing was served.\n`);
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.once('SIGTERM', stopStarting);
+  process.once('SIGINT', stopStarting);
   let service: RunningService;
   try {
     service = await startService(config);
   } finally {
     clearInterval(starting);
+    process.off('SIGTERM', stopStarting);
+    process.off('SIGINT', stopStarting);
   }
   let closing = false;
   const shutdown = (signal: string) => {

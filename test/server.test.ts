@@ -490,6 +490,39 @@ describe('start-up failures an operator can see', () => {
     }
   }, 60_000);
 
+  it('SIGTERM while it waits for the database: exits 143 at once, saying it stopped while starting', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const dbPort = (silent.address() as net.AddressInfo).port;
+    const dataDir = dir();
+    const child = spawn(process.execPath, [cli, 'serve'], {
+      cwd: dataDir,
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        DATABASE_URL: `postgres://someone@127.0.0.1:${dbPort}/copilots`,
+        DATABASE_CONNECT_TIMEOUT_MS: '300',
+        DATABASE_STARTUP_TIMEOUT_MS: '600000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stderr = new Output(child.stderr!);
+    try {
+      await stderr.waitFor((l) => /not reachable yet/.test(l), 'a retry', child);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(143);
+      expect(stderr.text).toContain('Stopped by SIGTERM while starting: nothing was served.');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  }, 60_000);
+
   it('a file in place of the SQLite database that is not one: stops at once, naming it, rather than retrying as "not reachable yet"', async () => {
     const dataDir = dir();
     writeFileSync(path.join(dataDir, SQLITE_FILE_NAME), Buffer.alloc(8192, 0x5a));
