@@ -55,6 +55,8 @@ export interface StorageOptions {
   poolSize?: number;
   /** PostgreSQL: give up on a connection that has not completed its start-up within this time. */
   connectTimeoutMs?: number;
+  /** PostgreSQL: the longest a statement waits for a row or table another session locks (default LOCK_TIMEOUT_MS). */
+  lockTimeoutMs?: number;
   /** The longest a scan (a knowledge base's search) may run; default SCAN_TIME_LIMIT_MS. */
   scanTimeLimitMs?: number;
 }
@@ -63,6 +65,14 @@ export interface StorageOptions {
 pg.types.setTypeParser(20, (value) => Number(value));
 
 export const SQLITE_FILE_NAME = 'copilot-service.sqlite';
+
+/**
+ * PostgreSQL: a statement waits at most this long for a lock another session holds (a psql
+ * session left in a transaction, say), then fails as the database being busy (503), as SQLite's
+ * busy timeout does; without it, requests waited without bound and held the pool. The service's
+ * own transactions hold a copilot's row for far less.
+ */
+export const LOCK_TIMEOUT_MS = 30_000;
 
 /** Connections of each process for scans (searches), besides the others: PostgreSQL a pool, SQLite threads. */
 export const SCAN_CONNECTIONS = 2;
@@ -134,7 +144,12 @@ function describeDatabase(options: Pick<StorageOptions, 'databaseUrl' | 'dataDir
 
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      lock_timeout: options.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+    });
     keepErrorsHandled(pool);
     const db = kysely(new PostgresDialect({ pool: markingConnectFailures(pool) }));
     // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's

@@ -330,6 +330,36 @@ for (const dialect of DIALECTS) {
             await superuser.end();
             await closed.drop();
           }
+          // A copilot's row locked by another session (psql left in a transaction) past the lock
+          // timeout: busy, 503, where the PATCH waited without bound and held a connection.
+          const copilot = await createCopilot(t);
+          const locking = openStorage({ databaseUrl: t.config.databaseUrl, dataDir: config.dataDir, poolSize: 2, lockTimeoutMs: 300 });
+          const lockingApp = await t.anotherApp({ config: t.config, storage: locking });
+          const holder = new pg.Client({ connectionString: t.config.databaseUrl! });
+          await holder.connect();
+          try {
+            await holder.query('begin');
+            await holder.query('select id from copilots where id = $1 for update', [copilot.id]);
+            const res = await lockingApp.inject({
+              method: 'PATCH',
+              url: copilotPath(copilot.id),
+              headers: { authorization: admin, 'content-type': 'application/json' },
+              payload: JSON.stringify({ name: 'locked' }),
+            });
+            expectError(res, 503, 'service_unavailable');
+            await holder.query('rollback');
+            const after = await lockingApp.inject({
+              method: 'PATCH',
+              url: copilotPath(copilot.id),
+              headers: { authorization: admin, 'content-type': 'application/json' },
+              payload: JSON.stringify({ name: 'unlocked' }),
+            });
+            expect(after.statusCode, after.body).toBe(200);
+          } finally {
+            await holder.end();
+            await lockingApp.close();
+            await locking.close();
+          }
         } else {
           // The writer's lock held by another connection beyond the busy timeout.
           const blocker = openStorage({ databaseUrl: null, dataDir: t.config.dataDir });
