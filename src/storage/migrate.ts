@@ -87,11 +87,18 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
 
 async function migratePostgres(storage: Storage): Promise<string[]> {
   return storage.db.connection().execute(async (connection) => {
-    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+    // Another instance's run (minutes, when a migration re-indexes) is waited for whole: the
+    // pool's lock_timeout (LOCK_TIMEOUT_MS) is for requests, not for this wait.
+    await sql`set lock_timeout = 0`.execute(connection);
     try {
-      return check(await migrator(connection, storage).migrateToLatest());
+      await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      try {
+        return check(await migrator(connection, storage).migrateToLatest());
+      } finally {
+        await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      }
     } finally {
-      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      await sql`reset lock_timeout`.execute(connection);
     }
   });
 }

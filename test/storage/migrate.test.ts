@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, type DialectName, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -88,6 +89,25 @@ for (const dialect of DIALECTS) {
         .values({ id: 'k1', name: '', secret_hash: 'x', scopes: '[]', bots: null, created_at: 'now', revoked_at: null })
         .execute();
       expect(await b.db.selectFrom('api_keys').select('id').execute()).toEqual([{ id: 'k1' }]);
+    });
+
+    it.runIf(dialect === 'postgres')("waits for another instance's run longer than the lock timeout its requests have", async () => {
+      const database = await freshDatabase();
+      const holder = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1 });
+      cleanups.push(() => holder.close());
+      const waiting = openStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir, poolSize: 1, lockTimeoutMs: 100 });
+      cleanups.push(() => waiting.close());
+      // Another instance's run, held past the lock timeout (a re-indexing migration takes minutes).
+      const applied = await holder.db.connection().execute(async (c) => {
+        await sql`select pg_advisory_lock(${7_420_331_118})`.execute(c);
+        const run = migrateToLatest(waiting);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await sql`select pg_advisory_unlock(${7_420_331_118})`.execute(c);
+        return run;
+      });
+      expect(applied).toEqual(ALL_MIGRATIONS);
+      // The connection keeps the requests' lock timeout afterwards.
+      expect((await sql<{ lock_timeout: string }>`show lock_timeout`.execute(waiting.db)).rows[0]!.lock_timeout).toBe('100ms');
     });
 
     it('two processes running `copilot-service migrate` at once on one fresh database both succeed', async () => {
