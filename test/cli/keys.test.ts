@@ -239,7 +239,8 @@ for (const dialect of DIALECTS) {
       const backup = await run(['backup', '--out', existing], env, database.dataDir);
       expect(backup.code).toBe(2);
       expect(backup.stderr).not.toMatch(/\n\s+at /);
-    });
+      // Fifteen processes, each loading the CLI: 20 s on a busy 2-core machine, over the default 30 s once.
+    }, 120_000);
   });
 }
 

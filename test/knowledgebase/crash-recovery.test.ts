@@ -81,7 +81,8 @@ for (const dialect of DIALECTS) {
           );
         },
         'the service to be ready',
-        { timeoutMs: 30_000, intervalMs: 50 },
+        // A guard against a hang, not a measure: a start took 20 s on a 2-core machine at load 10.
+        { timeoutMs: 60_000, intervalMs: 50 },
       );
       return { child, origin, output: () => text };
     }
