@@ -360,6 +360,69 @@ for (const dialect of DIALECTS) {
             await lockingApp.close();
             await locking.close();
           }
+          // A deadlock with another session (soak sweep: a DELETE against a crawl's page being
+          // stored): PostgreSQL ends one transaction, and a request that loses is told to try
+          // again (503), not 500. Here the other session holds the crawl's row the DELETE cancels
+          // last, then asks for the pending link's row the DELETE has cancelled first.
+          const victim = await createCopilot(t);
+          const linkId = crypto.randomUUID();
+          const db = t.storage.db as any;
+          await db.insertInto('knowledge_bases').values({ bot_id: victim.id, created_at: 'x', updated_at: 'x' }).execute();
+          await db
+            .insertInto('kb_links')
+            .values({
+              id: linkId,
+              bot_id: victim.id,
+              url: 'https://docs.example/a',
+              status: 'pending',
+              error: null,
+              passages: 0,
+              attempts: 0,
+              generation: 0,
+              run_after: 'x',
+              created_at: 'x',
+              updated_at: 'x',
+            })
+            .execute();
+          const crawlId = crypto.randomUUID();
+          await db
+            .insertInto('crawls')
+            .values({
+              id: crawlId,
+              bot_id: victim.id,
+              mode: 'links',
+              start_url: 'https://docs.example/',
+              origin: 'https://docs.example',
+              path_prefix: '/',
+              max_pages: 1,
+              max_depth: 0,
+              include_patterns: '[]',
+              exclude_patterns: '[]',
+              state: 'running',
+              next_fetch_at: 'x',
+              run_after: 'x',
+              created_at: 'x',
+              updated_at: 'x',
+            })
+            .execute();
+          const other = new pg.Client({ connectionString: t.config.databaseUrl! });
+          await other.connect();
+          try {
+            await other.query('begin');
+            await other.query('select id from crawls where id = $1 for update', [crawlId]);
+            const deleting = call(t, 'DELETE', copilotPath(victim.id));
+            // The DELETE waits for the crawl's row first, so its deadlock check runs first.
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            const crossing = other.query('update kb_links set attempts = attempts where id = $1', [linkId]).catch((err: { code?: string }) => err.code);
+            const res = await deleting;
+            expectError(res, 503, 'service_unavailable');
+            expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+            expect(await crossing).not.toBe('40P01');
+            await other.query('rollback');
+          } finally {
+            await other.end();
+          }
+          expect((await call(t, 'DELETE', copilotPath(victim.id))).statusCode).toBe(200);
         } else {
           // The writer's lock held by another connection beyond the busy timeout.
           const blocker = openStorage({ databaseUrl: null, dataDir: t.config.dataDir });
