@@ -5,6 +5,11 @@ export async function insertDelivery(db: Db, row: WebhookDeliveryRow): Promise<v
   await db.insertInto('webhook_deliveries').values(row).execute();
 }
 
+/** A purged copilot's deliveries, delivered or not: their payloads are taken from its API description. */
+export async function deleteDeliveriesOf(db: Db, copilotId: string): Promise<void> {
+  await db.deleteFrom('webhook_deliveries').where('copilot_id', '=', copilotId).execute();
+}
+
 /** Ids of pending deliveries whose attempt is due and not leased, oldest first. */
 export async function findDueDeliveries(db: Db, now: string, limit: number): Promise<string[]> {
   const rows = await db

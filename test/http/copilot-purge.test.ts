@@ -68,6 +68,27 @@ for (const dialect of DIALECTS) {
       await waitForLinks(t, bot, [`${site.origin}/doc`]);
       const before = await counts(t, bot);
       expect(before).toMatchObject({ copilots: 1, documents: 1, knowledgeBases: 1, links: 1 });
+      for (const state of ['delivered', 'pending']) {
+        await t.storage.db
+          .insertInto('webhook_deliveries')
+          .values({
+            id: `${bot}-${state}`,
+            event: 'api_description.breaking_change',
+            copilot_id: bot,
+            url: 'https://hooks.example/x',
+            payload: '{}',
+            state,
+            attempts: 0,
+            next_attempt_at: 'x',
+            lease_owner: null,
+            lease_expires_at: null,
+            last_status: null,
+            last_error: null,
+            created_at: 'x',
+            delivered_at: null,
+          })
+          .execute();
+      }
       expect(before.passages).toBeGreaterThan(0);
 
       expectError(await call(t, 'POST', purgePath(bot)), 409, 'conflict');
@@ -75,6 +96,8 @@ for (const dialect of DIALECTS) {
       const res = await call(t, 'POST', purgePath(bot));
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toEqual({ id: bot, documents: 1, links: 1, passages: before.passages });
+      // Its webhook deliveries (a breaking change's payload names its endpoints) went with it (soak sweep).
+      expect(await t.storage.db.selectFrom('webhook_deliveries').select('id').where('copilot_id', '=', bot).execute()).toEqual([]);
       // Its passages are hidden at once and deleted by the search index housekeeping, a batch per transaction.
       expect(await counts(t, bot)).toEqual({ copilots: 0, documents: 0, knowledgeBases: 0, links: 0, passages: before.passages });
       expect(await orphanPassages(t.storage)).toBe(0);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
+import * as webhooks from '../../storage/webhook.repository.js';
 import * as copilots from '../../storage/copilot.repository.js';
 import type { DialectName, Storage } from '../../storage/database.js';
 import type { FetchedResource } from '../../net/guarded-fetch.js';
@@ -221,6 +222,7 @@ export async function purgeCopilot(db: Db, dialect: DialectName, id: string, act
     await crawls.deleteCrawlsOfBot(trx, current.id);
     const documents = await swaggerDocuments.deleteSwaggerDocuments(trx, current.id);
     await apiDescriptionHistory.deleteHistory(trx, current.id);
+    await webhooks.deleteDeliveriesOf(trx, current.id);
     await copilots.deleteCopilotRow(trx, current.id);
     await recordAudit(trx, actor, 'copilot.purge', current.id, { name: current.name, documents, ...counts });
     return { id: current.id, documents, ...counts };
