@@ -7,21 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookUrlOrigin } from '../../src/domain/webhooks/webhook.service.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { putRaw } from '../support/documents.js';
+import { apiOfPaths as api, putRaw } from '../support/documents.js';
 import { call, createCopilot } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
 
 const DELIVERIES = '/backend/api/webhooks/deliveries';
 const HOOK_PATH = '/hook/T0001/HOOKPATHSECRET?sig=HOOKQUERYSECRET';
-
-const api = (paths: string[]) =>
-  JSON.stringify({
-    openapi: '3.0.3',
-    info: { title: 'T', version: '1' },
-    paths: Object.fromEntries(
-      paths.map((p) => [p, { get: { operationId: p.slice(1), summary: 's', description: 'd', responses: { '200': { description: 'ok' } } } }]),
-    ),
-  });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

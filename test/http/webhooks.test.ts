@@ -12,22 +12,12 @@ import { attemptDelivery, MAX_ATTEMPTS, type DeliveryDeps } from '../../src/doma
 import { startWebhookDelivery } from '../../src/jobs/webhook-delivery.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { putRaw } from '../support/documents.js';
+import { apiOfPaths as api, putRaw } from '../support/documents.js';
 import { call, createCopilot, expectError } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
 
 const SECRET = 'a-webhook-secret-of-some-length';
 const DELIVERIES = '/backend/api/webhooks/deliveries';
-
-const api = (paths: string[]) =>
-  JSON.stringify({
-    openapi: '3.0.3',
-    info: { title: 'T', version: '1' },
-    servers: [{ url: 'https://api.example.com' }],
-    paths: Object.fromEntries(
-      paths.map((p) => [p, { get: { operationId: p.slice(1), summary: 's', description: 'd', responses: { '200': { description: 'ok' } } } }]),
-    ),
-  });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -11,18 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { olderData } from '../../src/storage/migrations/022-older-data.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
-import { putRaw } from '../support/documents.js';
+import { apiOfPaths as api, putRaw } from '../support/documents.js';
 import { call, createCopilot, swaggerPath } from '../support/http.js';
-
-const api = (paths: string[]) =>
-  JSON.stringify({
-    openapi: '3.0.3',
-    info: { title: 'T', version: '1' },
-    servers: [{ url: 'https://api.example.com' }],
-    paths: Object.fromEntries(
-      paths.map((p) => [p, { get: { operationId: p.slice(1), summary: p, description: p, responses: { '200': { description: 'ok' } } } }]),
-    ),
-  });
 
 const NOW = '2026-11-01T00:00:00.000000Z';
 

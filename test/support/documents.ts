@@ -17,6 +17,17 @@ export const spec = (name: string): Buffer => readFileSync(new URL(`specs/${name
 export const hostile = (name: string): Buffer => readFileSync(new URL(`validator/hostile/${name}`, FIXTURES));
 export const HOSTILE_FILES = readdirSync(new URL('validator/hostile/', FIXTURES)).sort();
 
+/** A small OpenAPI 3 document (JSON text) with one described GET per path: versions of it differ by their paths. */
+export const apiOfPaths = (paths: string[]): string =>
+  JSON.stringify({
+    openapi: '3.0.3',
+    info: { title: 'T', version: '1' },
+    servers: [{ url: 'https://api.example.com' }],
+    paths: Object.fromEntries(
+      paths.map((p) => [p, { get: { operationId: p.slice(1), summary: 's', description: 'd', responses: { '200': { description: 'ok' } } } }]),
+    ),
+  });
+
 /** The media type a fixture is sent as, by its extension. */
 export const mediaTypeOf = (file: string): string => (file.endsWith('.json') ? 'application/json' : 'application/yaml');
 
