@@ -20,10 +20,11 @@ export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, option
       for (const copilotId of await dueSyncs(storage.db, BATCH)) {
         if (stopped()) return;
         // A new version is reported by the history itself (HistoryDeps.onVersion) and audited
-        // there with no actor (trigger "schedule"). A copilot deleted since it was found due
-        // has nothing left to sync: not the service's failure.
+        // there with no actor (trigger "schedule"). A copilot deleted since it was found due,
+        // or whose swagger_url an upload replaced meanwhile, has nothing left to sync: not the
+        // service's failure.
         await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) => {
-          if (isAppError(err) && err.code === 'copilot_not_found') return;
+          if (isAppError(err) && (err.code === 'copilot_not_found' || err.code === 'swagger_missing')) return;
           options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed');
         });
       }

@@ -4,7 +4,7 @@
  * conditional, once per copilot; retention, purge, and the refusals.
  */
 import type http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApiDescriptionSync } from '../../src/jobs/api-description-sync.js';
 import { claimSync } from '../../src/storage/api-description-history.repository.js';
 import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
@@ -46,6 +46,24 @@ const V2 = api([
 ]);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs, when set, after the sync job has looked for due copilots and before it syncs them. */
+let afterDueSyncs: ((due: string[]) => Promise<void>) | null = null;
+/** The copilot of every sync that has ended, by a request or the job. */
+const syncsSettled: string[] = [];
+vi.mock('../../src/domain/copilots/api-description-history.service.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/domain/copilots/api-description-history.service.js')>();
+  return {
+    ...original,
+    dueSyncs: async (...args: Parameters<typeof original.dueSyncs>) => {
+      const due = await original.dueSyncs(...args);
+      await afterDueSyncs?.(due);
+      return due;
+    },
+    syncApiDescription: (...args: Parameters<typeof original.syncApiDescription>) =>
+      original.syncApiDescription(...args).finally(() => syncsSettled.push(args[2])),
+  };
+});
 
 for (const dialect of DIALECTS) {
   describe(`API description versions and changes (${dialect})`, () => {
@@ -361,6 +379,29 @@ for (const dialect of DIALECTS) {
       } finally {
         await job.stop();
       }
+      expect(errors.filter((e) => e.copilot === copilot.id)).toEqual([]);
+    });
+
+    it('the job says nothing of a copilot whose swagger_url an upload replaced after it was found due', async () => {
+      pages.set('/replaced-meanwhile.json', { type: 'application/json', body: V1 });
+      const copilot = await createCopilot(t, { swagger_url: pages.url('/replaced-meanwhile.json'), smart_sync: 1 });
+      const errors: Array<{ copilot?: string }> = [];
+      let uploaded = false;
+      // Between the look for due copilots and this one's sync, an upload replaces its swagger_url.
+      afterDueSyncs = async (due) => {
+        if (!due.includes(copilot.id) || uploaded) return;
+        expect((await putRaw(t, copilot.id, V2, 'application/json')).statusCode).toBe(200);
+        uploaded = true;
+      };
+      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'replace-test' }, { logger: { error: (obj: object) => errors.push(obj) } });
+      try {
+        for (let i = 0; i < 200 && !syncsSettled.includes(copilot.id); i++) await sleep(50);
+      } finally {
+        await job.stop();
+        afterDueSyncs = null;
+      }
+      expect(uploaded).toBe(true);
+      expect(syncsSettled).toContain(copilot.id);
       expect(errors.filter((e) => e.copilot === copilot.id)).toEqual([]);
     });
 
