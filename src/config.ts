@@ -56,6 +56,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Soft-deleted copilots are purged this many days after deletion; 0 keeps them until an admin purges them. */
   readonly purgeDeletedAfterDays: number;
+  /** Webhook deliveries are deleted this many days after they were queued; 0 keeps them. */
+  readonly webhookDeliveriesKeptDays: number;
+  /** Audit entries are deleted this many days after they were written; 0 keeps them. */
+  readonly auditLogKeptDays: number;
   /** Time between two syncs of a copilot's swagger_url (smart_sync = 1), ±10%. */
   readonly syncIntervalMs: number;
   /** Versions of an API description kept per copilot; older ones go with their changes. */
@@ -321,6 +325,8 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),
+    webhookDeliveriesKeptDays: int('WEBHOOK_DELIVERIES_KEPT_DAYS', 30, 0, 36_500),
+    auditLogKeptDays: int('AUDIT_LOG_KEPT_DAYS', 0, 0, 36_500),
     syncIntervalMs: int('SYNC_INTERVAL_MS', 6 * 3_600_000, 1000, 30 * 86_400_000),
     apiDescriptionVersionsKept: int('API_DESCRIPTION_VERSIONS_KEPT', 50, 1, 100_000),
     webhookUrl,

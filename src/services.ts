@@ -11,7 +11,7 @@ import { IngestionWorker, type IngestionMetrics } from './jobs/ingestion-worker.
 import { CrawlRunner } from './domain/knowledgebase/crawl.js';
 import { startCrawls } from './jobs/crawl.js';
 import { startLinkRefreshSchedule } from './jobs/link-refresh.js';
-import { startRetention } from './jobs/retention.js';
+import { retentionWanted, startRetention } from './jobs/retention.js';
 import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
 import { fetchPolicyOf, type FetchPolicy } from './net/guarded-fetch.js';
 import { openStorage, type Storage } from './storage/database.js';
@@ -180,7 +180,10 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
         const delivery = { policy: fetchPolicy, secret: webhookTarget.secret, owner: sync.owner, retryBaseMs: 10_000 };
         jobs.push(startWebhookDelivery(storage, delivery, { intervalMs: 1000, logger: jobLogger }));
       }
-      if (config.purgeDeletedAfterDays > 0) jobs.push(startRetention(storage, { purgeDeletedAfterDays: config.purgeDeletedAfterDays, logger: jobLogger }));
+      if (retentionWanted(config)) {
+        const { purgeDeletedAfterDays, webhookDeliveriesKeptDays, auditLogKeptDays } = config;
+        jobs.push(startRetention(storage, { purgeDeletedAfterDays, webhookDeliveriesKeptDays, auditLogKeptDays, logger: jobLogger }));
+      }
     },
     linksQueued() {
       worker?.notify();

@@ -65,6 +65,8 @@ describe('configuration', () => {
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 300000,
       purgeDeletedAfterDays: 0,
+      webhookDeliveriesKeptDays: 30,
+      auditLogKeptDays: 0,
       syncIntervalMs: 21_600_000,
       apiDescriptionVersionsKept: 50,
       webhookUrl: null,
@@ -116,6 +118,8 @@ describe('configuration', () => {
       SHUTDOWN_TIMEOUT_MS: '1',
       REQUEST_TIMEOUT_MS: '2000',
       PURGE_DELETED_AFTER_DAYS: '30',
+      WEBHOOK_DELIVERIES_KEPT_DAYS: '7',
+      AUDIT_LOG_KEPT_DAYS: '365',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -134,6 +138,8 @@ describe('configuration', () => {
       shutdownTimeoutMs: 1,
       requestTimeoutMs: 2000,
       purgeDeletedAfterDays: 30,
+      webhookDeliveriesKeptDays: 7,
+      auditLogKeptDays: 365,
     });
     expect(config.fetchAllowNetworks).toHaveLength(2);
   });
@@ -150,6 +156,8 @@ describe('configuration', () => {
         TASK_THREADS: '0',
         REQUEST_TIMEOUT_MS: '10',
         PURGE_DELETED_AFTER_DAYS: 'soon',
+        WEBHOOK_DELIVERIES_KEPT_DAYS: '-1',
+        AUDIT_LOG_KEPT_DAYS: 'forever',
       });
     } catch (err) {
       error = err;
@@ -165,6 +173,8 @@ describe('configuration', () => {
       'TASK_THREADS',
       'REQUEST_TIMEOUT_MS',
       'PURGE_DELETED_AFTER_DAYS',
+      'WEBHOOK_DELIVERIES_KEPT_DAYS',
+      'AUDIT_LOG_KEPT_DAYS',
     ])
       expect(problems).toContain(key);
   });

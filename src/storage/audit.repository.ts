@@ -9,6 +9,15 @@ export async function insertAuditEntries(db: Db, entries: ReadonlyArray<Omit<Aud
       .execute();
 }
 
+/** Deletes up to `limit` entries written before `cutoff`, oldest first; how many. */
+export async function deleteAuditEntriesBefore(db: Db, cutoff: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('audit_log')
+    .where('id', 'in', (eb) => eb.selectFrom('audit_log').select('id').where('at', '<', cutoff).orderBy('at').limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /**
  * Newest first, paged by id; every filter optional (`botIds`: any of them): each entry's id and
  * the characters of its details, so that a page reads only the details it answers.

@@ -10,6 +10,15 @@ export async function deleteDeliveriesOf(db: Db, copilotId: string): Promise<voi
   await db.deleteFrom('webhook_deliveries').where('copilot_id', '=', copilotId).execute();
 }
 
+/** Deletes up to `limit` deliveries queued before `cutoff`, whatever their state; how many. */
+export async function deleteDeliveriesBefore(db: Db, cutoff: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_deliveries')
+    .where('id', 'in', (eb) => eb.selectFrom('webhook_deliveries').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Ids of pending deliveries whose attempt is due and not leased, oldest first. */
 export async function findDueDeliveries(db: Db, now: string, limit: number): Promise<string[]> {
   const rows = await db

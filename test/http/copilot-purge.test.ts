@@ -166,6 +166,8 @@ for (const dialect of DIALECTS) {
       const logs: unknown[] = [];
       const retention = startRetention(t.storage, {
         purgeDeletedAfterDays: 7,
+        webhookDeliveriesKeptDays: 0,
+        auditLogKeptDays: 0,
         logger: { info: (o: unknown) => logs.push(o), error: (o: unknown) => logs.push(o) } as never,
       });
       await waitUntil(async () => (await counts(t, old)).copilots === 0, 'the retention purge');
