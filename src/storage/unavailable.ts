@@ -15,6 +15,15 @@ const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when tryi
 const CONNECTING = Symbol('failed while connecting');
 
 /**
+ * A transaction PostgreSQL ended to break a deadlock (40P01) or a serialization conflict (40001):
+ * run again, it passes (inTransaction does, a few times, before it is answered 503).
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
  * Marks a failure to open a connection (storage/database.ts marks every one). Whatever its cause
  * (refused, a database dropped or renamed, one that takes no connections, a role or password
  * changed), a request then meets a database it cannot use right now: 503, not a bug's 500.

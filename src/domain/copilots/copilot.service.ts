@@ -195,8 +195,9 @@ export async function deleteCopilot(db: Db, id: string, actor?: Principal): Prom
     // Locked first: of racing deletions one deletes, and the others find it deleted (404).
     const current = await getCopilot(trx, id, { lock: true });
     const updated = await copilots.updateCopilot(trx, current.id, { deleted_at: now, updated_at: now });
-    const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
+    // Its crawls before its links, in the order a crawl's page takes them (crawl.ts, settle).
     await crawls.cancelCrawlsOfBot(trx, current.id, CANCELLED_BY_DELETION, now);
+    const cancelled = await kb.cancelPendingLinks(trx, current.id, CANCELLED_BY_DELETION, now);
     await recordAudit(trx, actor, 'copilot.delete', current.id, { cancelled_links: cancelled });
     return updated;
   });

@@ -546,24 +546,27 @@ export class CrawlRunner implements CrawlHooks {
       return read.passages;
     }
     const now = nowTimestamp();
-    const dropped = await db.transaction().execute(async (trx) => {
+    // What became of the page: `drop`, or null when it is indexed after all (a run of the
+    // transaction starts again from `drop`: inTransaction may run it more than once).
+    const { dropped, outcome } = await inTransaction(db, async (trx) => {
+      let outcome = drop;
       const locked = await crawls.lockCrawl(trx, dialect, crawl.id);
-      if (!locked) return false;
+      if (!locked) return { dropped: false, outcome };
       // The canonical is fetched in this page's place: when the crawl has it already, or can still take it.
-      if (locked.state === 'running' && drop === 'duplicate' && !(await crawls.knownUrls(trx, crawl.id, [canonical])).has(canonical)) {
-        if ((await addToFrontier(trx, locked, [{ url: canonical, depth: Number(page.depth), viaCanonical: true }], now)) === 0) drop = null;
-      } else if (locked.state !== 'running' && drop === 'duplicate') drop = null;
+      if (locked.state === 'running' && outcome === 'duplicate' && !(await crawls.knownUrls(trx, crawl.id, [canonical])).has(canonical)) {
+        if ((await addToFrontier(trx, locked, [{ url: canonical, depth: Number(page.depth), viaCanonical: true }], now)) === 0) outcome = null;
+      } else if (locked.state !== 'running' && outcome === 'duplicate') outcome = null;
       await crawls.updatePage(trx, crawl.id, page.url, { fetched: 1, updated_at: now });
       await writeFound(trx, locked, { pages: found, blocked: read.blocked }, now);
       // A link someone else had queued is theirs: it is indexed as it is.
-      if (drop === null || page.prior_status === 'pending') return false;
+      if (outcome === null || page.prior_status === 'pending') return { dropped: false, outcome };
       const link = await crawls.findLink(trx, crawl.bot_id, job.url);
-      if (!link || !(await dropLink(trx, link, page, { owner: ref.owner, generation: ref.generation }, now))) return true;
-      await crawls.updatePage(trx, crawl.id, page.url, { state: drop, updated_at: now });
-      return true;
+      if (!link || !(await dropLink(trx, link, page, { owner: ref.owner, generation: ref.generation }, now))) return { dropped: true, outcome };
+      await crawls.updatePage(trx, crawl.id, page.url, { state: outcome, updated_at: now });
+      return { dropped: true, outcome };
     });
     if (dropped) {
-      this.deps.logger?.info({ bot_id: crawl.bot_id, crawl_id: crawl.id, url: withoutQuery(job.url), outcome: drop }, 'crawl page not indexed');
+      this.deps.logger?.info({ bot_id: crawl.bot_id, crawl_id: crawl.id, url: withoutQuery(job.url), outcome }, 'crawl page not indexed');
       return null;
     }
     if (read.passages === null) throw new ExtractError(read.extractError ?? 'The page has no readable text to index.');
@@ -592,7 +595,7 @@ export class CrawlRunner implements CrawlHooks {
     extra: { found?: CrawlJob['found']; then?: (trx: Db) => Promise<void> } = {},
   ): Promise<T> {
     const { db, dialect } = this.deps.storage;
-    const { value, queued } = await db.transaction().execute(async (trx) => {
+    const { value, queued } = await inTransaction(db, async (trx) => {
       const crawl = await crawls.lockCrawl(trx, dialect, crawlId);
       const value = await write(trx);
       let queued = 0;
@@ -723,7 +726,7 @@ export class CrawlRunner implements CrawlHooks {
       blocked = read.blocked;
     }
     const now = nowTimestamp();
-    const queued = await db.transaction().execute(async (trx) => {
+    const queued = await inTransaction(db, async (trx) => {
       const locked = await crawls.lockCrawl(trx, dialect, crawl.id);
       if (locked?.state !== 'queued' || locked.lease_owner !== this.owner) return 0; // cancelled meanwhile
       const patch = {
