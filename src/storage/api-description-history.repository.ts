@@ -83,17 +83,39 @@ export async function listChanges(
   copilotId: string,
   page: { limit: number; after?: { version: number; seq: number } },
 ): Promise<ApiDescriptionChangeRow[]> {
-  return db
+  // A version at a time, each read along the primary key (copilot_id, version, seq): one query
+  // ordered by version descending and seq ascending sorts every row of the versions it passes
+  // (a version keeps up to MAX_KEPT_CHANGES), and its cursor's OR condition scans them all.
+  const rows: ApiDescriptionChangeRow[] = [];
+  let version: number | null = page.after?.version ?? (await newestChangedVersion(db, copilotId));
+  let afterSeq = page.after?.seq ?? -1;
+  while (version !== null && rows.length < page.limit) {
+    rows.push(
+      ...(await db
+        .selectFrom('api_description_changes')
+        .selectAll()
+        .where('copilot_id', '=', copilotId)
+        .where('version', '=', version)
+        .where('seq', '>', afterSeq)
+        .orderBy('seq')
+        .limit(page.limit - rows.length)
+        .execute()),
+    );
+    if (rows.length < page.limit) version = await newestChangedVersion(db, copilotId, version);
+    afterSeq = -1;
+  }
+  return rows;
+}
+
+/** The newest version (below `below`, if given) that has changes; null when none. */
+async function newestChangedVersion(db: Db, copilotId: string, below?: number): Promise<number | null> {
+  const row = await db
     .selectFrom('api_description_changes')
-    .selectAll()
+    .select((eb) => eb.fn.max('version').as('v'))
     .where('copilot_id', '=', copilotId)
-    .$if(page.after !== undefined, (q) =>
-      q.where((eb) => eb.or([eb('version', '<', page.after!.version), eb.and([eb('version', '=', page.after!.version), eb('seq', '>', page.after!.seq)])])),
-    )
-    .orderBy('version', 'desc')
-    .orderBy('seq', 'asc')
-    .limit(page.limit)
-    .execute();
+    .$if(below !== undefined, (q) => q.where('version', '<', below!))
+    .executeTakeFirst();
+  return row?.v === null || row?.v === undefined ? null : Number(row.v);
 }
 
 /** Keeps the newest `keep` versions of the copilot (and their changes); returns how many went. */

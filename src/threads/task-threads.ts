@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
 import { FairTurns, TooManyWaiting } from '../fair-turns.js';
-import type { ApiChange } from '../domain/api-changes/diff.js';
+import type { KeptChanges } from '../domain/api-changes/diff.js';
 import type { ToolPlatform } from '../domain/validator/wire-types.js';
 import type { DocumentFormat, DocumentSource, ParseOptions, RenderedAnswer } from '../domain/validator/index.js';
 import { unpackPassages, type PassageList } from '../domain/knowledgebase/passages.js';
@@ -184,8 +184,8 @@ export class TaskThreads {
     return this.answerOn(tenant, src, opts, movable(src.bytes));
   }
 
-  /** The changes between two accepted versions of an API description, computed on a task thread. */
-  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<ApiChange[]> {
+  /** The changes between two accepted versions of an API description (the kept ones, and their counts), computed on a task thread. */
+  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<KeptChanges> {
     return this.runForRequest('changes', [before, after], { bytes: before.bytes.length + after.bytes.length, tenant });
   }
 

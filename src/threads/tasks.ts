@@ -19,7 +19,7 @@ import {
   type ScoredPassage,
   scorePassages,
 } from '../domain/knowledgebase/search-index.js';
-import { diffApiDescriptions, type ApiChange } from '../domain/api-changes/diff.js';
+import { diffApiDescriptions, type KeptChanges, keptChanges } from '../domain/api-changes/diff.js';
 import {
   parseDocument,
   renderFresh,
@@ -70,10 +70,10 @@ export const tasks = {
     const overlay: Overlay = fixesOverlay(parseDocument({ ...src, bytes: asBuffer(src.bytes) }));
     return movableBytes(Buffer.from(format === 'yaml' ? writeYaml(overlay) : JSON.stringify(overlay)));
   },
-  /** The changes from one accepted version of an API description to the next. */
-  changes(before: DocumentSource, after: DocumentSource): ApiChange[] {
+  /** The changes from one accepted version of an API description to the next, at most MAX_KEPT_CHANGES of them, and their counts. */
+  changes(before: DocumentSource, after: DocumentSource): KeptChanges {
     const parse = (src: DocumentSource) => parseDocument({ ...src, bytes: asBuffer(src.bytes) });
-    return diffApiDescriptions(parse(before), parse(after));
+    return keptChanges(diffApiDescriptions(parse(before), parse(after)));
   },
   /**
    * A fetched page's passages, packed to move back without a copy, with their digest and whether

@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MAX_KEPT_CHANGES } from '../../src/domain/api-changes/diff.js';
 import { startApiDescriptionSync } from '../../src/jobs/api-description-sync.js';
 import { claimSync } from '../../src/storage/api-description-history.repository.js';
 import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
@@ -160,6 +161,36 @@ for (const dialect of DIALECTS) {
       }
       expect(paged).toEqual(all);
       expect(all.length).toBe(6); // 3 from v1 to v2, 3 back
+    });
+
+    it('keeps at most MAX_KEPT_CHANGES changes of a version, the breaking ones first; the counts are of all (amplification sweep: 160,000 rows from 40 KB)', async () => {
+      // One anchored list of 200 required parameters in 40 operations, all renamed: 8,000
+      // parameters added (breaking) and 8,000 removed, from a document of a few kilobytes.
+      const yaml = (prefix: string) =>
+        [
+          'openapi: 3.0.3',
+          'info: {title: T, version: "1"}',
+          'servers: [{url: "https://api.example.com"}]',
+          'x-parameters: &params',
+          ...Array.from({ length: 200 }, (_, i) => `  - {name: ${prefix}${i}, in: query, required: true, schema: {type: string}}`),
+          'paths:',
+          ...Array.from({ length: 40 }, (_, i) => `  /p${i}: {get: {operationId: op${i}, parameters: *params, responses: {"200": {description: ok}}}}`),
+        ].join('\n');
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, yaml('a'), 'application/yaml')).statusCode).toBe(200);
+      expect((await putRaw(t, copilot.id, yaml('b'), 'application/yaml')).statusCode).toBe(200);
+      const [latest] = (await call(t, 'GET', versionsPath(copilot.id))).json();
+      expect(latest).toMatchObject({ version: 2, changes: { breaking: 8000, other: 8000 } });
+      const kept: Array<{ version: number; breaking: boolean; kind: string }> = [];
+      for (let url: string | null = `${changesPath(copilot.id)}?limit=1000`; url !== null; ) {
+        const res = await call(t, 'GET', url);
+        expect(res.statusCode).toBe(200);
+        kept.push(...res.json());
+        url = nextLink(res);
+      }
+      expect(kept).toHaveLength(MAX_KEPT_CHANGES);
+      expect(kept.filter((c) => c.breaking)).toHaveLength(8000);
+      expect(kept.filter((c) => !c.breaking).every((c) => c.kind === 'parameter-removed')).toBe(true);
     });
 
     it('keeps the newest API_DESCRIPTION_VERSIONS_KEPT versions', async () => {

@@ -81,6 +81,30 @@ export function diffApiDescriptions(before: unknown, after: unknown): ApiChange[
   return changes;
 }
 
+/**
+ * The most changes one version keeps. A small document can make far more (one anchored list of
+ * 200 required parameters aliased into 400 operations and renamed: 160,000 changes, 50 MB of
+ * rows per upload), which no reader pages through; the counts stay whole.
+ */
+export const MAX_KEPT_CHANGES = 10_000;
+
+/** The changes kept of a version, and how many there were of each kind in all. */
+export interface KeptChanges {
+  changes: ApiChange[];
+  breaking: number;
+  other: number;
+}
+
+/** `all` counted, and cut to `max`: the breaking ones first (up to `max`), then the others, each kept in its place. */
+export function keptChanges(all: ApiChange[], max = MAX_KEPT_CHANGES): KeptChanges {
+  const { breaking, other } = summariseChanges(all);
+  if (all.length <= max) return { changes: all, breaking, other };
+  let othersLeft = Math.max(0, max - breaking);
+  let breakingLeft = max;
+  const changes = all.filter((change) => (change.breaking ? breakingLeft-- > 0 : othersLeft-- > 0));
+  return { changes, breaking, other };
+}
+
 /** How many changes are breaking and how many are not ("since the last version: 2 breaking, 5 other"). */
 export function summariseChanges(changes: readonly ApiChange[]): { breaking: number; other: number } {
   let breaking = 0;

@@ -4,7 +4,7 @@ import { FetchError, fetchGuarded, type FetchPolicy, type FetchedResource } from
 import * as history from '../../storage/api-description-history.repository.js';
 import type { ApiDescriptionChangeRow, Db } from '../../storage/schema.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { summariseChanges, type ApiChange } from '../api-changes/diff.js';
+import type { ApiChange, KeptChanges } from '../api-changes/diff.js';
 import { recordAudit } from '../audit.js';
 import type { Principal } from '../auth/api-keys.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
@@ -23,7 +23,7 @@ import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot
 
 /** What computes the changes between two accepted documents, away from the event loop (the task threads). */
 export interface ChangeDiffer {
-  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<ApiChange[]>;
+  changesOnThread(tenant: string, before: DocumentSource, after: DocumentSource): Promise<KeptChanges>;
 }
 
 export interface HistoryDeps {
@@ -89,14 +89,14 @@ async function recordInTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const base = await history.latestVersion(db, copilotId);
     const same = base?.sha256 === doc.sha256;
-    const changes =
+    const { changes, ...counts }: KeptChanges =
       base && !same
         ? await deps.differ.changesOnThread(
             copilotId,
             { bytes: Buffer.from(base.content), mediaType: base.media_type },
             { bytes: doc.bytes, mediaType: doc.mediaType },
           )
-        : [];
+        : { changes: [], breaking: 0, other: 0 };
     try {
       return await inTransaction(db, async (trx) => {
         const result = await within(trx);
@@ -104,7 +104,6 @@ async function recordInTransaction<T>(
         if (latest !== (base?.version ?? 0)) throw new StaleBase();
         if (same) return { recorded: null, result, changes };
         const version = latest + 1;
-        const counts = summariseChanges(changes);
         const inserted = await history.insertVersion(
           trx,
           {

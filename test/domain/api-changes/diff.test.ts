@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ApiChange, diffApiDescriptions, summariseChanges } from '../../../src/domain/api-changes/diff.js';
+import { type ApiChange, diffApiDescriptions, keptChanges, summariseChanges } from '../../../src/domain/api-changes/diff.js';
 import { parseDocument } from '../../../src/domain/validator/index.js';
 import { SPEC_FILES, SPECS_DIR } from '../../support/specs.js';
 
@@ -621,5 +621,23 @@ describe('order within an endpoint', () => {
       'response-added "201"',
       'response-removed "404"',
     ]);
+  });
+});
+
+describe('keptChanges', () => {
+  const c = (breaking: boolean, n: number): ApiChange => ({
+    kind: 'endpoint-added',
+    breaking,
+    method: 'GET',
+    path: `/${n}`,
+    message: '',
+    before: null,
+    after: null,
+  });
+  it('keeps every change up to the bound; past it the breaking ones first, then the others, each in its place, with the counts of all', () => {
+    const all = [c(false, 0), c(true, 1), c(false, 2), c(true, 2), c(false, 4), c(true, 5)];
+    expect(keptChanges(all, 6)).toEqual({ changes: all, breaking: 3, other: 3 });
+    expect(keptChanges(all, 4)).toEqual({ changes: [all[0], all[1], all[3], all[5]], breaking: 3, other: 3 });
+    expect(keptChanges(all, 2)).toEqual({ changes: [all[1], all[3]], breaking: 3, other: 3 });
   });
 });
