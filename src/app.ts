@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { accessHook, publishAccessRules } from './http/auth.js';
 import {
   answerInRoutes,
@@ -36,6 +36,35 @@ export interface AppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A request as the logs tell it: its URL's query values left out (`?q=…&limit=…`), as a
+ * search's words, a cursor or a secret a client put there are not the operator's to keep
+ * (DESIGN §3); never its credentials.
+ */
+const LOGGED_REQUEST = {
+  redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+  serializers: {
+    req: (req: FastifyRequest) => ({
+      method: req.method,
+      url: withoutQueryValues(req.url),
+      host: req.host,
+      remoteAddress: req.ip,
+      remotePort: req.socket?.remotePort,
+    }),
+  },
+};
+
+/** `/path?a=1&b=2` → `/path?a=…&b=…`: the names a request used, not what it sent. */
+export function withoutQueryValues(url: string): string {
+  const at = url.indexOf('?');
+  if (at === -1) return url;
+  const names = url
+    .slice(at + 1)
+    .split('&')
+    .map((part) => `${part.split('=', 1)[0]}=…`);
+  return `${url.slice(0, at)}?${names.join('&')}`;
+}
+
 function schemaValidators() {
   const options = { allErrors: false, strict: false, useDefaults: true } as const;
   // Bodies are JSON: no type coercion, unknown fields rejected by the schemas themselves.
@@ -51,14 +80,17 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // Set once the access hook exists; the framework's own refusals (built with Fastify) need it.
   let errorDeps: ErrorHandlingDeps | null = null;
   const app = Fastify({
-    logger: options.logger ?? {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-      // A person at a terminal reads lines; anything else (a file, a collector) gets JSON.
-      ...((config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY)) && {
-        transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
-      }),
-    },
+    logger:
+      typeof options.logger === 'object'
+        ? { ...LOGGED_REQUEST, ...options.logger }
+        : (options.logger ?? {
+            ...LOGGED_REQUEST,
+            level: config.logLevel,
+            // A person at a terminal reads lines; anything else (a file, a collector) gets JSON.
+            ...((config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY)) && {
+              transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+            }),
+          }),
     bodyLimit: config.bodyLimitBytes,
     // A client must send a whole request within this time (slow-body clients do not hold a
     // connection forever); checked at a quarter of it, so the bound holds within 25%. Node

@@ -14,6 +14,7 @@ import { waitUntil } from '../support/knowledge-base.js';
 
 interface LogLine {
   level: number;
+  req?: { url?: string; method?: string; remoteAddress?: string };
   msg?: string;
   err?: { stack?: string };
   res?: { statusCode?: number };
@@ -51,6 +52,17 @@ for (const dialect of DIALECTS) {
       expect(entry?.level).toBe(40);
       expect(entry?.err).toBeUndefined();
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    });
+
+    it("logs a request's URL without its query values: a search's words and a secret a client put there stay out", async () => {
+      const headers = { authorization: t.admin };
+      const search = `/backend/knowledgebase/b/${crypto.randomUUID()}/search?q=alice.private%40example.com&limit=5`;
+      expect((await t.app.inject({ method: 'GET', url: search, headers })).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'GET', url: `${COPILOTS_PATH}?api_key=QSKEYSECRET2`, headers })).statusCode).toBe(400);
+      const logged = JSON.stringify(lines);
+      expect(logged).not.toMatch(/alice|QSKEYSECRET2/);
+      expect(lines.map((l) => l.req?.url)).toEqual(expect.arrayContaining([`${search.split('?')[0]}?q=…&limit=…`, `${COPILOTS_PATH}?api_key=…`]));
+      expect(lines.find((l) => l.req?.url?.includes('api_key'))?.req).toMatchObject({ method: 'GET', remoteAddress: '127.0.0.1' });
     });
 
     it('a client that aborts its body: no 500 and no error logged', async () => {
