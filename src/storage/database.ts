@@ -106,8 +106,12 @@ export function makePrivate(file: string): void {
   }
 }
 
-/** Pragmas of every connection to the file, the busy timeout first; the reader's is query-only besides. */
-const SQLITE_PRAGMAS = ['busy_timeout = 5000', 'journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON'];
+/**
+ * Pragmas of every connection to the file, the busy timeout first; the reader's is query-only
+ * besides. `secure_delete`: what a deletion frees is overwritten with zeros, so a purged
+ * copilot's token, documents and passages do not stay readable in the file's free pages.
+ */
+const SQLITE_PRAGMAS = ['busy_timeout = 5000', 'journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'secure_delete = ON'];
 
 function openSqliteReader(file: string): SqliteDatabase {
   const connection = new SQLite(file, { fileMustExist: true });

@@ -5,11 +5,14 @@
  * deleted after it, a batch at a time; PURGE_DELETED_AFTER_DAYS
  * purges on its own.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { CANCELLED_BY_DELETION, purgeDeletedBefore } from '../../src/domain/copilots/copilot.service.js';
 import { daysAgo } from '../../src/domain/ids.js';
 import { startRetention } from '../../src/jobs/retention.js';
+import { SQLITE_FILE_NAME } from '../../src/storage/database.js';
 import { DIALECTS } from '../support/databases.js';
 import { useTestAppWithPages, type TestApp } from '../support/app.js';
 import { call, copilotPath, createCopilot, expectError, purgePath, swaggerPath } from '../support/http.js';
@@ -53,6 +56,26 @@ for (const dialect of DIALECTS) {
         expect(row.error).toBe(CANCELLED_BY_DELETION);
       }
     });
+
+    it.runIf(dialect === 'sqlite')(
+      'a purged copilot leaves nothing of its own in the SQLite file (privacy sweep: its token, document and passages stayed in free pages; the audit log keeps its name)',
+      async () => {
+        const marker = 'PurgedMarkerQx7';
+        site.set('/private', { body: `<html><body><main><p>Only ${marker}Text is written on this page, several words long.</p></main></body></html>` });
+        const copilot = await createCopilot(t, { name: 'Purged for good' });
+        const document = spec('petstore3.json').toString('utf8').replace('"title"', `"x-note": "${marker}Doc", "title"`);
+        expect((await call(t, 'PUT', swaggerPath(copilot.id), { payload: document, headers: { 'content-type': 'application/json' } })).statusCode).toBe(200);
+        expect((await postLinks(t, copilot.id, [`${site.origin}/private`])).statusCode).toBe(202);
+        await t.newWorker().runOne();
+        await waitForLinks(t, copilot.id, [`${site.origin}/private`]);
+        expect((await call(t, 'DELETE', copilotPath(copilot.id))).statusCode).toBe(200);
+        expect((await call(t, 'POST', purgePath(copilot.id))).statusCode).toBe(200);
+        await sweepRetired(t.storage);
+        await sql`pragma wal_checkpoint(TRUNCATE)`.execute(t.storage.db);
+        const file = readFileSync(path.join(t.config.dataDir, SQLITE_FILE_NAME));
+        for (const left of [marker, copilot.token]) expect(file.includes(left), left).toBe(false);
+      },
+    );
 
     it('purges a deleted copilot with its documents, knowledge base and passages (API)', async () => {
       const bot = (await createCopilot(t, { name: 'To be purged' })).id;
