@@ -11,6 +11,7 @@ import {
   compareCodePoints,
   postingsIn,
   segmentOf,
+  excludedWithin,
   segmentsToMerge,
   type TermBlock,
   summaryOf,
@@ -161,7 +162,7 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
   for (const { bot_id: botId } of candidates) {
     const next = await nextMerge(db, botId);
     if (!next) continue;
-    const { inputs, segments, excluded } = next;
+    const { inputs, segments, excluded, eager } = next;
     const rows = await db.selectFrom('kb_blocks').select(['segment', 'block']).where('bot_id', '=', botId).where('segment', 'in', inputs).execute();
     const merged = await merge(
       segments.filter((s) => inputs.includes(s.id)).map((s) => ({ ...s, blocks: rows.filter((r) => Number(r.segment) === s.id).map((r) => r.block) })),
@@ -179,7 +180,15 @@ export async function mergeSegmentsStep(db: Db, dialect: DialectName, merge: Seg
           .executeTakeFirstOrThrow();
         await insertBlocks(trx, botId, Number(segment.id), merged.blocks);
       }
-      if (merged.dropped.length > 0) await updateExcluded(trx, dialect, botId, (current) => withoutIds(current, merged.dropped));
+      // An eager merge took every segment that could hold its excluded ids: those it did not find
+      // are in no segment, and leave too (else it would be chosen again and again).
+      const dropped = eager
+        ? excludedWithin(
+            excluded,
+            segments.filter((s) => inputs.includes(s.id)),
+          )
+        : merged.dropped;
+      if (dropped.length > 0) await updateExcluded(trx, dialect, botId, (current) => withoutIds(current, dropped));
     }).catch((err: unknown) => {
       if (!(err instanceof MergeOvertaken)) throw err;
     });
@@ -198,8 +207,10 @@ export async function nextMerge(db: Db, botId: string) {
   }));
   const excludedRow = await db.selectFrom('kb_excluded').select('ids').where('bot_id', '=', botId).executeTakeFirst();
   const excluded = decodeIds(excludedRow?.ids);
-  const inputs = segmentsToMerge(segments, excluded);
-  return inputs ? { inputs, segments, excluded } : null;
+  const copilot = excluded.length > 0 ? await db.selectFrom('copilots').select('enhanced_privacy').where('id', '=', botId).executeTakeFirst() : undefined;
+  const eager = Number(copilot?.enhanced_privacy ?? 0) === 1;
+  const inputs = segmentsToMerge(segments, excluded, { eager });
+  return inputs ? { inputs, segments, excluded, eager } : null;
 }
 
 /** Another merge took some of the inputs first: this one writes nothing. */

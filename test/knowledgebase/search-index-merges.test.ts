@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { BLOCK_BYTES, MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
 import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
 import type { Storage } from '../../src/storage/database.js';
@@ -20,6 +21,9 @@ import { seedIndexedLinks } from '../support/seed.js';
 
 const inProcess: SegmentMerger = async (inputs, excluded) => mergeSegments(inputs, excluded);
 const QUERIES = ['common', 'often', 'rare3 common', 'common rare7 often', 'fillera0'];
+
+const excludedCount = async (storage: Storage, bot: string) =>
+  Number((await storage.db.selectFrom('kb_excluded').select('count').where('bot_id', '=', bot).executeTakeFirst())?.count ?? 0);
 
 for (const dialect of DIALECTS) {
   describe(`the search index's merges (${dialect})`, () => {
@@ -173,6 +177,52 @@ for (const dialect of DIALECTS) {
         await housekeeping.stop();
       }
       await expectExact(bot, links);
+    });
+  });
+}
+
+// DESIGN §3 (enhanced_privacy: no data beyond what search needs; privacy sweep): the words of an
+// enhanced_privacy copilot's deleted or replaced passages left the index only with a merge that
+// a few deletions never call for. Its segments holding them are rewritten at the next step.
+for (const dialect of DIALECTS) {
+  describe(`an enhanced_privacy copilot's deleted passages leave the index at once (${dialect})`, () => {
+    let storage: Storage;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      ({ storage, cleanup } = await createTestStorage(dialect));
+    });
+    afterAll(async () => cleanup?.());
+
+    it('rewrites the segments holding them, whatever their number; a copilot without the flag waits for the usual merges', async () => {
+      const links = (tag: string) => [
+        { url: `https://docs.example/${tag}/a`, passages: [`privateword${tag} alpha beta`, 'alpha gamma'] },
+        { url: `https://docs.example/${tag}/b`, passages: ['alpha delta', 'beta epsilon'] },
+        { url: `https://docs.example/${tag}/c`, passages: ['gamma zeta', 'delta eta'] },
+      ];
+      const plain = (await createCopilot(storage.db, { name: 'plain' })).id;
+      const privy = (await createCopilot(storage.db, { name: 'private', enhanced_privacy: 1 })).id;
+      // Each in two segments (two writes), the first link in the first.
+      const plainIds = [
+        ...(await seedIndexedLinks(storage.db, plain, links('p').slice(0, 1))),
+        ...(await seedIndexedLinks(storage.db, plain, links('p').slice(1))),
+      ];
+      const privyIds = [
+        ...(await seedIndexedLinks(storage.db, privy, links('q').slice(0, 1))),
+        ...(await seedIndexedLinks(storage.db, privy, links('q').slice(1))),
+      ];
+
+      await deleteLinksAndPassages(storage, [plainIds[0]!]);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(false);
+      expect(await rawIndexHits(storage, 'privatewordp')).toBe(1); // excluded, still in the postings
+
+      await deleteLinksAndPassages(storage, [privyIds[0]!]);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(true);
+      expect(await rawIndexHits(storage, 'privatewordq')).toBe(0);
+      expect(await excludedCount(storage, privy)).toBe(0);
+      expect(await mergeSegmentsStep(storage.db, dialect, inProcess)).toBe(false);
+      expect(await phantomPostings(storage)).toBe(0);
+      const hits = await kb.searchPassages(storage.scanDb, dialect, privy, queryTerms('alpha'), 10);
+      expect(hits.map((h) => h.url)).toEqual(['https://docs.example/q/b']);
     });
   });
 }

@@ -21,6 +21,7 @@ import {
   postingsIn,
   segmentOf,
   scorePassages,
+  excludedWithin,
   segmentsToMerge,
   tierOf,
   unionIds,
@@ -288,6 +289,13 @@ describe('segments', () => {
     expect(segmentsToMerge([seg(1, 3000), seg(2, 4000, 2000, 2999), seg(3, 10)], many)).toEqual([2]);
     expect(segmentsToMerge([seg(1, 40_000), seg(2, 40_000, 2000, 2999)], many)).toBeNull();
     expect(segmentsToMerge([seg(2, 1100, 2000, 2999)], many.subarray(1))).toBeNull();
+    // Eager (an enhanced_privacy copilot's): one excluded id is enough, and every segment whose
+    // range holds it is merged, overlapping ranges included; the ids within them may all go.
+    const one = Int32Array.from([2500]);
+    expect(segmentsToMerge([seg(1, 40_000), seg(2, 40_000, 2000, 2999)], one)).toBeNull();
+    expect(segmentsToMerge([seg(1, 40_000), seg(2, 40_000, 2000, 2999), seg(3, 5, 2400, 3100)], one, { eager: true })).toEqual([2, 3]);
+    expect(segmentsToMerge([seg(1, 40_000)], one, { eager: true })).toBeNull();
+    expect([...excludedWithin(Int32Array.from([5, 2500, 3050, 9000]), [seg(2, 1, 2000, 2999), seg(3, 1, 2400, 3100)])]).toEqual([2500, 3050]);
   });
 });
 

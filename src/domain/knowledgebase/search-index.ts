@@ -563,9 +563,13 @@ export const tierOf = (passages: number): number => Math.floor(Math.log(Math.max
  * lowest tier that has eight; else, when its excluded ids (`excluded`, ascending) are at least
  * an eighth of its indexed passages and at least MIN_EXCLUDED_TO_REWRITE, the segment whose id
  * range holds the most of them, rewritten alone (which drops them). Searches read every excluded
- * id, so they must not pile up where no tier merge reaches.
+ * id, so they must not pile up where no tier merge reaches. `eager` (an enhanced_privacy
+ * copilot's, DESIGN §3: no data beyond what search needs): any excluded id is reason enough, and
+ * every segment whose id range holds one is merged (ranges may overlap, so only all of them
+ * surely hold it), so the words of its deleted or replaced passages leave the index at the next
+ * step.
  */
-export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: ArrayLike<number>): number[] | null {
+export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: ArrayLike<number>, options: { eager?: boolean } = {}): number[] | null {
   const byTier = new Map<number, SegmentInfo[]>();
   for (const s of segments) {
     const tier = tierOf(s.passages);
@@ -582,6 +586,10 @@ export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: Arra
         .map((s) => s.id);
   }
   const indexed = segments.reduce((n, s) => n + s.passages, 0);
+  if (options.eager && excluded.length > 0) {
+    const holding = segments.filter((s) => countInRange(excluded, s.minId, s.maxId) > 0).map((s) => s.id);
+    return holding.length > 0 ? holding : null;
+  }
   if (excluded.length < MIN_EXCLUDED_TO_REWRITE || excluded.length * MERGE_FACTOR < indexed) return null;
   let best: SegmentInfo | null = null;
   let bestCount = 0;
@@ -590,6 +598,14 @@ export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: Arra
     if (count > bestCount) [best, bestCount] = [s, count];
   }
   return best ? [best.id] : null;
+}
+
+/**
+ * The excluded ids (ascending) within any of `segments`' id ranges. Merged together, those
+ * segments hold every one of them that any segment holds: an eager merge may forget them all.
+ */
+export function excludedWithin(excluded: Int32Array, segments: readonly SegmentInfo[]): Int32Array {
+  return excluded.filter((id) => segments.some((s) => s.minId <= id && id <= s.maxId));
 }
 
 /** Excluded ids below this many are left for the tier merges to drop. */
