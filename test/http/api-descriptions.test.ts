@@ -91,6 +91,14 @@ for (const dialect of DIALECTS) {
         expect((await call(t, 'GET', swaggerPath(c.id))).body).toBe(MINIMAL_JSON);
       });
 
+      it('multipart: more than 20 text fields is 400 saying so, not 413 "larger than this service accepts" (amplification sweep: a 2.6 KB body)', async () => {
+        const c = await createCopilot(t);
+        const fields = Array.from({ length: 50 }, (_, i) => ({ name: `f${i}`, value: 'x' }));
+        const res = await putMultipart(t, c.id, [...fields, { name: 'file', filename: 'mini.json', type: 'application/json', content: MINIMAL_JSON }]);
+        expectError(res, 400, 'invalid_request');
+        expect(res.json().message).toMatch(/at most 20 text fields/);
+      });
+
       it('a second upload replaces the first: new file name, old document row gone', async () => {
         const c = await createCopilot(t);
         const first = expectCopilot((await putRaw(t, c.id, MINIMAL_JSON, 'application/json')).json());

@@ -23,13 +23,15 @@ type Upload = descriptions.UploadedDocument;
 
 /** The text fields the multipart create takes besides the file. */
 const CREATE_FIELDS = ['name', 'website', 'prompt_message'];
+/** Text fields a multipart body may hold beside its file. */
+const MAX_FIELDS = 20;
 
 /** Reads a multipart body: the document from `file`/`swagger_file`, plus the text fields. */
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ upload: Upload | null; fields: Record<string, string> }> {
   let upload: Upload | null = null;
   const fields: Record<string, string> = {};
   try {
-    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 100_000 } })) {
+    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, fieldSize: 100_000 } })) {
       if (part.type === 'file') {
         const bytes = await part.toBuffer();
         if (part.file.truncated) throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
@@ -43,6 +45,9 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
     const code = err !== null && typeof err === 'object' && 'code' in err ? err.code : undefined;
     // A second file part is not "too large": say what to send instead.
     if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
+    // Nor are too many fields or parts, whatever the body's size.
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
+      throw new AppError('invalid_request', `A multipart body holds the file and at most ${MAX_FIELDS} text fields.`, { max_fields: MAX_FIELDS });
     // A file over the document limit: say that limit (not the larger one of the whole body).
     if (code === 'FST_REQ_FILE_TOO_LARGE')
       throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
