@@ -269,6 +269,16 @@ export class IngestionWorker {
       if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'abandoned');
       return;
     }
+    // A knowledge base at its passage limit takes no new page: said before the page is fetched
+    // and read (its own link's passages are not counted: a refresh replaces them).
+    if (Number.isFinite(this.maxPassagesPerBot)) {
+      const others = await kb.countPassagesOfOtherLinks(this.storage.readDb, job.bot_id, job.id);
+      if (others >= this.maxPassagesPerBot) {
+        const error = `This knowledge base holds ${groupDigits(others)} passages, its limit of ${groupDigits(this.maxPassagesPerBot)} passages: the page was not fetched. Delete links to make room.`;
+        if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');
+        return;
+      }
+    }
     const lease = this.keepLease(ref);
     try {
       const started = performance.now();

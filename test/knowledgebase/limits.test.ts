@@ -117,6 +117,23 @@ for (const dialect of DIALECTS) {
       await postLinks(t, bot, [one]);
       expect(await worker.runOne()).toBe(true);
       expect((await links(t, bot))!.get(one)).toMatchObject({ status: 'indexed', passages: 6 });
+
+      // Full now: a new link fails without its page being fetched (amplification sweep: 900
+      // links past the limit were each fetched and extracted, then refused, minutes of a core).
+      pages.set('/bot/three', { type: 'text/plain', body: passagesText(1, 'botthree') });
+      const three = pages.url('/bot/three');
+      await postLinks(t, bot, [three]);
+      expect(await worker.runOne()).toBe(true);
+      expect((await links(t, bot))!.get(three)).toMatchObject({ status: 'failed', passages: 0 });
+      expect((await links(t, bot))!.get(three)!.error).toBe(
+        'This knowledge base holds 6 passages, its limit of 6 passages: the page was not fetched. Delete links to make room.',
+      );
+      expect(pages.count('/bot/three')).toBe(0);
+      // Its own link refreshed still fits: the first link's passages are not counted against it.
+      pages.set('/bot/one', { type: 'text/plain', body: passagesText(5, 'botoneagain') });
+      await postLinks(t, bot, [one]);
+      expect(await worker.runOne()).toBe(true);
+      expect((await links(t, bot))!.get(one)).toMatchObject({ status: 'indexed', passages: 5 });
     });
   });
 
