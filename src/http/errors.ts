@@ -3,6 +3,7 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { withoutQuery } from '../domain/knowledgebase/links.js';
 import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
 
@@ -84,6 +85,12 @@ export interface ErrorHandlingDeps {
 }
 
 /** 5xx codes that describe what a client's request met outside the service, not a bug. */
+/** Details as logged: a URL without its query string, as every copilot's link URLs are logged (the answer keeps it whole). */
+function loggedDetails(details: unknown): unknown {
+  if (details === null || typeof details !== 'object' || !('url' in details) || typeof details.url !== 'string') return details;
+  return { ...details, url: withoutQuery(details.url) };
+}
+
 const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_unavailable']);
 
 /**
@@ -211,7 +218,7 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
     if (appError) {
       // Outcomes the client or its URL caused (a bad swagger_url, a busy queue) are warnings
       // without a stack; only the service's own failures are errors.
-      if (CLIENT_OUTCOMES.has(appError.code)) request.log.warn({ code: appError.code, details: appError.details }, appError.message);
+      if (CLIENT_OUTCOMES.has(appError.code)) request.log.warn({ code: appError.code, details: loggedDetails(appError.details) }, appError.message);
       else if (appError.status >= 500) request.log.error({ err }, appError.message);
       return send(reply, appError);
     }
