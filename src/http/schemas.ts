@@ -124,7 +124,7 @@ export const ListCopilotsQuery = Type.Object(
     cursor: cursor(400),
     status: Type.Optional(wire.oneOf(wire.COPILOT_STATUSES)),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Name contains (case and accents ignored)' })),
-    include_deleted: Type.Optional(Type.Boolean()),
+    include_deleted: Type.Optional(Type.Boolean({ description: 'Also the soft-deleted copilots; for a key with copilots:read only (never an open read)' })),
   },
   { additionalProperties: false },
 );

@@ -515,6 +515,18 @@ for (const dialect of DIALECTS) {
       await call(t, 'DELETE', copilotPath(other));
     });
 
+    it('lists deleted copilots (their tokens) only to a key that may read copilots: include_deleted is 401 without a key, 403 with one read as none (docs sweep)', async () => {
+      const gone = await createCopilot(t, { name: 'Deleted' });
+      expect((await call(t, 'DELETE', copilotPath(gone.id))).statusCode).toBe(200);
+      const url = `${COPILOTS_PATH}?include_deleted=true`;
+      expectError(await call(t, 'GET', url, { key: null }), 401, 'unauthorized');
+      expectError(await call(t, 'GET', url, { key: await t.key(['knowledgebase:read']) }), 403, 'forbidden');
+      const listed = await call(t, 'GET', url);
+      expect(listed.statusCode).toBe(200);
+      expect(listed.json().map((c: { id: string }) => c.id)).toContain(gone.id);
+      expect((await call(t, 'GET', COPILOTS_PATH, { key: null })).json().map((c: { id: string }) => c.id)).not.toContain(gone.id);
+    });
+
     it('the served OpenAPI document lists no key as a way into those two operations alone', async () => {
       const doc = (await call(t, 'GET', '/backend/openapi.json', { key: null })).json();
       const open: string[] = [];

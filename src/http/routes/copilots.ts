@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
+import { AppError } from '../../errors.js';
 import { Copilot, CopilotCreate, CopilotPatch, PurgeResult } from '../../domain/wire.js';
 import type { Storage } from '../../storage/database.js';
 import { botLimit, visibleCopilot, type AccessHook } from '../auth.js';
@@ -47,6 +48,12 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
     },
     async (request, reply) => {
       const query = request.query;
+      // Open reads (ALLOW_ANONYMOUS_READ) are of live copilots: deleted ones, their tokens
+      // included, are listed to a key that may read copilots.
+      if (query.include_deleted && request.principal.kind === 'anonymous') {
+        const message = 'include_deleted lists deleted copilots to an API key with the copilots:read scope only.';
+        throw request.headers.authorization === undefined ? new AppError('unauthorized', message) : new AppError('forbidden', message);
+      }
       const page = await copilots.listCopilots(storage.readDb, {
         limit: query.limit,
         cursor: query.cursor,
