@@ -7,6 +7,7 @@ import { KEY_FORMAT_DESCRIPTION, KEY_PATTERN } from './domain/auth/key-format.js
 // From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
 import { parseAllowNetworks } from './net/address-policy.js';
 import { SCAN_TIME_LIMIT_MS } from './storage/scans.js';
+import { LOCK_TIMEOUT_MS } from './storage/database.js';
 
 /**
  * Knowledge-base jobs an instance runs at once unless KB_WORKERS says otherwise: a crawl's
@@ -27,6 +28,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** PostgreSQL: a connection that has not completed its start-up within this time fails. */
   readonly databaseConnectTimeoutMs: number;
+  /** PostgreSQL: the longest a statement waits for a row another session locks (then 503); 0: without bound. */
+  readonly databaseLockTimeoutMs: number;
   /** The longest one knowledge-base search may run (ms); past it, it is stopped and answered 429. */
   readonly searchTimeoutMs: number;
   /** How long a start waits for an unreachable database (retrying with backoff) before it gives up. */
@@ -309,6 +312,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseLockTimeoutMs: int('DATABASE_LOCK_TIMEOUT_MS', LOCK_TIMEOUT_MS, 0, 3_600_000),
     databaseStartupTimeoutMs: int('DATABASE_STARTUP_TIMEOUT_MS', 60_000, 0, 3_600_000),
     searchTimeoutMs: int('SEARCH_TIMEOUT_MS', SCAN_TIME_LIMIT_MS, 1, 3_600_000),
     logLevel: logLevel as Config['logLevel'],

@@ -66,6 +66,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
+      lockTimeoutMs: config.databaseLockTimeoutMs,
       scanTimeLimitMs: config.searchTimeoutMs,
     });
   const taskThreads = parts.taskThreads ?? createTaskThreads({ threads: config.taskThreads });

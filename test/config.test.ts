@@ -65,6 +65,7 @@ describe('configuration', () => {
       shutdownTimeoutMs: 10000,
       requestTimeoutMs: 300000,
       purgeDeletedAfterDays: 0,
+      databaseLockTimeoutMs: 30_000,
       webhookDeliveriesKeptDays: 30,
       auditLogKeptDays: 0,
       syncIntervalMs: 21_600_000,
@@ -119,6 +120,7 @@ describe('configuration', () => {
       REQUEST_TIMEOUT_MS: '2000',
       PURGE_DELETED_AFTER_DAYS: '30',
       WEBHOOK_DELIVERIES_KEPT_DAYS: '7',
+      DATABASE_LOCK_TIMEOUT_MS: '0',
       AUDIT_LOG_KEPT_DAYS: '365',
     });
     expect(config).toMatchObject({
@@ -139,6 +141,7 @@ describe('configuration', () => {
       requestTimeoutMs: 2000,
       purgeDeletedAfterDays: 30,
       webhookDeliveriesKeptDays: 7,
+      databaseLockTimeoutMs: 0,
       auditLogKeptDays: 365,
     });
     expect(config.fetchAllowNetworks).toHaveLength(2);
@@ -157,6 +160,7 @@ describe('configuration', () => {
         REQUEST_TIMEOUT_MS: '10',
         PURGE_DELETED_AFTER_DAYS: 'soon',
         WEBHOOK_DELIVERIES_KEPT_DAYS: '-1',
+        DATABASE_LOCK_TIMEOUT_MS: 'long',
         AUDIT_LOG_KEPT_DAYS: 'forever',
       });
     } catch (err) {
@@ -175,6 +179,7 @@ describe('configuration', () => {
       'PURGE_DELETED_AFTER_DAYS',
       'WEBHOOK_DELIVERIES_KEPT_DAYS',
       'AUDIT_LOG_KEPT_DAYS',
+      'DATABASE_LOCK_TIMEOUT_MS',
     ])
       expect(problems).toContain(key);
   });

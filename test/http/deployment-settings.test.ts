@@ -4,10 +4,12 @@
  * the logs and the audit log comes from X-Forwarded-For (only from the proxies it names).
  */
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { createServices } from '../../src/services.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { DIALECTS } from '../support/databases.js';
+import { createTestDatabase, DIALECTS } from '../support/databases.js';
 import { AUDIT_PATH, COPILOTS_PATH, expectError } from '../support/http.js';
 
 const METRICS_TOKEN = 'scrape-0123456789-abcdef';
@@ -107,4 +109,30 @@ function envOf(t: TestApp): Record<string, string> {
     ...(t.config.databaseUrl && { DATABASE_URL: t.config.databaseUrl }),
     LOG_LEVEL: 'silent',
   };
+}
+
+if (DIALECTS.includes('postgres')) {
+  describe('DATABASE_LOCK_TIMEOUT_MS (postgres)', () => {
+    it("sets the service's pool's lock_timeout: how long a request waits for a row another session holds (it was a constant)", async () => {
+      const database = await createTestDatabase('postgres');
+      try {
+        for (const [value, shown] of [
+          ['1234', '1234ms'],
+          [undefined, '30s'],
+          ['0', '0'],
+        ] as const) {
+          const env = { DATABASE_URL: database.databaseUrl!, DATA_DIR: database.dataDir, ...(value !== undefined && { DATABASE_LOCK_TIMEOUT_MS: value }) };
+          const services = createServices(loadConfig(env));
+          try {
+            const { rows } = await sql<{ lock_timeout: string }>`show lock_timeout`.execute(services.storage.db);
+            expect(rows[0]!.lock_timeout, value).toBe(shown);
+          } finally {
+            await services.close();
+          }
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+  });
 }
