@@ -55,7 +55,7 @@ const LOGGED_REQUEST = {
 };
 
 /** `/path?a=1&b=2` → `/path?a=…&b=…`: the names a request used, not what it sent. */
-export function withoutQueryValues(url: string): string {
+function withoutQueryValues(url: string): string {
   const at = url.indexOf('?');
   if (at === -1) return url;
   const names = url

@@ -85,13 +85,13 @@ export interface ErrorHandlingDeps {
 }
 
 /** 5xx codes that describe what a client's request met outside the service, not a bug. */
+const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_unavailable']);
+
 /** Details as logged: a URL without its query string, as every copilot's link URLs are logged (the answer keeps it whole). */
 function loggedDetails(details: unknown): unknown {
   if (details === null || typeof details !== 'object' || !('url' in details) || typeof details.url !== 'string') return details;
   return { ...details, url: withoutQuery(details.url) };
 }
-
-const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_unavailable']);
 
 /**
  * The client closed its connection (or reset it) while its body was being read. Judged by

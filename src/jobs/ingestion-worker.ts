@@ -259,6 +259,10 @@ export class IngestionWorker {
       if (chain) chain.next = claimed;
       return value;
     };
+    // Ends the job failed with `error`, counted as `kind` when this worker's end was the one written.
+    const fail = async (error: string, kind: string) => {
+      if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, kind);
+    };
     const attempts = Number(job.attempts);
     if (attempts > this.maxAttempts) {
       // Attempts are counted at claim and an attempt that ends writes its outcome: every claim
@@ -266,7 +270,7 @@ export class IngestionWorker {
       // because of this very page). Not tried again. A crawl's page ends as every page does (a
       // stopped crawl's was dropped above, as its cancel would have dropped it).
       const error = `The page was tried ${attempts - 1} times and its last attempt never finished (the service stopped or crashed while processing it); it is not tried again.`;
-      if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'abandoned');
+      await fail(error, 'abandoned');
       return;
     }
     // A knowledge base at its passage limit takes no new page: said before the page is fetched
@@ -275,7 +279,7 @@ export class IngestionWorker {
       const others = await kb.countPassagesOfOtherLinks(this.storage.readDb, job.bot_id, job.id);
       if (others >= this.maxPassagesPerBot) {
         const error = `This knowledge base holds ${groupDigits(others)} passages, its limit of ${groupDigits(this.maxPassagesPerBot)} passages: the page was not fetched. Delete links to make room.`;
-        if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');
+        await fail(error, 'limit');
         return;
       }
     }
@@ -314,7 +318,7 @@ export class IngestionWorker {
       };
       if (passages.length > this.maxPassagesPerLink) {
         const error = `The page yields ${groupDigits(passages.length)} passages, more than the limit of ${groupDigits(this.maxPassagesPerLink)} passages per link.`;
-        if (await end((db) => kb.finishJob(db, ref, { status: 'failed', error, now: nowTimestamp() }))) this.failed(job, error, 'limit');
+        await fail(error, 'limit');
         return;
       }
       const outcome = await this.store(job, ref, passages, lease, fetched, end);

@@ -585,11 +585,11 @@ export function segmentsToMerge(segments: readonly SegmentInfo[], excluded: Arra
         .slice(0, MERGE_FACTOR)
         .map((s) => s.id);
   }
-  const indexed = segments.reduce((n, s) => n + s.passages, 0);
   if (options.eager && excluded.length > 0) {
     const holding = segments.filter((s) => countInRange(excluded, s.minId, s.maxId) > 0).map((s) => s.id);
     return holding.length > 0 ? holding : null;
   }
+  const indexed = segments.reduce((n, s) => n + s.passages, 0);
   if (excluded.length < MIN_EXCLUDED_TO_REWRITE || excluded.length * MERGE_FACTOR < indexed) return null;
   let best: SegmentInfo | null = null;
   let bestCount = 0;
