@@ -3,7 +3,7 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
-import { withoutQuery } from '../domain/knowledgebase/links.js';
+import { loggedUrl } from '../domain/knowledgebase/links.js';
 import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
 
@@ -90,7 +90,7 @@ const CLIENT_OUTCOMES = new Set<ErrorCode>(['swagger_fetch_failed', 'service_una
 /** Details as logged: a URL without its query string, as every copilot's link URLs are logged (the answer keeps it whole). */
 function loggedDetails(details: unknown): unknown {
   if (details === null || typeof details !== 'object' || !('url' in details) || typeof details.url !== 'string') return details;
-  return { ...details, url: withoutQuery(details.url) };
+  return { ...details, url: loggedUrl(details.url) };
 }
 
 /**

@@ -11,7 +11,7 @@ import * as refresh from '../storage/link-refresh.repository.js';
 import type { Db, KbLinkRow } from '../storage/schema.js';
 import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
-import { withoutQuery } from '../domain/knowledgebase/links.js';
+import { loggedUrl } from '../domain/knowledgebase/links.js';
 import { inTransaction } from '../storage/transaction.js';
 import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { groupDigits } from '../text/numbers.js';
@@ -232,7 +232,7 @@ export class IngestionWorker {
         queued: () => this.notify(),
         isTransient,
         failed: (l, reason, kind) => this.failed(l, reason, kind),
-        logUrl: withoutQuery,
+        logUrl: loggedUrl,
       },
       link,
     );
@@ -325,7 +325,7 @@ export class IngestionWorker {
       if (outcome?.status === 'indexed') {
         this.options.metrics?.indexed(passages.length);
         if (job.content_sha256 !== null) this.options.metrics?.refreshed?.('changed');
-        this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), passages: passages.length }, 'knowledge-base link indexed');
+        this.options.logger?.info({ bot_id: job.bot_id, url: loggedUrl(job.url), passages: passages.length }, 'knowledge-base link indexed');
       } else if (outcome) this.failed(job, outcome.error, 'limit');
     } catch (err) {
       if (this.abort.signal.aborted) {
@@ -350,16 +350,16 @@ export class IngestionWorker {
       const databaseDown = !busyThreads && isDatabaseUnavailable(err);
       if (busyThreads || databaseDown) {
         this.options.logger?.warn(
-          { ...(databaseDown && { err }), bot_id: job.bot_id, url: withoutQuery(job.url), attempt: attempts, retried: retry },
+          { ...(databaseDown && { err }), bot_id: job.bot_id, url: loggedUrl(job.url), attempt: attempts, retried: retry },
           `knowledge-base job waits: ${busyThreads ? 'the task threads are busy' : 'the database could not be reached or was busy'}`,
         );
         if (written && !retry) this.options.metrics?.failed('internal');
       } else if (!(err instanceof FetchError || err instanceof ExtractError)) {
-        this.options.logger?.error({ err, bot_id: job.bot_id, url: withoutQuery(job.url) }, 'knowledge-base job failed unexpectedly');
+        this.options.logger?.error({ err, bot_id: job.bot_id, url: loggedUrl(job.url) }, 'knowledge-base job failed unexpectedly');
         if (written && !retry) this.options.metrics?.failed('internal');
       } else if (written && !retry) this.failed(job, error, err instanceof FetchError ? err.kind : 'extract');
       else if (written)
-        this.options.logger?.info({ bot_id: job.bot_id, url: withoutQuery(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
+        this.options.logger?.info({ bot_id: job.bot_id, url: loggedUrl(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
     } finally {
       await lease.stop();
       if (crawlJob) await this.options.crawls!.settled(crawlJob).catch((err: unknown) => this.options.logger?.error({ err }, 'crawl page not settled'));
@@ -495,7 +495,7 @@ export class IngestionWorker {
   /** Every final failure of a link is logged with its bot and reason (DESIGN §9); the page decided it, so not as an error. */
   private failed(job: KbLinkRow, reason: string, kind: string): void {
     this.options.metrics?.failed(kind);
-    this.options.logger?.warn({ bot_id: job.bot_id, url: withoutQuery(job.url), reason }, 'knowledge-base link failed');
+    this.options.logger?.warn({ bot_id: job.bot_id, url: loggedUrl(job.url), reason }, 'knowledge-base link failed');
   }
 }
 

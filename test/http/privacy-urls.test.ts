@@ -131,6 +131,39 @@ for (const dialect of DIALECTS) {
       expect(logged()).not.toContain('SWAGGERSECRET5');
     });
 
+    /** The links of the bot's `knowledgebase.add_links` audit entry, as stored. */
+    const addLinksAudit = async (bot: string) => {
+      const row = await t.storage.db
+        .selectFrom('audit_log')
+        .select('details')
+        .where('bot_id', '=', bot)
+        .where('action', '=', 'knowledgebase.add_links')
+        .executeTakeFirstOrThrow();
+      return (JSON.parse(row.details) as { links: string[] }).links;
+    };
+    const failedLinkLine = (bot: string) => waitUntil(() => lines.find((l) => l.msg === 'knowledge-base link failed' && l.bot_id === bot), 'the link to fail');
+
+    it("an e-mail address in a link's path is neither logged nor audited (privacy sweep: the path was kept whole)", async () => {
+      const bot = (await createCopilot(t, { enhanced_privacy: 1 })).id;
+      const res = await call(t, 'POST', kbPath(bot), { payload: { links: [pages.url('/team/alice.private@example.com/profile?token=PATHSECRET1')] } });
+      expect(res.statusCode, res.body).toBe(202);
+      expect(await addLinksAudit(bot)).toEqual([pages.url('/team/[email]/profile')]);
+      expect(await failedLinkLine(bot)).toMatchObject({ url: pages.url('/team/[email]/profile') });
+      expect(logged()).not.toMatch(/alice\.private|PATHSECRET1/);
+      // The link itself keeps its URL: it is what is fetched and what the client sees.
+      expect(res.json().links[0].url).toBe(pages.url('/team/alice.private@example.com/profile?token=PATHSECRET1'));
+    });
+
+    it('a copilot without the flag: the log names no address in a path either, its audit entry keeps the link whole', async () => {
+      const bot = (await createCopilot(t, { enhanced_privacy: 0 })).id;
+      const link = pages.url('/team/bob.plain@example.com/2024/11/28');
+      expect((await call(t, 'POST', kbPath(bot), { payload: { links: [link] } })).statusCode).toBe(202);
+      expect(await addLinksAudit(bot)).toEqual([link]);
+      // The digits of a path are not taken for a phone number.
+      expect(await failedLinkLine(bot)).toMatchObject({ url: pages.url('/team/[email]/2024/11/28') });
+      expect(logged()).not.toContain('bob.plain');
+    });
+
     it("a crawl's own log lines (a sitemap not read, pages failed) name no query string", async () => {
       pages.set('/site/index.xml', {
         type: 'text/xml',

@@ -197,7 +197,7 @@ function swaggerMissing(copilot: Copilot): AppError {
 /**
  * The refusal or the 502 a failed fetch is answered with. `shownUrl` gives the URL as `details`
  * name it: the error handler logs the details of a 502, so an enhanced_privacy copilot's URL
- * goes without its query string (withoutQuery), in the log and in the answer alike.
+ * goes without its query string (loggedUrl), in the log and in the answer alike.
  */
 export function fetchErrorToAppError(err: FetchError, what: string, shownUrl: (url: string) => string = (url) => url): AppError {
   if (err.kind === 'refused' || err.kind === 'bad_url') return new AppError('address_not_allowed', err.message, { url: shownUrl(err.url) });

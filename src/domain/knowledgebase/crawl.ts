@@ -42,7 +42,7 @@ import {
 import { USER_AGENT } from '../../net/user-agent.js';
 import { ExtractError } from './extract.js';
 import { liveBot } from './knowledge-base.service.js';
-import { asLogged, canonicalLink, checkLinks, withoutQuery } from './links.js';
+import { asLogged, canonicalLink, checkLinks, loggedUrl } from './links.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
 import { getCopilot } from '../copilots/copilot.service.js';
@@ -495,7 +495,7 @@ export class CrawlRunner implements CrawlHooks {
     if (!found) return null;
     if (found.crawl.state === 'running') return found;
     if (!(await this.dropClaimed(job, ref, found))) return null;
-    this.deps.logger?.info({ bot_id: job.bot_id, crawl_id: found.crawl.id, url: withoutQuery(job.url) }, 'crawl page not fetched: its crawl was stopped');
+    this.deps.logger?.info({ bot_id: job.bot_id, crawl_id: found.crawl.id, url: loggedUrl(job.url) }, 'crawl page not fetched: its crawl was stopped');
     return 'dropped';
   }
 
@@ -566,7 +566,7 @@ export class CrawlRunner implements CrawlHooks {
       return { dropped: true, outcome };
     });
     if (dropped) {
-      this.deps.logger?.info({ bot_id: crawl.bot_id, crawl_id: crawl.id, url: withoutQuery(job.url), outcome }, 'crawl page not indexed');
+      this.deps.logger?.info({ bot_id: crawl.bot_id, crawl_id: crawl.id, url: loggedUrl(job.url), outcome }, 'crawl page not indexed');
       return null;
     }
     if (read.passages === null) throw new ExtractError(read.extractError ?? 'The page has no readable text to index.');
@@ -796,10 +796,7 @@ export class CrawlRunner implements CrawlHooks {
       // Each sitemap of the index is read on its own: one that cannot be fetched or read is passed over.
       const read = await this.fetchSitemap(sitemap, scope, signal).catch((err: unknown) => {
         if (signal?.aborted) throw err;
-        this.deps.logger?.warn(
-          { bot_id: crawl.bot_id, crawl_id: crawl.id, sitemap: withoutQuery(sitemap), reason: (err as Error).message },
-          'sitemap not read',
-        );
+        this.deps.logger?.warn({ bot_id: crawl.bot_id, crawl_id: crawl.id, sitemap: loggedUrl(sitemap), reason: (err as Error).message }, 'sitemap not read');
         return null;
       });
       if (read?.kind !== 'urlset') continue; // an index inside an index is not followed (the protocol has none)

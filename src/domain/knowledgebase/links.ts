@@ -24,6 +24,7 @@
 
 import { AppError } from '../../errors.js';
 import { INVISIBLE_CHARACTER } from '../../text/invisible.js';
+import { redactSecretsAndEmails } from './redact.js';
 
 export const MAX_LINKS_PER_REQUEST = 1000;
 export const MAX_LINK_LENGTH = 2048;
@@ -80,18 +81,23 @@ export function canonicalLink(link: string): string {
   return new URL(origin + rest).href;
 }
 
-/** A link as logs and the audit log show it: without its query string and fragment, which may carry tokens or personal data. */
-export function withoutQuery(url: string): string {
+/**
+ * A link as logs and the audit log show it: without its query string and fragment, which may
+ * carry tokens or personal data, and with the e-mail addresses and credentials of its path
+ * (`/team/alice@example.com/`, a webhook's secret path) replaced as redaction replaces them
+ * (`/team/[email]/`); the digits of a path are kept.
+ */
+export function loggedUrl(url: string): string {
   const cut = url.search(/[?#]/);
-  return cut === -1 ? url : url.slice(0, cut);
+  return redactSecretsAndEmails(cut === -1 ? url : url.slice(0, cut));
 }
 
 /**
  * A copilot's URLs as its audit entries (and the details of a failed fetch) name them: for a
- * copilot with enhanced_privacy without their query strings (withoutQuery), else as given.
+ * copilot with enhanced_privacy as logged (loggedUrl), else as given.
  */
 export function asLogged(privacy: boolean): (url: string) => string {
-  return privacy ? withoutQuery : (url) => url;
+  return privacy ? loggedUrl : (url) => url;
 }
 
 /** The canonical forms of `links`, each page once, in the order first seen. */

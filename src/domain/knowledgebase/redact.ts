@@ -201,6 +201,15 @@ const HAS_AT = /[@\uff20]|%40/;
 
 /** The text with e-mail addresses, phone numbers and credential-shaped strings replaced (rules above). */
 export function redactText(text: string): string {
+  return redactPhones(redactSecretsAndEmails(text));
+}
+
+/**
+ * The text with credential-shaped strings and e-mail addresses replaced, phone numbers left: the
+ * rules above but the last, for text where digit runs are mostly not numbers to call (the path of
+ * a URL as logs show it, links.ts `loggedUrl`).
+ */
+export function redactSecretsAndEmails(text: string): string {
   let out = text;
   if (out.includes('-----BEGIN ')) out = out.replace(KEY_BLOCK, S).replace(UNCLOSED_KEY_BLOCK, S);
   out = out.replace(URL_PASSWORD, `$1${S}@`);
@@ -210,7 +219,7 @@ export function redactText(text: string): string {
   if (HAS_BRACKETED_AT.test(out)) out = out.replace(EMAIL_BRACKETED, REDACTED.email);
   if (HAS_BARE_DOT.test(out)) out = replaceFromLookbehind(out, EMAIL_BARE, REDACTED.email);
   if (HAS_AT.test(out)) out = replaceFromLookbehind(out, EMAIL, REDACTED.email);
-  return redactPhones(out);
+  return out;
 }
 
 /** The text with each match of the pattern replaced, together with the text before it that the pattern's lookbehind captured (group 1). */
