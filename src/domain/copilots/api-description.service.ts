@@ -231,16 +231,20 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     body: cached.subarray(1),
   });
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
-
-  if (STORED_DOCUMENT_NAME.test(copilot.swagger_url)) {
-    const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
-    // Only the copilot's own document: a file name copied from another copilot reads nothing.
-    if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-    const cached = validation.cache.cached(meta.sha256);
-    if (cached !== undefined) return answer(cached);
-  }
+  const stored = await storedDocumentSha256(db, copilot);
+  const cached = stored === null ? undefined : validation.cache.cached(stored);
+  if (cached !== undefined) return answer(cached);
   const { source, options } = await readDocument(db, copilot, policy);
   return answer((await validation.cache.answer(source, options, movingBytes(validation, copilot.id))).answer);
+}
+
+/** The SHA-256 of the copilot's stored document, or null when its swagger_url is one to fetch; 422 when the document is not its own (or gone). */
+async function storedDocumentSha256(db: Db, copilot: Copilot): Promise<string | null> {
+  if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) return null;
+  const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
+  // Only the copilot's own document: a file name copied from another copilot reads nothing.
+  if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
+  return meta.sha256;
 }
 
 /**
@@ -275,22 +279,28 @@ const movingBytes =
     renderer.answerOnThreadMovingBytes(tenant, src, opts);
 
 /**
- * The copilot's API description as bytes (stored, or fetched under the guarded-fetch rules),
- * for what needs the parsed document itself (tool definitions, fixes). Refused as GET
- * …/validator refuses it (404, 422, 400 with the parser's position, 502), through the
- * validation cache: a document that cannot be read is not parsed again, and a new one is
- * checked on a task thread before the caller parses it.
+ * A view of the copilot's API description (its tool definitions for a platform, its fixes in
+ * a format; `name` says which): from the validation cache when it was made from these bytes
+ * before (a stored document is then not even read), else the document read (stored, or fetched
+ * under the guarded-fetch rules), refused as GET …/validator refuses it (404, 422, 400 with the
+ * parser's position, 502) through the cache, and `render`ed for the copilot, then kept.
  */
-export async function copilotDocumentSource(
+export async function copilotDocumentView(
   db: Db,
   validation: ValidationDeps,
   copilotId: string,
   policy: FetchPolicy,
-): Promise<{ copilotId: string; source: DocumentSource }> {
+  name: string,
+  render: (tenant: string, src: DocumentSource) => Promise<Uint8Array>,
+): Promise<{ copilotId: string; bytes: Buffer }> {
   const copilot = await getCopilot(db, copilotId);
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
+  const stored = await storedDocumentSha256(db, copilot);
+  const cached = stored === null ? undefined : validation.cache.cachedView(stored, name);
+  if (cached !== undefined) return { copilotId: copilot.id, bytes: cached };
   const { source, options } = await readDocument(db, copilot, policy);
-  // Copied to the thread, not moved: the caller reads these bytes next.
-  await validation.cache.answer(source, options, (src, opts) => validation.renderer.answerOnThread(copilot.id, src, opts));
-  return { copilotId: copilot.id, source };
+  const sha256 = options.sha256 ?? (await sha256Hex(source.bytes));
+  // Copied to the thread, not moved: the view's render reads these bytes next.
+  await validation.cache.answer(source, { ...options, sha256 }, (src, opts) => validation.renderer.answerOnThread(copilot.id, src, opts));
+  return { copilotId: copilot.id, bytes: await validation.cache.view(source, { sha256 }, name, (src) => render(copilot.id, src)) };
 }

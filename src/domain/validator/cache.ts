@@ -25,6 +25,11 @@ import type { UploadReadiness } from './upload-readiness.js';
  * the result it renders: an upload stores that summary (issue 17 §3) without parsing the
  * answer again.
  *
+ * It keeps a document's views too (`view`: its tool definitions for one platform, its fixes
+ * in one format), under the SHA-256 and the view's name, in the same bound: repeating GET
+ * …/tools or …/fixes for an unchanged document parses it no more than GET …/validator does
+ * (DESIGN §5).
+ *
  * One per process, built by its composition root; content-keyed, so safe with several
  * instances sharing a database.
  */
@@ -60,11 +65,26 @@ export interface ValidationCache {
   answer(src: DocumentSource, opts: { sha256?: string } & ParseOptions, render: Renderer): Promise<RenderedAnswer<Buffer>>;
   /** The cached answer of the document with this SHA-256 (hex), if any; the cache's own Buffer: never write to it. Counts as a use. */
   cached(sha256: string): Buffer | undefined;
+  /**
+   * The bytes of a view of a document that reads (`name`: what it is, e.g. `tools:openai`),
+   * from the cache, else from `render`, then kept; shared by callers at once as `answer` is.
+   * Only a document `answer` accepted has views; `render`'s errors are kept as `answer` keeps them.
+   */
+  view(src: DocumentSource, opts: { sha256?: string }, name: string, render: (src: DocumentSource) => Uint8Array | Promise<Uint8Array>): Promise<Buffer>;
+  /** The cached view `name` of the document with this SHA-256 (hex), if any (see `cached`). */
+  cachedView(sha256: string, name: string): Buffer | undefined;
   stats(): ValidationCacheStats;
   clear(): void;
 }
 
-type Entry = { format: DocumentFormat } & ({ answer: RenderedAnswer<Buffer>; error: null } | { answer: null; error: AppError });
+/** Under the SHA-256: the validation's answer or the document's error. Under the SHA-256 and a view's name: the view. */
+type Entry = { format: DocumentFormat } & (
+  | { answer: RenderedAnswer<Buffer>; error: null; view?: never }
+  | { answer: null; error: AppError; view?: never }
+  | { view: Buffer; answer?: never; error?: never }
+);
+
+const viewKey = (sha256: string, name: string) => `${sha256}:view:${name}`;
 
 /** What an error entry counts for: its message and a share for the rest. */
 const errorSize = (error: AppError) => 256 + error.message.length;
@@ -74,13 +94,13 @@ export function createValidationCache(options: { maxBytes: number }): Validation
   // lru-cache wants a positive bound: a bound of 0 keeps nothing in it (everything goes to the slot).
   const lru = new LRUCache<string, Entry>({ maxSize: Math.max(1, maxBytes) });
   let oversized: { key: string; entry: Entry; size: number } | null = null;
-  // Renders under way, by SHA-256 and format.
-  const inFlight = new Map<string, Promise<RenderedAnswer<Buffer>>>();
+  // Renders under way, by key and format.
+  const inFlight = new Map<string, Promise<unknown>>();
   let hits = 0;
   let misses = 0;
 
-  const find = (sha256: string, usable: (entry: Entry) => boolean): Entry | undefined => {
-    const entry = oversized?.key === sha256 ? oversized.entry : lru.get(sha256);
+  const find = (key: string, usable: (entry: Entry) => boolean): Entry | undefined => {
+    const entry = oversized?.key === key ? oversized.entry : lru.get(key);
     if (entry && usable(entry)) {
       hits++;
       return entry;
@@ -89,67 +109,103 @@ export function createValidationCache(options: { maxBytes: number }): Validation
     return undefined;
   };
 
-  const store = (sha256: string, entry: Entry, size: number): void => {
-    lru.delete(sha256);
+  const store = (key: string, entry: Entry, size: number): void => {
+    lru.delete(key);
     if (size <= maxBytes) {
-      lru.set(sha256, entry, { size: Math.max(1, size) });
+      lru.set(key, entry, { size: Math.max(1, size) });
       oversized = null;
     } else {
       // Alone, as the bounded cache would hold it had it room for it.
       lru.clear();
-      oversized = { key: sha256, entry, size };
+      oversized = { key, entry, size };
     }
   };
 
-  const answer = async (
-    src: DocumentSource,
-    opts: { sha256?: string } & ParseOptions,
-    render: Renderer,
-    mayRenderAfterJoining: boolean,
-  ): Promise<RenderedAnswer<Buffer>> => {
-    const { sha256: known, ...parseOptions } = opts;
-    const sha256 = known ?? (await sha256Hex(src.bytes));
-    const format = detectFormat(src);
-    const entry = find(sha256, (candidate) => candidate.format === format);
+  /**
+   * What is kept under `key` for this document's format, else `render`'s result, kept by
+   * `keep` (which may keep an error too). A caller that joins another's render renders for
+   * itself once when that one fails for its caller, not for the document: what refused that
+   * caller (its copilot's turn, a busy service) is not this caller's.
+   */
+  const kept = async <T>(
+    key: string,
+    format: DocumentFormat,
+    read: (entry: Entry) => T | undefined,
+    render: () => Promise<T>,
+    keep: { value: (value: T) => Entry; size: (value: T) => number },
+    mayRenderAfterJoining = true,
+  ): Promise<T> => {
+    const entry = find(key, (candidate) => candidate.format === format);
     if (entry?.error) throw new AppError(entry.error.code, entry.error.message, entry.error.details);
-    if (entry) return entry.answer;
-    const key = `${sha256}:${format}`;
-    let rendering = inFlight.get(key);
-    if (rendering && mayRenderAfterJoining) {
-      // Another caller's render (another copilot's, for the same bytes): the document's own fault
-      // is this caller's too, but what refused that caller (its copilot's turn, a busy service) is
-      // not: this caller then renders for itself, once.
-      return rendering.catch((err: unknown) => {
+    const value = entry && read(entry);
+    if (value !== undefined) return value;
+    const flight = `${key}:${format}`;
+    const joined = inFlight.get(flight) as Promise<T> | undefined;
+    if (joined && mayRenderAfterJoining) {
+      return joined.catch((err: unknown) => {
         if (isAppError(err) && err.code === 'invalid_swagger_file') throw err;
-        return answer(src, { sha256, ...parseOptions }, render, false);
+        return kept(key, format, read, render, keep, false);
       });
     }
-    if (!rendering) {
-      // Started after it is registered (a renderer may throw at once).
-      rendering = Promise.resolve()
-        .then(() => render(src, parseOptions))
-        .then(
-          (rendered) => {
-            const kept = { answer: asBuffer(rendered.answer), readiness: rendered.readiness };
-            store(sha256, { format, answer: kept, error: null }, kept.answer.length);
-            return kept;
-          },
-          (err: unknown) => {
-            // Only the document's own fault is kept: a busy or lost thread is tried again next time.
-            if (isAppError(err) && err.code === 'invalid_swagger_file') store(sha256, { format, answer: null, error: err }, errorSize(err));
-            throw err;
-          },
-        )
-        .finally(() => inFlight.delete(key));
-      inFlight.set(key, rendering);
-    }
+    if (joined) return joined;
+    // Started after it is registered (a renderer may throw at once).
+    const rendering = Promise.resolve()
+      .then(render)
+      .then(
+        (rendered) => {
+          store(key, keep.value(rendered), keep.size(rendered));
+          return rendered;
+        },
+        (err: unknown) => {
+          // Only the document's own fault is kept: a busy or lost thread is tried again next time.
+          if (isAppError(err) && err.code === 'invalid_swagger_file') store(key, { format, answer: null, error: err }, errorSize(err));
+          throw err;
+        },
+      )
+      .finally(() => inFlight.delete(flight));
+    inFlight.set(flight, rendering);
     return rendering;
   };
 
+  const answer = async (src: DocumentSource, opts: { sha256?: string } & ParseOptions, render: Renderer): Promise<RenderedAnswer<Buffer>> => {
+    const { sha256: known, ...parseOptions } = opts;
+    const format = detectFormat(src);
+    return kept(
+      known ?? (await sha256Hex(src.bytes)),
+      format,
+      (entry) => entry.answer ?? undefined,
+      async () => {
+        const rendered = await render(src, parseOptions);
+        return { answer: asBuffer(rendered.answer), readiness: rendered.readiness };
+      },
+      { value: (answer) => ({ format, answer, error: null }), size: (answer) => answer.answer.length },
+    );
+  };
+
+  const view = async (
+    src: DocumentSource,
+    opts: { sha256?: string },
+    name: string,
+    render: (src: DocumentSource) => Uint8Array | Promise<Uint8Array>,
+  ): Promise<Buffer> => {
+    const format = detectFormat(src);
+    return kept(
+      viewKey(opts.sha256 ?? (await sha256Hex(src.bytes)), name),
+      format,
+      (entry) => entry.view,
+      async () => asBuffer(await render(src)),
+      { value: (bytes) => ({ format, view: bytes }), size: (bytes) => bytes.length },
+    );
+  };
+
   return {
-    answer: (src, opts, render) => answer(src, opts, render, true),
+    answer,
     cached(sha256) {
-      return find(sha256, (entry) => entry.answer !== null)?.answer?.answer;
+      return find(sha256, (entry) => entry.answer != null)?.answer?.answer;
+    },
+    view,
+    cachedView(sha256, name) {
+      return find(viewKey(sha256, name), (entry) => entry.view !== undefined)?.view;
     },
     stats() {
       const extra = oversized ? { entries: 1, bytes: oversized.size } : { entries: 0, bytes: 0 };

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
-import { maxAnswerChars } from '../../domain/validator/index.js';
+import { maxAnswerChars, type DocumentSource } from '../../domain/validator/index.js';
 import { CopilotTools, Overlay, TOOL_PLATFORM_IDS } from '../../domain/validator/wire-types.js';
 import { oneOf } from '../../domain/wire.js';
 import type { FetchPolicy } from '../../net/guarded-fetch.js';
@@ -27,7 +27,8 @@ function wantsYaml(accept: string | undefined): boolean {
 /**
  * Around the validator (issue 18 B): the tool definitions an LLM would be given, and the
  * computable fixes as an OpenAPI Overlay. Both read the copilot's document as GET …/validator
- * does (and refuse it the same way), then build the answer on a task thread.
+ * does (and refuse it the same way), then build the answer on a task thread; the validation
+ * cache keeps it for the same bytes, as it keeps the validator's answer.
  */
 export function validatorExtrasRoutes(
   instance: FastifyInstance,
@@ -35,7 +36,8 @@ export function validatorExtrasRoutes(
 ): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { storage, access, validation, fetchPolicy } = deps;
-  const read = (id: string) => descriptions.copilotDocumentSource(storage.readDb, validation, id, fetchPolicy);
+  const view = (id: string, name: string, render: (tenant: string, src: DocumentSource) => Promise<Uint8Array>) =>
+    descriptions.copilotDocumentView(storage.readDb, validation, id, fetchPolicy, name, render);
 
   app.get(
     '/backend/api/copilot/:id/tools',
@@ -53,10 +55,11 @@ export function validatorExtrasRoutes(
       },
     },
     async (request, reply) => {
-      const { copilotId, source } = await read(request.params.id);
       const { platform } = request.query;
       // Built and written on a task thread: a large document delays only its own answer.
-      const tools = await validation.renderer.toolsOnThread(copilotId, source, platform, maxAnswerChars(source.bytes.length));
+      const { copilotId, bytes: tools } = await view(request.params.id, `tools:${platform}`, (tenant, src) =>
+        validation.renderer.toolsOnThread(tenant, src, platform, maxAnswerChars(src.bytes.length)),
+      );
       const head = Buffer.from(`{"chatbot_id":${JSON.stringify(copilotId)},"platform":${JSON.stringify(platform)},"tools":`);
       return sendBytes(reply, 'application/json; charset=utf-8', [head, tools, Buffer.from('}')]);
     },
@@ -83,9 +86,9 @@ export function validatorExtrasRoutes(
       },
     },
     async (request, reply) => {
-      const { copilotId, source } = await read(request.params.id);
       const yaml = wantsYaml(request.headers.accept);
-      const overlay = await validation.renderer.fixesOnThread(copilotId, source, yaml ? 'yaml' : 'json');
+      const format = yaml ? 'yaml' : 'json';
+      const { bytes: overlay } = await view(request.params.id, `fixes:${format}`, (tenant, src) => validation.renderer.fixesOnThread(tenant, src, format));
       return sendBytes(reply, `application/${yaml ? 'yaml' : 'json'}; charset=utf-8`, [overlay]);
     },
   );

@@ -247,6 +247,43 @@ describe('validation cache', () => {
     expect(cachedValidation(sha(doc('a').bytes))).toBeDefined();
   });
 
+  describe('views (tools, fixes)', () => {
+    const bytesOf = (text: string) => Buffer.from(text, 'utf8');
+
+    it('keeps a view of the bytes under its name, apart from the answer and from other views', async () => {
+      const a = doc('a');
+      await renderValidation(a);
+      const render = vi.fn((_src: DocumentSource) => bytesOf('tools of a'));
+      const first = await cache.view(a, {}, 'tools:openai', render);
+      expect(await cache.view({ ...a, bytes: Buffer.from(a.bytes) }, {}, 'tools:openai', render)).toBe(first);
+      expect(render).toHaveBeenCalledTimes(1);
+      expect(cache.cachedView(sha(a.bytes), 'tools:openai')).toBe(first);
+      expect(cache.cachedView(sha(a.bytes), 'tools:gemini')).toBeUndefined();
+      expect((await cache.view(a, {}, 'tools:gemini', () => bytesOf('gemini'))).toString()).toBe('gemini');
+      // The answer is still the answer, and the views count in the bound.
+      expect(cachedValidation(sha(a.bytes))?.toString()).toBe(renderFresh(a).toString());
+      expect(validationCacheStats()).toMatchObject({ entries: 3, bytes: renderFresh(a).length + 'tools of a'.length + 'gemini'.length });
+    });
+
+    it('renders a view asked for twice at once once; a render refused for its starter (busy) is tried again, not kept', async () => {
+      const a = doc('a');
+      let calls = 0;
+      const slow = () => new Promise<Uint8Array>((resolve) => setTimeout(() => resolve(bytesOf(`v${++calls}`)), 20));
+      const [x, y] = await Promise.all([cache.view(a, {}, 'fixes:json', slow), cache.view(a, {}, 'fixes:json', slow)]);
+      expect([x.toString(), y.toString(), calls]).toEqual(['v1', 'v1', 1]);
+      const busy = () => Promise.reject(new AppError('service_unavailable', 'busy'));
+      await expectAppErrorAsync(cache.view(a, {}, 'fixes:yaml', busy), 'service_unavailable');
+      expect((await cache.view(a, {}, 'fixes:yaml', () => bytesOf('yaml'))).toString()).toBe('yaml');
+    });
+
+    it('another format of the same bytes has its own views', async () => {
+      const a = doc('a');
+      await cache.view(a, {}, 'tools:mcp', () => bytesOf('json view'));
+      const asYaml = { ...a, fileName: 'a.yaml', mediaType: 'application/yaml' };
+      expect((await cache.view(asYaml, {}, 'tools:mcp', () => bytesOf('yaml view'))).toString()).toBe('yaml view');
+    });
+  });
+
   it('clear() empties it', async () => {
     await renderValidation(doc('a'));
     cache.clear();
