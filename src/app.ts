@@ -1,3 +1,4 @@
+import { BodyBudget, registerBodyAdmission } from './http/body-admission.js';
 import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -138,7 +139,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   errorDeps = { requireKey: access.requireKey };
   registerErrorHandling(app, errorDeps);
   answerInRoutes(app.server);
-  const metrics = registerMetrics(app, services.metrics);
+  const bodies = new BodyBudget(config.requestBodiesMaxBytes);
+  const metrics = registerMetrics(app, services.metrics, bodies);
+  registerBodyAdmission(app, bodies, config.bodyLimitBytes);
   app.addHook('preValidation', async (request) => refuseUnstorableText(request));
   const routeDeps = { storage, access, config };
 

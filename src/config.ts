@@ -37,6 +37,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly allowAnonymousRead: boolean;
   readonly bodyLimitBytes: number;
+  /** Bytes of request bodies one instance receives at once (a quarter for one key); past it, 503 (429 for the key). */
+  readonly requestBodiesMaxBytes: number;
   readonly maxDocumentBytes: number;
   readonly fetchTimeoutMs: number;
   readonly fetchAllowNetworks: readonly string[];
@@ -318,6 +320,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     logLevel: logLevel as Config['logLevel'],
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
+    requestBodiesMaxBytes: int('REQUEST_BODIES_MAX_BYTES', 256 * MiB, 1024, 64 * 1024 * MiB),
     ...fetchSettings,
     kbWorkers: int('KB_WORKERS', DEFAULT_KB_WORKERS, 0, 64),
     kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),

@@ -140,16 +140,27 @@ function routeTable(app: FastifyInstance) {
   };
 }
 
+/** Whether a route of these methods may be sent a body (any but GET, HEAD and OPTIONS). */
+const takesBody = (method: string | string[]) => (Array.isArray(method) ? method : [method]).some((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m.toUpperCase()));
+
 /**
  * Lists in every /backend route's published responses the refusals that come from below the
- * route (the HTTP parser, the router, the database): 408, 431 and 503 everywhere, 414 where
- * the path has parameters. Registered before the OpenAPI plugin, so it sees them.
+ * route (the HTTP parser, the router, the database, the bound on bodies being received): 408,
+ * 431 and 503 everywhere, 414 where the path has parameters, 429 where a body may be sent.
+ * Registered before the OpenAPI plugin, so it sees them.
  */
 export function documentFrameworkErrors(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
     if (!route.url.startsWith('/backend') || !response) return;
-    const codes: ErrorCode[] = ['request_timeout', 'headers_too_large', 'service_unavailable', ...(route.url.includes(':') ? (['uri_too_long'] as const) : [])];
+    const codes: ErrorCode[] = [
+      'request_timeout',
+      'headers_too_large',
+      'service_unavailable',
+      ...(route.url.includes(':') ? (['uri_too_long'] as const) : []),
+      // A body over its sender's share of the bodies being received (body-admission.ts).
+      ...(takesBody(route.method) ? (['quota_exceeded'] as const) : []),
+    ];
     route.schema!.response = { ...errorResponses(...codes), ...response };
   });
 }

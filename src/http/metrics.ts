@@ -1,8 +1,19 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BodyBudget } from './body-admission.js';
 
 /** Adds the app's HTTP metrics to the services' registry (createServices), which `/metrics` answers. */
-export function registerMetrics(app: FastifyInstance, registry: Registry): Registry {
+export function registerMetrics(app: FastifyInstance, registry: Registry, bodies: BodyBudget): Registry {
+  new Gauge({
+    name: 'request_bodies',
+    help: "Request bodies being received: the bytes reserved for them and their senders, and since the start those refused by a sender's bound (429) and by the instance's (503)",
+    labelNames: ['measure'],
+    registers: [registry],
+    collect() {
+      const { bytes, senders, refusedSender, refusedInstance } = bodies.stats();
+      for (const [measure, n] of Object.entries({ bytes, senders, refused_sender: refusedSender, refused_instance: refusedInstance })) this.set({ measure }, n);
+    },
+  });
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route and status code',
