@@ -1,5 +1,5 @@
 import { escapeOf, INVISIBLE_IN_LINE } from '../text/invisible.js';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RULE_IDS, RULE_TEXTS, type RuleFinding, type Severity } from '../domain/validator/index.js';
 import { groupDigits } from '../text/numbers.js';
@@ -118,7 +118,10 @@ function artifactLocation(label: string): { uri: string; description?: { text: s
   if (label === '-') return STDIN_LOCATION;
   if (/^https?:\/\//i.test(label)) return { uri: label };
   if (isAbsolute(label)) return { uri: pathToFileURL(label).href };
-  const path = encodeURI(label.replace(/\\/g, '/')).replace(/\?/g, '%3F').replace(/#/g, '%23');
+  // A backslash separates directories on Windows only; elsewhere it is a character of the name.
+  const path = encodeURI(sep === '\\' ? label.replace(/\\/g, '/') : label)
+    .replace(/\?/g, '%3F')
+    .replace(/#/g, '%23');
   const slash = path.indexOf('/');
   const first = slash === -1 ? path : path.slice(0, slash);
   return { uri: first.replace(/:/g, '%3A') + path.slice(first.length) };
@@ -216,6 +219,8 @@ export function renderSarif(reports: readonly FileReport[]): string {
           },
         },
         invocations: [{ executionSuccessful: successful, toolExecutionNotifications: notifications }],
+        // Columns as the positions count them (positions.ts): UTF-16 code units, SARIF's default said aloud.
+        columnKind: 'utf16CodeUnits',
         results,
       },
     ],

@@ -199,7 +199,8 @@ function yamlOffsets(text: string): (path: string[]) => number {
           next = found.value;
         }
       } else if (node?.items !== undefined && /^(0|[1-9]\d*)$/.test(segment)) {
-        next = node.items[Number(segment)];
+        // An item an alias repeats: where its anchor writes it.
+        next = resolve(node.items[Number(segment)]);
         if (next !== undefined) offset = next.start;
       }
       next = resolve(next);

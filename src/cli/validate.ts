@@ -76,7 +76,8 @@ export async function runValidate(targets: string | readonly string[], opts: Val
       continue;
     }
     const shown = opts.platforms === undefined ? result : forPlatforms(result, opts.platforms);
-    if (fails(shown, failOn, opts.platforms === undefined)) failing = true;
+    const failed = fails(shown, failOn, opts.platforms === undefined);
+    if (failed) failing = true;
     if (opts.format === 'json') {
       // Written piece by piece (no copy of the whole answer). Several inputs: JSON Lines, each
       // answer with the input's name first.
@@ -87,7 +88,7 @@ export async function runValidate(targets: string | readonly string[], opts: Val
       continue;
     }
     const located = await locate(source, shown.validations.findings);
-    if (opts.format === 'text') io.stdout(`${textLines(label, located)}${renderText(label, shown)}${several ? '\n' : ''}`);
+    if (opts.format === 'text') io.stdout(`${textLines(label, located)}${renderText(label, shown, { failed, failOn })}${several ? '\n' : ''}`);
     else if (opts.format === 'github') io.stdout(githubLines(label, located));
     else reports.push({ label, located });
   }
@@ -151,9 +152,9 @@ export function describeFailure(target: string, err: unknown): string {
 /**
  * The text format: counts, readiness per platform, auth type, base URL, the count of each
  * flag map and rule, one row per flagged endpoint (its flag maps' labels, then its rules'
- * ids), and the document's own findings.
+ * ids), the document's own findings, and the verdict at `--fail-on` (`failed`: the exit code is 1).
  */
-export function renderText(target: string, result: ValidationResult): string {
+export function renderText(target: string, result: ValidationResult, verdict: { failed: boolean; failOn: Severity }): string {
   const summary = validationSummary(result);
   const { readiness, findings } = result.validations;
   const lines: string[] = [];
@@ -200,7 +201,10 @@ export function renderText(target: string, result: ValidationResult): string {
     lines.push(...table(['SEVERITY', 'RULE', 'POINTER', 'MESSAGE'], documentRows).map((l) => `  ${l}`));
   }
   lines.push('');
-  lines.push(summary.has_findings ? 'Result: findings to fix.' : 'Result: no findings.');
+  const found = findings.length;
+  if (verdict.failed) lines.push(`Result: findings at or above ${verdict.failOn} to fix.`);
+  else if (found > 0) lines.push(`Result: no finding at or above ${verdict.failOn}; ${found} below it.`);
+  else lines.push('Result: no findings.');
   return `${lines.join('\n')}\n`;
 }
 

@@ -108,6 +108,14 @@ describe('positions in YAML, more shapes', () => {
     expect(await locate(yaml, 'yaml', '/paths/~1a/put/responses')).toEqual({ line: 3, column: 3 });
   });
 
+  it('an item an alias repeats is placed where its anchor writes it, in flow and block sequences (CLI sweep: one column into the alias)', async () => {
+    const yaml = ['x: &hdr {name: X-Key, in: header}', 'flow: [*hdr]', 'block:', '  - *hdr', 'list: &l [a, b]', 'again: *l'].join('\n');
+    expect(await locate(yaml, 'yaml', '/flow/0')).toEqual({ line: 1, column: 9 });
+    expect(await locate(yaml, 'yaml', '/block/0')).toEqual({ line: 1, column: 9 });
+    expect(await locate(yaml, 'yaml', '/block/0/in')).toEqual({ line: 1, column: 23 });
+    expect(await locate(yaml, 'yaml', '/again/1')).toEqual({ line: 5, column: 14 });
+  });
+
   it('an alias is the anchor of that name written before it, not a later one of the same name', async () => {
     const yaml = ['a: &x', '  summary: first', 'b: *x', 'c: &x', '  summary: second', 'd: *x'].join('\n');
     expect(await locate(yaml, 'yaml', '/b/summary')).toEqual({ line: 2, column: 3 });
@@ -169,6 +177,8 @@ describe('format escaping', () => {
     const [result] = sarif.runs[0].results;
     expect(result.level).toBe('note');
     expect(result.ruleIndex).toBeUndefined();
+    // Columns are UTF-16 code units, and the run says so (CLI sweep: a consumer could not tell).
+    expect(sarif.runs[0].columnKind).toBe('utf16CodeUnits');
     expect(result.locations[0].physicalLocation.artifactLocation.uri).toBe('a%20b.yaml');
   });
 });
@@ -252,9 +262,10 @@ describe('input names in SARIF (valid URI references, no credentials)', () => {
     );
 
   it('a relative path with a colon in its first segment stays a relative reference to that file', () => {
-    const labels = ['c:foo.json', 'c:dir/x.json', 'dir/c:x.json', 'a#b?.json', 'a b.yaml'];
+    // A backslash is a character of a POSIX file name, not a directory (CLI sweep: it became `/`).
+    const labels = ['c:foo.json', 'c:dir/x.json', 'dir/c:x.json', 'a#b?.json', 'a b.yaml', 'back\\slash?q=1.json'];
     const written = uris(renderSarif(labels.map((label) => ({ label, located: one }))));
-    expect(written).toEqual(['c%3Afoo.json', 'c%3Adir/x.json', 'dir/c:x.json', 'a%23b%3F.json', 'a%20b.yaml']);
+    expect(written).toEqual(['c%3Afoo.json', 'c%3Adir/x.json', 'dir/c:x.json', 'a%23b%3F.json', 'a%20b.yaml', 'back%5Cslash%3Fq=1.json']);
     // Resolved against the checkout, each names the file, not a scheme, query or fragment.
     const files = written.map((uri) => decodeURIComponent(new URL(uri, 'file:///repo/').pathname));
     expect(files).toEqual(labels.map((label) => `/repo/${label}`));

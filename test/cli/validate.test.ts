@@ -55,17 +55,29 @@ describe('copilot-service validate FILE', () => {
     expect(stdout).toMatch(/^ *6 +PUT +\/c +operation-id-invalid, operation-id-duplicate$/m);
     expect(stdout).toMatch(/^ +error +server-missing +\/servers +The document names no server/m);
     expect(stdout).not.toMatch(/^ *2 +GET/m);
-    expect(stdout.trimEnd().endsWith('Result: findings to fix.')).toBe(true);
+    expect(stdout.trimEnd().endsWith('Result: findings at or above error to fix.')).toBe(true);
   });
 
-  it('text on a document without findings: exit 0 and no table', async () => {
+  it('text on a document without findings at error: exit 0 and no table', async () => {
     const { code, stdout } = await run(specs('nl_business_gov.json'), 'text');
     expect(code).toBe(0);
     expect(stdout).toContain('Endpoints:       4 (0 with findings)');
     expect(stdout).toContain('Readiness:       100/100');
     expect(stdout).toContain('Auth type:       none');
     expect(stdout).not.toContain('METHOD');
-    expect(stdout).toContain('Result: no findings.');
+    // Its one info finding is listed above: the verdict says it is below --fail-on (CLI sweep: it said "no findings").
+    expect(stdout).toMatch(/:\d+:\d+: info response-error-undocumented: /);
+    expect(stdout.trimEnd().endsWith('Result: no finding at or above error; 1 below it.')).toBe(true);
+  });
+
+  it('text: the verdict follows --fail-on and the exit code (CLI sweep: "no findings" beside the findings that failed the run)', async () => {
+    const info = await run(specs('nl_business_gov.json'), 'text', { failOn: 'info' });
+    expect(info.code).toBe(1);
+    expect(info.stdout.trimEnd().endsWith('Result: findings at or above info to fix.')).toBe(true);
+    const warning = await run(specs('petstore3.yaml'), 'text', { failOn: 'warning', platforms: ['openai'] });
+    expect(warning.code).toBe(1);
+    expect(warning.stdout).toMatch(/: warning request-media-type-unsupported: /);
+    expect(warning.stdout.trimEnd().endsWith('Result: findings at or above warning to fix.')).toBe(true);
   });
 
   it('text on a YAML document whose only findings are rules: their rows, exit 1 for the error-severity ones', async () => {
@@ -74,7 +86,7 @@ describe('copilot-service validate FILE', () => {
     expect(stdout).toContain('Auth type:       oauth2');
     expect(stdout).toContain('Base URL:        https://petstore3.swagger.io/api/v3');
     expect(stdout).toMatch(/^ *6 +DELETE +\/pet\/\{petId\} +header-parameter-unsupported$/m);
-    expect(stdout).toContain('Result: findings to fix.');
+    expect(stdout).toContain('Result: findings at or above error to fix.');
   });
 
   it('text on slack.json lists its 174 endpoints without summary', async () => {
