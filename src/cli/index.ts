@@ -208,58 +208,75 @@ copilotCommands
     print(`Purged ${purged.length} deleted copilot${purged.length === 1 ? '' : 's'}`);
   });
 
-program
-  .command('tools')
-  .description('Print the tool definitions an LLM would be given for an API description (JSON)')
-  .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
-  .requiredOption('--platform <platform>', 'openai, anthropic, gemini or mcp (required)', (value: string) => {
-    if (!['openai', 'anthropic', 'gemini', 'mcp'].includes(value)) throw new InvalidArgumentError('use openai, anthropic, gemini or mcp');
-    return value as import('../domain/validator/tools.js').ToolPlatform;
-  })
-  .action(async (file: string, options: { platform: import('../domain/validator/tools.js').ToolPlatform }) => {
-    const { runTools } = await import('./tools.js');
-    process.exitCode = await runTools(file, options, documentIo);
-  });
-
-program
-  .command('fix')
-  .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (in the description's format: JSON or YAML)")
-  .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
-  .option('--apply', 'print the document with the fixes applied instead of the overlay')
-  .addOption(new Option('--format <format>', "json or yaml; default: the description's own").choices(['json', 'yaml']))
-  .action(async (file: string, options: { apply?: boolean; format?: 'json' | 'yaml' }) => {
-    const { runFix } = await import('./fix.js');
-    process.exitCode = await runFix(file, options, documentIo);
-  });
-
-program
-  .command('validate')
-  .description('Validate API descriptions (files, globs, http(s) URLs, - for standard input) as the validator endpoint does')
-  .argument('<inputs...>', 'OpenAPI 3.x or Swagger 2.0 documents, JSON or YAML: files, globs (quote them), URLs, or -')
-  .addOption(
-    new Option(
-      '--format <format>',
-      "json: the endpoint's answer (JSON Lines with a file key for several inputs); text: file:line:col per finding and a summary; sarif: SARIF 2.1.0; junit: JUnit XML; github: workflow annotations",
+/** The options of every command that reads API descriptions: how large one may be, and whether a URL may name a private address. */
+const inputOptions = (command: Command): Command =>
+  command
+    .option(
+      '--max-bytes <n>',
+      'refuse a document larger than n bytes (default: no limit for files and stdin; MAX_DOCUMENT_BYTES for URLs)',
+      (value: string) => {
+        if (!/^[1-9]\d{0,15}$/.test(value)) throw new InvalidArgumentError('a positive whole number of bytes');
+        return Number(value);
+      },
     )
-      .choices(['json', 'text', 'sarif', 'junit', 'github'])
-      .default('json'),
-  )
-  .addOption(new Option('--fail-on <severity>', 'least finding severity that makes the exit code 1').choices(['error', 'warning', 'info']).default('error'))
-  .option(
-    '--platform <list>',
-    'only findings for these platforms (comma-separated, or the option repeated: openai, gpt_actions, anthropic, gemini, mcp, copilot_studio)',
-    (value: string, previous?: string[]) => [...(previous ?? []), ...list(value)],
-  )
-  .option('--max-bytes <n>', 'refuse a document larger than n bytes (default: no limit for files and stdin; MAX_DOCUMENT_BYTES for URLs)', (value: string) => {
-    if (!/^[1-9]\d{0,15}$/.test(value)) throw new InvalidArgumentError('a positive whole number of bytes');
-    return Number(value);
-  })
-  .option('--deny-private', 'fetch URLs only from public addresses, as the server does (default: localhost and private addresses allowed)')
+    .option('--deny-private', 'fetch URLs only from public addresses, as the server does (default: localhost and private addresses allowed)');
+
+type InputFlags = { maxBytes?: number; denyPrivate?: boolean };
+const readOptions = (flags: InputFlags) => ({ maxBytes: flags.maxBytes, denyPrivate: flags.denyPrivate === true });
+
+inputOptions(
+  program
+    .command('tools')
+    .description('Print the tool definitions an LLM would be given for an API description (JSON)')
+    .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
+    // Checked in the action, not by Commander, so that a misspelt option is named first (with a suggestion).
+    .option('--platform <platform>', 'openai, anthropic, gemini or mcp (required)', (value: string) => {
+      if (!['openai', 'anthropic', 'gemini', 'mcp'].includes(value)) throw new InvalidArgumentError('use openai, anthropic, gemini or mcp');
+      return value as import('../domain/validator/tools.js').ToolPlatform;
+    }),
+).action(async (file: string, options: { platform?: import('../domain/validator/tools.js').ToolPlatform } & InputFlags, command: Command) => {
+  if (options.platform === undefined) command.error("error: required option '--platform <platform>' not specified");
+  const { runTools } = await import('./tools.js');
+  process.exitCode = await runTools(file, { platform: options.platform, ...readOptions(options) }, documentIo);
+});
+
+inputOptions(
+  program
+    .command('fix')
+    .description("Print the validator's computable fixes for an API description as an OpenAPI Overlay 1.0 (in the description's format: JSON or YAML)")
+    .argument('<input>', 'OpenAPI 3.x or Swagger 2.0 document, JSON or YAML: a file, a URL, or - for standard input')
+    .option('--apply', 'print the document with the fixes applied instead of the overlay (written anew: comments, anchors and layout are not kept)')
+    .addOption(new Option('--format <format>', "json or yaml; default: the description's own").choices(['json', 'yaml'])),
+).action(async (file: string, options: { apply?: boolean; format?: 'json' | 'yaml' } & InputFlags) => {
+  const { runFix } = await import('./fix.js');
+  process.exitCode = await runFix(file, { apply: options.apply, format: options.format, ...readOptions(options) }, documentIo);
+});
+
+inputOptions(
+  program
+    .command('validate')
+    .description('Validate API descriptions (files, globs, http(s) URLs, - for standard input) as the validator endpoint does')
+    .argument('<inputs...>', 'OpenAPI 3.x or Swagger 2.0 documents, JSON or YAML: files, globs (quote them), URLs, or -')
+    .addOption(
+      new Option(
+        '--format <format>',
+        "json: the endpoint's answer (JSON Lines with a file key for several inputs); text: file:line:col per finding and a summary; sarif: SARIF 2.1.0; junit: JUnit XML; github: workflow annotations",
+      )
+        .choices(['json', 'text', 'sarif', 'junit', 'github'])
+        .default('json'),
+    )
+    .addOption(new Option('--fail-on <severity>', 'least finding severity that makes the exit code 1').choices(['error', 'warning', 'info']).default('error'))
+    .option(
+      '--platform <list>',
+      'only findings for these platforms (comma-separated, or the option repeated: openai, gpt_actions, anthropic, gemini, mcp, copilot_studio)',
+      (value: string, previous?: string[]) => [...(previous ?? []), ...list(value)],
+    ),
+)
   .addHelpText('after', '\nExit codes: 0 no finding at or above --fail-on, 1 findings at or above --fail-on, 2 usage error or an input that cannot be read.')
   .action(
     async (
       inputs: string[],
-      options: { format: import('./formats.js').Format; failOn: 'error' | 'warning' | 'info'; platform?: string[]; maxBytes?: number; denyPrivate?: boolean },
+      options: { format: import('./formats.js').Format; failOn: 'error' | 'warning' | 'info'; platform?: string[] } & InputFlags,
       command: Command,
     ) => {
       const { runValidate, unknownPlatforms, PLATFORMS } = await import('./validate.js');
@@ -272,32 +289,45 @@ program
           format: options.format,
           failOn: options.failOn,
           platforms: options.platform as import('../domain/validator/index.js').Platform[] | undefined,
-          maxBytes: options.maxBytes,
-          denyPrivate: options.denyPrivate === true,
+          ...readOptions(options),
         },
         documentIo,
       );
     },
   );
 
+/**
+ * The first word when it names no command (`serv --help`, `help nothing`): parsed alone, it gets
+ * Commander's "unknown command" error and its suggestion, where `--help` after it would print
+ * the main help and exit 0, and `help` would print it without a word.
+ */
+function unknownCommand(args: readonly string[]): string | undefined {
+  const known = new Set(['help', ...program.commands.flatMap((c) => [c.name(), ...c.aliases()])]);
+  const word = args[0] === 'help' ? args[1] : args[0];
+  return word !== undefined && !word.startsWith('-') && !known.has(word) ? word : undefined;
+}
+
 // A bare `copilot-service` prints the help (serving is `copilot-service serve`). `done`: when
 // the command has ended (scripts/build-cli-code-cache.mjs runs several in one process).
-export const done: Promise<unknown> = (process.argv.length <= 2 ? Promise.resolve().then(() => program.outputHelp()) : program.parseAsync(process.argv)).catch(
-  async (err: unknown) => {
-    if (err instanceof CommanderError) {
-      // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
-      process.exitCode = err.exitCode === 0 ? 0 : 2;
-      return;
-    }
-    const { ConfigError } = await import('../config.js');
-    // Loaded here, not at the top: every command would pay for node:util at start (bench/README.md, the CLI's start).
-    const { inspect } = await import('node:util');
-    // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
-    const message =
-      isAppError(err) || err instanceof ConfigError
-        ? err.message
-        : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
-    stderr.write(`${message}\n`);
-    process.exitCode = 2;
-  },
-);
+const unknown = unknownCommand(process.argv.slice(2));
+export const done: Promise<unknown> = (
+  process.argv.length <= 2
+    ? Promise.resolve().then(() => program.outputHelp())
+    : program.parseAsync(unknown === undefined ? process.argv : [...process.argv.slice(0, 2), unknown])
+).catch(async (err: unknown) => {
+  if (err instanceof CommanderError) {
+    // Commander has printed the message (or the help, or the version): 0 for those, 2 for a usage error.
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+    return;
+  }
+  const { ConfigError } = await import('../config.js');
+  // Loaded here, not at the top: every command would pay for node:util at start (bench/README.md, the CLI's start).
+  const { inspect } = await import('node:util');
+  // Something not an Error (a value a library rejected with) is shown whole, not as "[object Object]".
+  const message =
+    isAppError(err) || err instanceof ConfigError
+      ? err.message
+      : `Error: ${typeof (err as Error | undefined)?.message === 'string' ? (err as Error).message : inspect(err, { depth: 4, breakLength: Infinity })}`;
+  stderr.write(`${message}\n`);
+  process.exitCode = 2;
+});

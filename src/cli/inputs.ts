@@ -1,8 +1,9 @@
 import { constants } from 'node:buffer';
-import { fstatSync, readFileSync, statSync } from 'node:fs';
+import { fstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute } from 'node:path';
 import type { DocumentSource } from '../domain/validator/index.js';
 import type { FetchPolicy } from '../net/guarded-fetch.js';
+import { printable } from './formats.js';
 
 /**
  * What `copilot-service validate` reads: files (a glob expands to the files it matches), `-`
@@ -48,7 +49,7 @@ const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
  * The inputs the arguments name, in order, duplicates dropped (`-` too: standard input is
- * read once). An argument that names an existing path, or has no glob character, is taken as
+ * read once; a file however it is spelled: `a.yaml`, `./a.yaml`, its absolute path, a link to it). An argument that names an existing path, or has no glob character, is taken as
  * written (a missing file is then reported when read); otherwise it is a glob, expanded
  * (sorted) by tinyglobby, loaded only then, its files named as the pattern was (absolute or
  * relative). A glob that matches nothing is a failure, and so is an empty argument.
@@ -57,8 +58,9 @@ export async function expandInputs(args: readonly string[]): Promise<Input[]> {
   const out: Input[] = [];
   const seen = new Set<string>();
   const add = (input: Input) => {
-    if (!seen.has(input.target)) out.push(input);
-    seen.add(input.target);
+    const key = input.kind === 'file' ? sameFile(input.target) : input.target;
+    if (!seen.has(key)) out.push(input);
+    seen.add(key);
   };
   for (const arg of args) {
     if (arg === '') throw new CliFailure('An input is an empty name: give a file, a glob, a URL or -.');
@@ -68,11 +70,20 @@ export async function expandInputs(args: readonly string[]): Promise<Input[]> {
     else {
       const { glob } = await import('tinyglobby');
       const files = (await glob(arg, { onlyFiles: true, expandDirectories: false, dot: false, absolute: isAbsolute(arg) })).sort();
-      if (files.length === 0) throw new CliFailure(`${arg}: no file matches this pattern.`);
+      if (files.length === 0) throw new CliFailure(`${printable(arg)}: no file matches this pattern.`);
       for (const file of files) add({ kind: 'file', target: file });
     }
   }
   return out;
+}
+
+/** What names a file whatever its spelling: its real path, or the name as given when it cannot be read (it is reported when read). */
+function sameFile(name: string): string {
+  try {
+    return `file:${realpathSync(name)}`;
+  } catch {
+    return name;
+  }
 }
 
 export async function readInput(input: Input, opts: ReadOptions): Promise<DocumentSource> {
@@ -90,9 +101,9 @@ export async function readInput(input: Input, opts: ReadOptions): Promise<Docume
  */
 function readFile(file: string, maxBytes: number | undefined): DocumentSource {
   const info = statSync(file);
-  if (!info.isFile()) throw new CliFailure(`${file} is not a file.`);
-  if (maxBytes !== undefined && info.size > maxBytes) throw new CliFailure(`${file} is larger than ${maxBytes} bytes (--max-bytes).`);
-  if (info.size > MAX_READABLE_BYTES) throw new CliFailure(tooLarge(file));
+  if (!info.isFile()) throw new CliFailure(`${printable(file)} is not a file.`);
+  if (maxBytes !== undefined && info.size > maxBytes) throw new CliFailure(`${printable(file)} is larger than ${maxBytes} bytes (--max-bytes).`);
+  if (info.size > MAX_READABLE_BYTES) throw new CliFailure(tooLarge(printable(file)));
   return { bytes: readFileSync(file), fileName: basename(file) };
 }
 
@@ -134,6 +145,6 @@ async function fetchSource(url: string, opts: ReadOptions): Promise<DocumentSour
   }
   if (opts.maxBytes !== undefined) policy = { ...policy, maxBytes: opts.maxBytes };
   const fetched = await fetchGuarded(url, policy, { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' });
-  if (fetched.status < 200 || fetched.status > 299) throw new CliFailure(`${url} answered HTTP ${fetched.status}.`);
+  if (fetched.status < 200 || fetched.status > 299) throw new CliFailure(`${printable(withoutCredentials(url))} answered HTTP ${fetched.status}.`);
   return { bytes: fetched.body, mediaType: fetched.contentType, fileName: new URL(fetched.url).pathname };
 }

@@ -2,7 +2,7 @@ import { writeYaml, type DocumentFormat } from '../domain/validator/index.js';
 import { parseDocumentWithFormat } from '../domain/validator/parse.js';
 import { fixesOverlay, applyOverlay } from '../domain/validator/overlay.js';
 import { TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../domain/validator/tools.js';
-import { CliFailure, expandInputs, readInput, withoutCredentials } from './inputs.js';
+import { CliFailure, expandInputs, readInput, withoutCredentials, type ReadOptions } from './inputs.js';
 import { describeFailure, type CliIo } from './validate.js';
 
 /**
@@ -21,16 +21,17 @@ export function isToolPlatform(value: string): value is ToolPlatform {
 }
 
 /** The parsed document of the one input `target` names, and its format (a nesting scan first for what a server sent, as `validate` reads it). */
-async function readDocument(target: string): Promise<{ doc: unknown; format: DocumentFormat }> {
+async function readDocument(target: string, opts: ReadOptions): Promise<{ doc: unknown; format: DocumentFormat }> {
   const inputs = await expandInputs([target]);
   if (inputs.length !== 1) throw new CliFailure(`${target} matches ${inputs.length} files: give one.`);
   const input = inputs[0]!;
-  return parseDocumentWithFormat(await readInput(input, {}), { scanNestingFirst: input.kind === 'url' });
+  return parseDocumentWithFormat(await readInput(input, opts), { scanNestingFirst: input.kind === 'url' });
 }
 
 /** Runs `work` on the input's document and prints its result: as YAML when `format` (given the document's own) says so, else as indented JSON. */
 async function run(
   target: string,
+  opts: ReadOptions,
   io: CliIo,
   work: (doc: unknown) => unknown,
   format: (own: DocumentFormat) => DocumentFormat = () => 'json',
@@ -38,7 +39,7 @@ async function run(
   let out: unknown;
   let as: DocumentFormat;
   try {
-    const read = await readDocument(target);
+    const read = await readDocument(target, opts);
     as = format(read.format);
     out = work(read.doc);
   } catch (err) {
@@ -49,14 +50,15 @@ async function run(
   return EXIT_OK;
 }
 
-export function runTools(target: string, opts: { platform: ToolPlatform }, io: CliIo): Promise<number> {
-  return run(target, io, (doc) => ({ platform: opts.platform, tools: toolDefinitions(doc, opts.platform) }));
+export function runTools(target: string, opts: { platform: ToolPlatform } & ReadOptions, io: CliIo): Promise<number> {
+  return run(target, opts, io, (doc) => ({ platform: opts.platform, tools: toolDefinitions(doc, opts.platform) }));
 }
 
 /** `format`: JSON or YAML; by default the description's own, so that a fixed YAML file can replace the original. */
-export function runFix(target: string, opts: { apply?: boolean; format?: DocumentFormat }, io: CliIo): Promise<number> {
+export function runFix(target: string, opts: { apply?: boolean; format?: DocumentFormat } & ReadOptions, io: CliIo): Promise<number> {
   return run(
     target,
+    opts,
     io,
     (doc) => {
       const overlay = fixesOverlay(doc);

@@ -98,6 +98,27 @@ describe('copilot-service: help, version, usage errors', () => {
     expect(stderr).toContain('Did you mean validate?');
   });
 
+  it('an unknown command is an error with its suggestion before --help, and after help (CLI sweep: the main help, exit 0 and no word)', async () => {
+    for (const args of [
+      ['serv', '--help'],
+      ['help', 'serv'],
+    ]) {
+      const { code, stderr } = await run(args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr, args.join(' ')).toContain("unknown command 'serv'");
+      expect(stderr, args.join(' ')).toContain('Did you mean serve?');
+    }
+    expect(await run(['help', 'validate'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: copilot-service validate') });
+  });
+
+  it('a misspelt option of tools is named with a suggestion, not taken for the missing --platform', async () => {
+    const { code, stderr } = await run(['tools', '--platfrom', 'openai', OPERATION_IDS]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("unknown option '--platfrom'");
+    expect(stderr).toContain('Did you mean --platform?');
+    expect(await run(['tools', OPERATION_IDS])).toMatchObject({ code: 2, stderr: expect.stringContaining("required option '--platform <platform>'") });
+  });
+
   it('usage errors are exit 2: a bad option value, a missing argument, an unknown platform', async () => {
     for (const args of [
       ['validate', OPERATION_IDS, '--format', 'xml'],
@@ -161,6 +182,19 @@ describe('copilot-service validate: inputs', () => {
     expect(stderr).toContain('no file matches');
   });
 
+  it("a pattern's control characters are escaped in the message that names it (CLI sweep: a terminal title was set)", async () => {
+    const { code, stderr } = await run(['validate', 'nofile\u001b]0;PWNED\u0007\rX[.json']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('nofile\\u001b]0;PWNED\\u0007\\u000dX[.json: no file matches');
+    expect(stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
+  });
+
+  it('one file however it is spelled is read once (CLI sweep: four answers for one file)', async () => {
+    writeFileSync(join(dir, 'once.yaml'), readFileSync(`${SPECS}petstore3.yaml`));
+    const { stdout } = await run(['validate', 'once.yaml', './once.yaml', join(dir, 'once.yaml'), 'once.*']);
+    expect(stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
   it('a local file over 25 MiB is read without --max-bytes, refused with it', async () => {
     const file = join(dir, 'large.json');
     const doc = { ...WARNING_ONLY, info: { ...WARNING_ONLY.info, 'x-padding': 'x'.repeat(26 * 1024 * 1024) } };
@@ -205,6 +239,20 @@ describe('copilot-service validate: inputs', () => {
     it('--max-bytes applies to a URL', async () => {
       const { code } = await run(['validate', `${server.origin}/openapi.yaml`, '--max-bytes', '100']);
       expect(code).toBe(2);
+    });
+
+    it('tools and fix read their input as validate does: --deny-private and --max-bytes (CLI sweep: unknown options there)', async () => {
+      for (const command of [['tools', '--platform', 'openai'], ['fix']]) {
+        expect((await run([...command, `${server.origin}/openapi.yaml`])).code, command[0]).toBe(0);
+        const connections = server.connections;
+        const denied = await run([...command, `${server.origin}/openapi.yaml`, '--deny-private']);
+        expect(denied.code, command[0]).toBe(2);
+        expect(server.connections).toBe(connections);
+        expect(await run([...command, `${SPECS}petstore3.yaml`, '--max-bytes', '100'])).toMatchObject({
+          code: 2,
+          stderr: expect.stringContaining('larger than 100 bytes'),
+        });
+      }
     });
   });
 });

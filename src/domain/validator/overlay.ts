@@ -39,8 +39,14 @@ export function fixesOverlay(doc: unknown, title = 'Fixes for LLM readiness'): O
     round = roundOfFixes(current);
     overlay.actions.push(...round);
   }
+  // Overlay 1.0 asks for one action at least (its schema: `minItems: 1`): a document with nothing
+  // to fix gets one that changes nothing, so that strict tools still read and apply the file.
+  if (overlay.actions.length === 0) overlay.actions.push(NOTHING_TO_FIX);
   return overlay;
 }
+
+/** The one action of an Overlay without a fix: an empty update of the root, which changes nothing. */
+export const NOTHING_TO_FIX: OverlayAction = { target: '$', description: 'No finding has a computable fix: this action changes nothing.', update: {} };
 
 /** The actions of one round: the computable fixes of `doc`'s findings. */
 function roundOfFixes(doc: unknown): OverlayAction[] {

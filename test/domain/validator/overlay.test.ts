@@ -282,8 +282,11 @@ describe('fixesOverlay', () => {
     expect(doc.paths['/a/{id}'].get.parameters).toHaveLength(1);
   });
 
-  it('a document with nothing to fix gives no actions; one that is not OpenAPI is refused', () => {
-    expect(fixesOverlay(parse({ openapi: '3.1.0', info, paths: {} })).actions).toEqual([]);
+  it('a document with nothing to fix gives one action that changes nothing (Overlay 1.0: minItems 1; CLI sweep: it gave none); one that is not OpenAPI is refused', () => {
+    const doc = parse({ openapi: '3.1.0', info, paths: {} });
+    const overlay = fixesOverlay(doc);
+    expect(overlay.actions).toEqual([{ target: '$', description: expect.stringMatching(/changes nothing/), update: {} }]);
+    expect(applyOverlay(doc, overlay)).toEqual(doc);
     expectAppError(() => fixesOverlay({ hello: 'world' }));
   });
 });
