@@ -181,7 +181,8 @@ export const Overlay = Type.Object(
     info: Type.Object({ title: Type.String(), version: Type.String() }),
     actions: Type.Array(ref(OverlayAction), {
       minItems: 1,
-      description: 'One action per computable fix, in the order of validations.findings; without a fix, one action that changes nothing (Overlay 1.0 asks for one at least)',
+      description:
+        'One action per computable fix, in the order of validations.findings; without a fix, one action that changes nothing (Overlay 1.0 asks for one at least)',
     }),
   },
   { $id: 'Overlay', title: 'Overlay', description: "An OpenAPI Overlay 1.0 document applying the validator's computable fixes" },
