@@ -1,3 +1,4 @@
+import { registerConnectionRules } from './http/connections.js';
 import { BodyBudget, registerBodyAdmission } from './http/body-admission.js';
 import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
@@ -98,6 +99,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // reads these when the server is built (set later, they are not enforced): both places.
     requestTimeout: config.requestTimeoutMs,
     http: {
+      // A request without Host is answered by the connection rules (connections.ts), in the contract's body.
+      requireHostHeader: false,
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
       connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
@@ -125,11 +128,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   }
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema)));
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    // Every answer is the type it says (JSON, YAML, the dashboard's files): never sniffed as another.
-    reply.header('x-content-type-options', 'nosniff');
-  });
+  registerConnectionRules(app);
 
   documentFrameworkErrors(app);
   publishAccessRules(app, config.allowAnonymousRead);

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { payloadTooLarge } from './errors.js';
 
 /**
  * Request bodies being received. A body is held in memory from its first byte until its answer
@@ -65,12 +66,28 @@ export class BodyBudget {
   }
 }
 
-/** The most a request's body may hold: its Content-Length (at most its route's limit), its route's limit when chunked, 0 without a body. */
+/**
+ * The most a request's body may hold: its Content-Length, its route's limit when it is sent in
+ * chunks, 0 without a body. A Content-Length over the limit is 413 before a byte is read (the
+ * multipart uploads' parser would read it all first), and a Content-Encoding other than
+ * identity is 415: no coding is decoded here, and a gzip body read as JSON was "not valid JSON".
+ */
 function reservedBytes(request: FastifyRequest): number {
   const limit = request.routeOptions.bodyLimit ?? 0;
-  const length = request.headers['content-length'];
-  if (length !== undefined) return Math.min(Number(length) || 0, limit);
-  return request.headers['transfer-encoding'] === undefined ? 0 : limit;
+  const declared = request.headers['content-length'];
+  const length = declared !== undefined ? Number(declared) || 0 : request.headers['transfer-encoding'] === undefined ? 0 : limit;
+  if (length === 0) return 0;
+  const coding = request.headers['content-encoding']?.trim().toLowerCase();
+  if (coding !== undefined && coding !== '' && coding !== 'identity') {
+    throw new AppError('unsupported_media_type', `This service reads request bodies as sent: a Content-Encoding (${coding.slice(0, 40)}) is not decoded.`);
+  }
+  if (length > limit) throw payloadTooLarge(request) ?? new AppError('payload_too_large', 'The request body is larger than this service accepts here.');
+  return length;
+}
+
+/** `Expect: 100-continue`: the client waits for this before it sends its body (answerInRoutes leaves it to here). */
+function continueIfAsked(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.headers.expect?.toLowerCase() === '100-continue' && !reply.raw.headersSent) reply.raw.writeContinue();
 }
 
 /** Admits the bodies of the routes registered after it (call before them); `defaultBodyLimit`: the bodyLimit of a route that sets none. */
@@ -80,7 +97,10 @@ export function registerBodyAdmission(app: FastifyInstance, budget: BodyBudget, 
   // After the route's onRequest hooks: the key is known.
   app.addHook('preParsing', async (request, reply, payload) => {
     const bytes = reservedBytes(request);
-    if (bytes === 0) return payload;
+    if (bytes === 0) {
+      continueIfAsked(request, reply);
+      return payload;
+    }
     const principal = request.principal;
     const sender = principal?.kind === 'key' ? `key:${principal.keyId}` : `address:${request.ip}`;
     const reserved = budget.reserve(sender, bytes);
@@ -96,6 +116,7 @@ export function registerBodyAdmission(app: FastifyInstance, budget: BodyBudget, 
       throw new AppError('service_unavailable', 'The service is receiving as many request bodies at once as it holds; try again shortly.');
     }
     reply.raw.once('close', () => budget.release(sender, bytes));
+    continueIfAsked(request, reply);
     return payload;
   });
 }

@@ -1,3 +1,4 @@
+import { commonHeaders } from './connections.js';
 import secureJson from 'secure-json-parse';
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -69,8 +70,14 @@ function fromFastifyError(err: FastifyError): AppError | null {
  * (`config.documentLimit`), the one its body parser applies.
  */
 function withBodyLimit(error: AppError | null, request: FastifyRequest): AppError | null {
+  if (error?.code !== 'payload_too_large' || error.details !== undefined) return error;
+  return payloadTooLarge(request) ?? error;
+}
+
+/** The 413 of this request's route, with the limit it says (see withBodyLimit); null for a request no route took. */
+export function payloadTooLarge(request: FastifyRequest): AppError | null {
   const limit = request.routeOptions?.config?.documentLimit ?? request.routeOptions?.bodyLimit;
-  if (error?.code !== 'payload_too_large' || error.details !== undefined || typeof limit !== 'number') return error;
+  if (typeof limit !== 'number') return null;
   return new AppError('payload_too_large', `The request body is larger than this service accepts here (at most ${limit} bytes).`, { max_bytes: limit });
 }
 
@@ -165,6 +172,9 @@ export function documentFrameworkErrors(app: FastifyInstance): void {
   });
 }
 
+/** UTF-8 that refuses what is not (a lone or encoded surrogate, an overlong form, a stray byte); a byte-order mark is left out. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingDeps): void {
   // Fastify parses text/plain by default: a text body would reach the JSON routes as a
   // string and be answered 400 by the schema instead of 415. Bodies are JSON here; a
@@ -173,10 +183,22 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
   // Fastify's own JSON parser says "not valid JSON" of well-formed JSON whose keys would reach an
   // object's prototype; this one, with the same parser and rules, says which it was.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body.length === 0) return done(new AppError('invalid_json', 'The request body is empty; send a JSON object.'), undefined);
+  // Read as bytes and decoded strictly: Node's decoding put U+FFFD for bytes that are not UTF-8
+  // (Latin-1 text, an encoded surrogate), so that a copilot was stored with text it was not sent.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bytes, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      return done(new AppError('unsupported_media_type', `JSON bodies are read as UTF-8 (RFC 8259), not as charset=${charset.slice(0, 40)}.`), undefined);
+    }
+    if (bytes.length === 0) return done(new AppError('invalid_json', 'The request body is empty; send a JSON object.'), undefined);
+    let body: string;
     try {
-      done(null, secureJson.parse(body as string, { protoAction: 'error', constructorAction: 'error' }));
+      body = STRICT_UTF8.decode(bytes as Buffer);
+    } catch {
+      return done(new AppError('invalid_json', 'The request body is not valid UTF-8, which JSON is sent as.'), undefined);
+    }
+    try {
+      done(null, secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' }));
     } catch (err) {
       const prototype = /forbidden prototype property/.test((err as Error).message);
       done(
@@ -210,8 +232,8 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
 
   function unavailableOr500(err: unknown, request: FastifyRequest): AppError {
     if (isDatabaseUnavailable(err)) {
-      request.log.warn({ err }, 'the database cannot be reached');
-      return new AppError('service_unavailable', 'The database cannot be reached right now; try again shortly.');
+      request.log.warn({ err }, 'the database cannot be reached or is busy');
+      return new AppError('service_unavailable', 'The database cannot be reached or is busy right now; try again shortly.');
     }
     request.log.error({ err }, 'unhandled error');
     return new AppError('internal_error', FIXED_500);
@@ -250,6 +272,9 @@ export function frameworkErrorHandler(deps: () => ErrorHandlingDeps) {
       err.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new AppError('uri_too_long', 'A path segment of this URL is longer than this service accepts.')
         : new AppError('invalid_request', 'The URL is not valid: a percent-escape in its path cannot be decoded.');
+    // As the parser's refusals (DESIGN §8): the connection is closed after the answer.
+    commonHeaders(request, reply);
+    reply.header('connection', 'close');
     const path = request.url.split('?')[0]!;
     const checked = isBackendPath(path) ? deps().requireKey(request) : Promise.resolve();
     checked.then(
@@ -295,6 +320,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
  */
 export function answerInRoutes(server: Server): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  // `Expect: 100-continue`: the body is asked for once the request may send it (its key checked,
+  // its size admitted: body-admission.ts), not before, so that a refused client never sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;

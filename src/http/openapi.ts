@@ -26,7 +26,7 @@ const HEADERS = {
     schema: { type: 'string' as const },
   },
   RetryAfter: {
-    description: 'Seconds to wait before trying again (the database cannot be reached right now)',
+    description: 'Seconds to wait before trying again (the database cannot be reached or is busy right now)',
     schema: { type: 'integer' as const, examples: [RETRY_AFTER_SECONDS] },
   },
   WwwAuthenticate: {

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { dueSyncs, syncApiDescription, type SyncDeps } from '../domain/copilots/api-description-history.service.js';
 import { isAppError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
-import { everyInterval } from './rounds.js';
+import { everyInterval, jobFailed } from './rounds.js';
 
 /** Copilots looked at per round. */
 const BATCH = 20;
@@ -13,7 +13,11 @@ const BATCH = 20;
  * it at a time (api-description-history.service.ts). Looks for due copilots every quarter of
  * the interval, at most every minute; a round syncs them one after another.
  */
-export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, options: { logger: Pick<FastifyBaseLogger, 'error'> }): { stop(): Promise<void> } {
+export function startApiDescriptionSync(
+  storage: Storage,
+  deps: SyncDeps,
+  options: { logger: Pick<FastifyBaseLogger, 'error' | 'warn'> },
+): { stop(): Promise<void> } {
   return everyInterval(
     Math.min(60_000, Math.max(250, Math.floor(deps.intervalMs / 4))),
     async (stopped) => {
@@ -25,10 +29,10 @@ export function startApiDescriptionSync(storage: Storage, deps: SyncDeps, option
         // service's failure.
         await syncApiDescription(storage.db, deps, copilotId, { force: false }).catch((err: unknown) => {
           if (isAppError(err) && (err.code === 'copilot_not_found' || err.code === 'swagger_missing')) return;
-          options.logger.error({ err, copilot: copilotId }, 'Syncing an API description failed');
+          jobFailed(options.logger, err, { copilot: copilotId }, 'Syncing an API description failed');
         });
       }
     },
-    (err) => options.logger.error({ err }, 'Looking for API descriptions to sync failed'),
+    (err) => jobFailed(options.logger, err, {}, 'Looking for API descriptions to sync failed'),
   );
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { CrawlRunner } from '../domain/knowledgebase/crawl.js';
-import { everyInterval } from './rounds.js';
+import { everyInterval, jobFailed } from './rounds.js';
 
 /**
  * Crawl starts under way at once, at most (each fetches a robots.txt, and a sitemap crawl its
@@ -18,7 +18,7 @@ const STARTS_AT_ONCE = 5;
  */
 export function startCrawls(
   runner: CrawlRunner,
-  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error'> },
+  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error' | 'warn'> },
 ): { stop(): Promise<void>; wake(): void } {
   const abort = new AbortController();
   const starting = new Set<Promise<void>>();
@@ -31,7 +31,7 @@ export function startCrawls(
     }
     if (!stopped()) await runner.sweep();
   };
-  const onError = (err: unknown) => options.logger.error({ err }, 'The crawl job failed');
+  const onError = (err: unknown) => jobFailed(options.logger, err, {}, 'The crawl job failed');
   const job = everyInterval(options.intervalMs, round, onError);
   let woken: Promise<void> | null = null;
   let stopping = false;

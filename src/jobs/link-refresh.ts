@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { timestampIn } from '../domain/ids.js';
 import type { Storage } from '../storage/database.js';
 import { scheduleChecks } from '../storage/link-refresh.repository.js';
-import { everyInterval } from './rounds.js';
+import { everyInterval, jobFailed } from './rounds.js';
 
 /**
  * Keeps the knowledge bases of copilots with smart_sync = 1 current: each round gives every
@@ -14,13 +14,13 @@ import { everyInterval } from './rounds.js';
  */
 export function startLinkRefreshSchedule(
   storage: Storage,
-  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error'> },
+  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error' | 'warn'> },
 ): { stop(): Promise<void> } {
   return everyInterval(
     Math.min(60_000, Math.max(250, Math.floor(options.intervalMs / 4))),
     async () => {
       await scheduleChecks(storage.db, timestampIn(options.intervalMs * (0.9 + Math.random() * 0.2)));
     },
-    (err) => options.logger.error({ err }, 'Scheduling knowledge-base link checks failed'),
+    (err) => jobFailed(options.logger, err, {}, 'Scheduling knowledge-base link checks failed'),
   );
 }

@@ -1,3 +1,4 @@
+import { jobFailed } from './rounds.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { purgeDeletedBefore } from '../domain/copilots/copilot.service.js';
 import { daysAgo } from '../domain/ids.js';
@@ -39,7 +40,7 @@ async function inBatches(batch: () => Promise<number>): Promise<number> {
  */
 export function startRetention(
   storage: Storage,
-  options: RetentionSettings & { logger: Pick<FastifyBaseLogger, 'info' | 'error'>; intervalMs?: number },
+  options: RetentionSettings & { logger: Pick<FastifyBaseLogger, 'info' | 'error' | 'warn'>; intervalMs?: number },
 ): { stop(): Promise<void> } {
   const { logger } = options;
   const rowRetention = [
@@ -52,7 +53,7 @@ export function startRetention(
         (ids) => {
           if (ids.length > 0) logger.info({ purged: ids }, 'Purged deleted copilots past their retention');
         },
-        (err: unknown) => logger.error({ err }, 'Purging deleted copilots failed'),
+        (err: unknown) => jobFailed(logger, err, {}, 'Purging deleted copilots failed'),
       );
     }
     for (const part of rowRetention) {
@@ -62,7 +63,7 @@ export function startRetention(
         (deleted) => {
           if (deleted > 0) logger.info({ deleted }, `Deleted ${part.rows} past their retention`);
         },
-        (err: unknown) => logger.error({ err }, `Deleting old ${part.rows} failed`),
+        (err: unknown) => jobFailed(logger, err, {}, `Deleting old ${part.rows} failed`),
       );
     }
   };

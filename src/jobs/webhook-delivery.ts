@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { attemptDelivery, type DeliveryDeps, dueDeliveries } from '../domain/webhooks/webhook.service.js';
 import type { Storage } from '../storage/database.js';
-import { everyInterval } from './rounds.js';
+import { everyInterval, jobFailed } from './rounds.js';
 
 /** Deliveries attempted per round. */
 const BATCH = 20;
@@ -13,16 +13,16 @@ const BATCH = 20;
 export function startWebhookDelivery(
   storage: Storage,
   deps: DeliveryDeps,
-  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error'> },
+  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error' | 'warn'> },
 ): { stop(): Promise<void> } {
   return everyInterval(
     options.intervalMs,
     async (stopped) => {
       for (const id of await dueDeliveries(storage.db, BATCH)) {
         if (stopped()) return;
-        await attemptDelivery(storage.db, deps, id).catch((err: unknown) => options.logger.error({ err, delivery: id }, 'A webhook delivery failed'));
+        await attemptDelivery(storage.db, deps, id).catch((err: unknown) => jobFailed(options.logger, err, { delivery: id }, 'A webhook delivery failed'));
       }
     },
-    (err) => options.logger.error({ err }, 'Looking for webhook deliveries failed'),
+    (err) => jobFailed(options.logger, err, {}, 'Looking for webhook deliveries failed'),
   );
 }

@@ -340,7 +340,11 @@ for (const dialect of DIALECTS) {
       served = V2;
       expect((await call(t, 'PATCH', copilotPath(copilot.id), { payload: { smart_sync: 1, enhanced_privacy: 1 } })).statusCode).toBe(200);
       await t.storage.db.updateTable('api_description_sync').set({ next_sync_at: nowTimestamp() }).where('copilot_id', '=', copilot.id).execute();
-      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'audit-test' }, { logger: { error: () => undefined } });
+      const job = startApiDescriptionSync(
+        t.storage,
+        { ...t.services.sync, owner: 'audit-test' },
+        { logger: { error: () => undefined, warn: () => undefined } },
+      );
       try {
         for (let i = 0; i < 100 && (await synced()).length < 2; i++) await sleep(50);
       } finally {
@@ -400,7 +404,11 @@ for (const dialect of DIALECTS) {
       });
       const copilot = await createCopilot(t, { swagger_url: pages.url('/purged-meanwhile.json'), smart_sync: 1 });
       const errors: Array<{ copilot?: string }> = [];
-      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'purge-test' }, { logger: { error: (obj: object) => errors.push(obj) } });
+      const job = startApiDescriptionSync(
+        t.storage,
+        { ...t.services.sync, owner: 'purge-test' },
+        { logger: { error: (obj: object) => errors.push(obj), warn: (obj: object) => errors.push(obj) } },
+      );
       try {
         await fetching;
         expect((await call(t, 'DELETE', copilotPath(copilot.id))).statusCode).toBe(200);
@@ -424,7 +432,11 @@ for (const dialect of DIALECTS) {
         expect((await putRaw(t, copilot.id, V2, 'application/json')).statusCode).toBe(200);
         uploaded = true;
       };
-      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'replace-test' }, { logger: { error: (obj: object) => errors.push(obj) } });
+      const job = startApiDescriptionSync(
+        t.storage,
+        { ...t.services.sync, owner: 'replace-test' },
+        { logger: { error: (obj: object) => errors.push(obj), warn: (obj: object) => errors.push(obj) } },
+      );
       try {
         for (let i = 0; i < 200 && !syncsSettled.includes(copilot.id); i++) await sleep(50);
       } finally {
@@ -443,7 +455,7 @@ for (const dialect of DIALECTS) {
       });
       const copilot = await createCopilot(t, { swagger_url: pages.url('/scheduled.json'), smart_sync: 1 });
       const idle = await createCopilot(t, { swagger_url: pages.url('/scheduled.json') }); // smart_sync 0: never synced by the job
-      const logger = { error: () => undefined };
+      const logger = { error: () => undefined, warn: () => undefined };
       // Two instances' jobs on one database: each interval, one of them fetches.
       const jobs = [
         startApiDescriptionSync(t.storage, t.services.sync, { logger }),

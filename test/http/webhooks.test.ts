@@ -179,7 +179,7 @@ for (const dialect of DIALECTS) {
       expect((await putRaw(t, copilot.id, api(['/p', '/q']), 'application/json')).statusCode).toBe(200);
       expect((await putRaw(t, copilot.id, api(['/p']), 'application/json')).statusCode).toBe(200);
       const [row] = await deliveriesOf(copilot.id, 1);
-      const job = startWebhookDelivery(t.storage, deps, { intervalMs: 20, logger: { error: () => undefined } });
+      const job = startWebhookDelivery(t.storage, deps, { intervalMs: 20, logger: { error: () => undefined, warn: () => undefined } });
       try {
         for (let i = 0; i < 100 && !received.some((r) => r.headers['x-cms-delivery'] === row!.id); i++) await sleep(20);
       } finally {

@@ -29,7 +29,10 @@ for (const dialect of DIALECTS) {
       site = await PageServer.start();
       // One worker, and at most 3 passages per link: the over-limit page fails after it was read.
       t = await buildTestApp(dialect, { tap: true, worker: { concurrency: 1, maxPassagesPerLink: 3 } });
-      crawlJob = startCrawls(t.services.crawls, { intervalMs: 20, logger: { error: (obj: unknown) => console.error(obj) } });
+      crawlJob = startCrawls(t.services.crawls, {
+        intervalMs: 20,
+        logger: { error: (obj: unknown) => console.error(obj), warn: (obj: unknown) => console.error(obj) },
+      });
     });
     afterAll(async () => {
       await crawlJob?.stop();

@@ -31,7 +31,10 @@ for (const dialect of DIALECTS) {
       site = await PageServer.start();
       other = await PageServer.start();
       t = await buildTestApp(dialect, { worker: true });
-      crawlJob = startCrawls(t.services.crawls, { intervalMs: 20, logger: { error: (obj: unknown) => console.error(obj) } });
+      crawlJob = startCrawls(t.services.crawls, {
+        intervalMs: 20,
+        logger: { error: (obj: unknown) => console.error(obj), warn: (obj: unknown) => console.error(obj) },
+      });
     });
     afterAll(async () => {
       await crawlJob?.stop();

@@ -27,14 +27,23 @@ const CREATE_FIELDS = ['name', 'website', 'prompt_message'];
 const MAX_FIELDS = 20;
 
 /** Reads a multipart body: the document from `file`/`swagger_file`, plus the text fields. */
+const fileTooLarge = (maxBytes: number) => new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ upload: Upload | null; fields: Record<string, string> }> {
   let upload: Upload | null = null;
   const fields: Record<string, string> = {};
   try {
     for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, fieldSize: 100_000 } })) {
       if (part.type === 'file') {
-        const bytes = await part.toBuffer();
-        if (part.file.truncated) throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+        // Refused as soon as the file passes the limit (toBuffer reads the rest of it first, to
+        // the end of the body): the answer then closes the connection (connections.ts).
+        const chunks: Buffer[] = [];
+        for await (const chunk of part.file) {
+          if (part.file.truncated) throw fileTooLarge(maxBytes);
+          chunks.push(chunk as Buffer);
+        }
+        if (part.file.truncated) throw fileTooLarge(maxBytes);
+        const bytes = Buffer.concat(chunks);
         if (FILE_FIELDS.has(part.fieldname)) upload = { bytes, mediaType: part.mimetype, fileName: part.filename };
       } else if (typeof part.value === 'string') {
         fields[part.fieldname] = part.value;
@@ -49,8 +58,7 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
       throw new AppError('invalid_request', `A multipart body holds the file and at most ${MAX_FIELDS} text fields.`, { max_fields: MAX_FIELDS });
     // A file over the document limit: say that limit (not the larger one of the whole body).
-    if (code === 'FST_REQ_FILE_TOO_LARGE')
-      throw new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(maxBytes);
     // The plugin's own errors (size limits, premature close) carry a status the error handler maps.
     if (typeof code === 'string' && code.startsWith('FST_')) throw err;
     // Anything else is busboy refusing the body (no boundary, unexpected end of form, …): a client error, not a 500.

@@ -1,0 +1,79 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+/**
+ * How requests are taken from their connections (DESIGN §8 and §9: every bad input a clear 4xx
+ * in the contract's body, malformed requests close their connection, no client delays another,
+ * shutdown drains):
+ *
+ * - **One request of a connection at a time.** Node parses every request a client pipelines on
+ *   one connection at once, and each then took a database connection for its key: 20,000
+ *   requests in one write held the PostgreSQL pool, so that other clients waited seconds and
+ *   thousands were answered 503. A connection's requests now wait for the one before to be
+ *   answered, which HTTP/1.1 makes them do anyway (answers go in order).
+ * - **An answer sent before the request's body has arrived closes the connection** (a 401
+ *   before an upload, a 413, a 429): otherwise Node reads the rest of the body, gigabytes for up
+ *   to REQUEST_TIMEOUT_MS, to reach the next request, and answered the same request a second
+ *   time (408) when that ran out.
+ * - **HTTP/1.1 without Host** is 400 in the contract's body (Node's own answer had none), and
+ *   **a query string that is not percent-encoded UTF-8** (`%zz`, an encoded surrogate) is 400, as
+ *   such a path is; both close the connection.
+ */
+export function registerConnectionRules(app: FastifyInstance): void {
+  const turns = new WeakMap<Socket, { running: boolean; waiting: Array<() => void> }>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    commonHeaders(request, reply);
+    const socket = request.raw.socket;
+    let turn = turns.get(socket);
+    if (turn === undefined) {
+      turn = { running: false, waiting: [] };
+      turns.set(socket, turn);
+    }
+    if (turn.running) await new Promise<void>((resolve) => turn.waiting.push(resolve));
+    turn.running = true;
+    const done = () => {
+      turn.running = false;
+      turn.waiting.shift()?.();
+    };
+    // The client went away while this request waited: nothing to answer, the next one's turn.
+    if (socket.destroyed) {
+      done();
+      return reply.hijack();
+    }
+    reply.raw.once('close', done);
+    refuseMalformed(request, reply);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.raw.complete === false) reply.header('connection', 'close');
+    return payload;
+  });
+}
+
+/** 400 (the connection closed) for what no route should see: HTTP/1.1 without Host, a query string that is not percent-encoded UTF-8. */
+function refuseMalformed(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    reply.header('connection', 'close');
+    throw new AppError('invalid_request', 'An HTTP/1.1 request must carry a Host header.');
+  }
+  const url = request.raw.url ?? '';
+  const at = url.indexOf('?');
+  if (at === -1) return;
+  for (const part of url.slice(at + 1).split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      reply.header('connection', 'close');
+      throw new AppError('invalid_request', 'The URL is not valid: a percent-escape in its query string cannot be decoded as UTF-8.');
+    }
+  }
+}
+
+/** Headers every answer carries: its request id, and no sniffing of its type (the onRequest hook's; the framework's own refusals add them too). */
+export function commonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  // Every answer is the type it says (JSON, YAML, the dashboard's files): never sniffed as another.
+  reply.header('x-content-type-options', 'nosniff');
+}

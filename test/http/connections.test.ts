@@ -1,0 +1,204 @@
+/**
+ * How requests are taken from their connections (src/http/connections.ts, body-admission.ts),
+ * over real sockets, on both databases; each case is one an HTTP sweep found:
+ * - a connection's pipelined requests are served one at a time (20,000 in one write held the
+ *   PostgreSQL pool: thousands of 503s, other clients waiting seconds);
+ * - an answer sent before the body has arrived closes the connection (a 401 before a 10 GB body
+ *   read it all, then answered the same request again with a 408);
+ * - `Expect: 100-continue` is granted only to a request that may send its body;
+ * - a multipart upload over the limit is refused before its body is read;
+ * - JSON that is not UTF-8, a charset other than UTF-8, a Content-Encoding, HTTP/1.1 without Host,
+ *   a query string that is not percent-encoded UTF-8: each a clear 4xx in the contract's body;
+ * - the framework's own refusals close the connection and carry the request id.
+ */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { jobFailed } from '../../src/jobs/rounds.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { DIALECTS } from '../support/databases.js';
+import { multipart, uploadSpec } from '../support/documents.js';
+import { COPILOTS_PATH, createCopilot, swaggerPath, validatorPath } from '../support/http.js';
+import { waitUntil } from '../support/knowledge-base.js';
+
+/** A raw connection: what it received, whether the server closed it. */
+function connect(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  const state = { received: '', closed: false };
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (state.received += chunk));
+  socket.on('error', () => {});
+  socket.on('close', () => (state.closed = true));
+  return { socket, state, statusLines: () => state.received.match(/HTTP\/1\.1 \d{3} [^\r\n]*/g) ?? [] };
+}
+
+/** The JSON body of the last answer in `text`. */
+const lastBody = (text: string) => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+
+for (const dialect of DIALECTS) {
+  describe(`connections (${dialect})`, () => {
+    let t: TestApp;
+    let port: number;
+    const opened: net.Socket[] = [];
+    const open = () => {
+      const c = connect(port);
+      opened.push(c.socket);
+      return c;
+    };
+    beforeAll(async () => {
+      t = await buildTestApp(dialect, { env: { MAX_DOCUMENT_BYTES: String(64 * 1024) } });
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      for (const socket of opened) socket.destroy();
+      await t?.close();
+    });
+
+    it("serves a connection's pipelined requests one at a time, in order", async () => {
+      const [a, b] = [await createCopilot(t), await createCopilot(t)];
+      await uploadSpec(t, a.id, 'petstore3.json');
+      await uploadSpec(t, b.id, 'uber.swagger2.json');
+      t.validationCache.clear();
+      let gate!: () => void;
+      const opened = new Promise<void>((resolve) => (gate = resolve));
+      const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
+      const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
+        await opened;
+        return original(...args);
+      });
+      try {
+        const c = open();
+        const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
+        c.socket.write(get(a.id) + get(b.id));
+        await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
+        // The second request is parsed already; it waits for the first to be answered.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(render.mock.calls.length).toBe(1);
+        gate();
+        await waitUntil(() => c.statusLines().length === 2, 'both answers');
+        expect(c.statusLines()).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+        expect(render.mock.calls.map(([tenant]) => tenant)).toEqual([a.id, b.id]);
+      } finally {
+        render.mockRestore();
+      }
+    });
+
+    it('an answer sent before the body has arrived closes the connection: no rest of the body read, no second answer', async () => {
+      const c = open();
+      c.socket.write(`POST ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"name":`);
+      await waitUntil(() => c.state.closed, 'the server to close the connection');
+      expect(c.statusLines()).toEqual(['HTTP/1.1 401 Unauthorized']);
+      expect(c.state.received).toMatch(/\r\nconnection: close\r\n/i);
+      expect(lastBody(c.state.received)).toMatchObject({ error: 'unauthorized' });
+    });
+
+    it('Expect: 100-continue is granted once the key is checked and the body admitted, never to a refused request', async () => {
+      const refused = open();
+      refused.socket.write(`POST ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 16\r\nExpect: 100-continue\r\n\r\n`);
+      await waitUntil(() => refused.state.closed, 'the refusal');
+      expect(refused.statusLines()).toEqual(['HTTP/1.1 401 Unauthorized']);
+      const granted = open();
+      const body = '{"name":"Sent after 100"}';
+      granted.socket.write(
+        `POST ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      await waitUntil(() => granted.statusLines().length === 1, 'the 100 Continue');
+      expect(granted.statusLines()).toEqual(['HTTP/1.1 100 Continue']);
+      granted.socket.write(body);
+      await waitUntil(() => granted.statusLines().length === 2, 'the answer');
+      expect(granted.statusLines()[1]).toBe('HTTP/1.1 201 Created');
+    });
+
+    it('a multipart upload over the limit is refused before its body is read, and when its file passes the limit', async () => {
+      const bot = await createCopilot(t);
+      const declared = open();
+      declared.socket.write(
+        `PUT ${swaggerPath(bot.id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 200000000\r\n\r\n`,
+      );
+      await waitUntil(() => declared.state.closed, 'the refusal');
+      expect(declared.statusLines()).toEqual(['HTTP/1.1 413 Payload Too Large']);
+      expect(lastBody(declared.state.received)).toMatchObject({ error: 'payload_too_large', details: { max_bytes: 64 * 1024 } });
+      // Sent in chunks: refused once the file passes 64 KiB, while the client still sends.
+      const chunked = open();
+      const { payload, contentType } = multipart([{ name: 'file', filename: 'big.json', type: 'application/json', content: Buffer.alloc(1024 * 1024, 0x20) }]);
+      chunked.socket.write(
+        `PUT ${swaggerPath(bot.id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      const head = payload.subarray(0, 200 * 1024);
+      chunked.socket.write(`${head.length.toString(16)}\r\n`);
+      chunked.socket.write(head);
+      chunked.socket.write('\r\n');
+      await waitUntil(() => chunked.state.closed, 'the refusal');
+      expect(chunked.statusLines()).toEqual(['HTTP/1.1 413 Payload Too Large']);
+      expect(lastBody(chunked.state.received)).toMatchObject({ error: 'payload_too_large', details: { max_bytes: 64 * 1024 } });
+    });
+
+    it('a JSON body that is not UTF-8 is 400, a charset other than UTF-8 415 (it was stored with U+FFFD: 201)', async () => {
+      const post = (bytes: Buffer, type = 'application/json') =>
+        t.app.inject({ method: 'POST', url: COPILOTS_PATH, payload: bytes, headers: { authorization: t.admin, 'content-type': type } });
+      for (const bytes of [Buffer.from('{"name":"caf\xe9"}', 'latin1'), Buffer.from([...Buffer.from('{"name":"'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')])]) {
+        const res = await post(bytes);
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json()).toMatchObject({ error: 'invalid_json', message: expect.stringMatching(/UTF-8/) });
+      }
+      const latin1 = await post(Buffer.from('{"name":"cafe"}'), 'application/json; charset=latin1');
+      expect(latin1.statusCode).toBe(415);
+      expect(latin1.json()).toMatchObject({ error: 'unsupported_media_type' });
+      for (const type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"']) {
+        expect((await post(Buffer.from('{"name":"café"}'), type)).json()).toMatchObject({ name: 'café' });
+      }
+    });
+
+    it('a body with a Content-Encoding is 415 (a gzip body was "not valid JSON", an unknown coding ignored)', async () => {
+      for (const coding of ['gzip', 'foo']) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: COPILOTS_PATH,
+          payload: '{"name":"x"}',
+          headers: { authorization: t.admin, 'content-type': 'application/json', 'content-encoding': coding },
+        });
+        expect(res.statusCode, coding).toBe(415);
+        expect(res.json()).toMatchObject({ error: 'unsupported_media_type', message: expect.stringContaining(coding) });
+      }
+    });
+
+    it('HTTP/1.1 without Host is 400 in the contract body, and the connection closes', async () => {
+      const c = open();
+      c.socket.write('GET /healthz HTTP/1.1\r\n\r\n');
+      await waitUntil(() => c.state.closed, 'the close');
+      expect(c.statusLines()).toEqual(['HTTP/1.1 400 Bad Request']);
+      expect(lastBody(c.state.received)).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Host') });
+    });
+
+    it('a query string that is not percent-encoded UTF-8 is 400, as such a path is', async () => {
+      for (const query of ['q=%zz', 'q=%ED%A0%80', 'q=%C0%AF', 'limit=1&q=%']) {
+        const res = await t.app.inject({ method: 'GET', url: `${COPILOTS_PATH}?${query}`, headers: { authorization: t.admin } });
+        expect(res.statusCode, query).toBe(400);
+        expect(res.json(), query).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('query string') });
+      }
+      expect((await t.app.inject({ method: 'GET', url: `${COPILOTS_PATH}?q=%25zz+a%C3%A9`, headers: { authorization: t.admin } })).statusCode).toBe(200);
+    });
+
+    it("the framework's refusal of a bad path escape closes the connection and carries the request id", async () => {
+      const c = open();
+      c.socket.write(`GET /backend/api/copilot/%zz HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\nX-Request-Id: bad-escape-1\r\n\r\n`);
+      await waitUntil(() => c.state.closed, 'the close');
+      expect(c.statusLines()).toEqual(['HTTP/1.1 400 Bad Request']);
+      expect(c.state.received).toMatch(/\r\nx-request-id: bad-escape-1\r\n/i);
+      expect(c.state.received).toMatch(/\r\nx-content-type-options: nosniff\r\n/i);
+    });
+  });
+}
+
+describe('jobFailed', () => {
+  it('a database out of reach or busy is a warning (the next round tries again); anything else an error', () => {
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    jobFailed(logger, Object.assign(new Error('timeout exceeded when trying to connect'), {}), { job: 'x' }, 'The crawl job failed');
+    jobFailed(logger, Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), {}, 'The crawl job failed');
+    expect(logger.warn).toHaveBeenCalledTimes(2);
+    expect(logger.warn.mock.calls[0]![1]).toMatch(/^The crawl job failed: the database is out of reach or busy/);
+    jobFailed(logger, new TypeError('a bug'), {}, 'The crawl job failed');
+    expect(logger.error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(TypeError) }), 'The crawl job failed');
+  });
+});
