@@ -98,6 +98,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // connection forever); checked at a quarter of it, so the bound holds within 25%. Node
     // reads these when the server is built (set later, they are not enforced): both places.
     requestTimeout: config.requestTimeoutMs,
+    // A connection that neither sends nor takes a byte for half as long again is closed: a client
+    // that never reads its answer held it (a 25 MB document) for ever. Longer than the request
+    // timeout (checked within 25%), so a stalled request still gets its 408 first.
+    connectionTimeout: Math.ceil(config.requestTimeoutMs * 1.5),
     http: {
       // A request without Host is answered by the connection rules (connections.ts), in the contract's body.
       requireHostHeader: false,
@@ -150,7 +154,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const validation = { cache: services.validationCache, renderer: services.taskThreads, history: services.history };
   apiDescriptionRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
   validatorExtrasRoutes(app, { ...routeDeps, fetchPolicy: services.fetchPolicy, validation });
-  apiDescriptionHistoryRoutes(app, { ...routeDeps, sync: services.sync });
+  apiDescriptionHistoryRoutes(app, { ...routeDeps, sync: services.sync, cache: services.validationCache });
   webhookRoutes(app, routeDeps);
   keyRoutes(app, routeDeps);
   knowledgeBaseRoutes(app, { ...routeDeps, onLinksQueued: services.linksQueued, scorer: services.searchThread });

@@ -77,6 +77,20 @@ export async function findVersion(db: Db, copilotId: string, version: number): P
   return db.selectFrom('api_description_versions').selectAll().where('copilot_id', '=', copilotId).where('version', '=', version).executeTakeFirst();
 }
 
+/** A version's SHA-256 and media type, without its bytes. */
+export async function findVersionMeta(
+  db: Db,
+  copilotId: string,
+  version: number,
+): Promise<Pick<ApiDescriptionVersionRow, 'sha256' | 'media_type'> | undefined> {
+  return db
+    .selectFrom('api_description_versions')
+    .select(['sha256', 'media_type'])
+    .where('copilot_id', '=', copilotId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+}
+
 /** Newest version first, each version's changes in their order; `after`: the position after which the page starts. */
 export async function listChanges(
   db: Db,

@@ -5,9 +5,8 @@
  * hook, the key check of unknown paths and unreadable URLs, /metrics with METRICS_TOKEN.
  */
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
+import { buildTestApp, keyIdOf, listenOnLoopback, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError, KEYS_PATH } from '../support/http.js';
 
@@ -41,8 +40,7 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       t = await buildTestApp(dialect, { env: { METRICS_TOKEN } });
       id = (await createCopilot(t)).id;
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
     });
     afterAll(async () => t?.close());
 

@@ -7,9 +7,8 @@
  * body is read, so no byte needs to be sent to fill the bounds.
  */
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { createCopilot, swaggerPath } from '../support/http.js';
 import { waitUntil } from '../support/knowledge-base.js';
@@ -26,8 +25,7 @@ for (const dialect of DIALECTS) {
       // The instance holds 32 MiB of bodies at once, one key 8 MiB (larger than any route's limit:
       // 4 MiB documents, and the knowledge base's link lists, about 6 MB).
       t = await buildTestApp(dialect, { env: { REQUEST_BODIES_MAX_BYTES: String(32 * MiB), MAX_DOCUMENT_BYTES: String(4 * MiB) } });
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
       bot = (await createCopilot(t)).id;
     });
     afterAll(async () => {

@@ -12,10 +12,9 @@
  * - the framework's own refusals close the connection and carry the request id.
  */
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { jobFailed } from '../../src/jobs/rounds.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { multipart, uploadSpec } from '../support/documents.js';
 import { COPILOTS_PATH, createCopilot, swaggerPath, validatorPath } from '../support/http.js';
@@ -47,8 +46,7 @@ for (const dialect of DIALECTS) {
     };
     beforeAll(async () => {
       t = await buildTestApp(dialect, { env: { MAX_DOCUMENT_BYTES: String(64 * 1024) } });
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
     });
     afterAll(async () => {
       for (const socket of opened) socket.destroy();

@@ -5,11 +5,10 @@
  */
 import net from 'node:net';
 import pg from 'pg';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStorage } from '../../src/storage/database.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { createTestDatabase, DIALECTS } from '../support/databases.js';
 import { multipart } from '../support/documents.js';
 import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError } from '../support/http.js';
@@ -65,8 +64,7 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       t = await buildTestApp(dialect);
       id = (await createCopilot(t, { name: 'Edges' })).id;
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
     });
     afterAll(async () => t.close());
 

@@ -7,7 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { COPILOTS_PATH, validatorPath } from '../support/http.js';
 import { waitUntil } from '../support/knowledge-base.js';
@@ -32,8 +32,7 @@ for (const dialect of DIALECTS) {
         env: { FETCH_ALLOW_NETWORKS: '127.0.0.0/8' },
         logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) } },
       });
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
       upstream = http.createServer((_req, res) => res.writeHead(500).end('down'));
       await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', () => resolve()));
       upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/openapi.json`;

@@ -4,9 +4,8 @@
  * instead of holding its connection forever.
  */
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 
 for (const dialect of DIALECTS) {
@@ -15,8 +14,7 @@ for (const dialect of DIALECTS) {
     let port: number;
     beforeAll(async () => {
       t = await buildTestApp(dialect, { env: { REQUEST_TIMEOUT_MS: '1000' } });
-      await t.app.listen({ host: '127.0.0.1', port: 0 });
-      port = (t.app.server.address() as AddressInfo).port;
+      port = await listenOnLoopback(t);
     });
     afterAll(async () => t.close());
 

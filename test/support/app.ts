@@ -164,3 +164,9 @@ export function useTestAppWithPages(dialect: DialectName, options: TestAppOption
     await made?.pages.close();
   });
 }
+
+/** Listens on a free loopback port (for tests that need real sockets) and returns it. */
+export async function listenOnLoopback(t: TestApp): Promise<number> {
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  return (t.app.server.address() as import('node:net').AddressInfo).port;
+}

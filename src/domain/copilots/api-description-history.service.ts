@@ -10,7 +10,7 @@ import type { Principal } from '../auth/api-keys.js';
 import { decodePosition, encodePosition, pageOf } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
 import { asLogged } from '../knowledgebase/links.js';
-import { detectFormat, type DocumentSource } from '../validator/index.js';
+import { detectFormat, type DocumentSource, type ValidationCache } from '../validator/index.js';
 import type { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion } from '../wire.js';
 import { API_DESCRIPTION_ACCEPT, DOCUMENT_MEDIA_TYPES, fetchedSource, getCopilot } from './copilot.service.js';
 
@@ -183,15 +183,20 @@ export async function listVersions(db: Db, givenId: string, page: { limit: numbe
   return { items: rows.map(versionOf), nextCursor };
 }
 
-/** GET …/swagger/versions/:version: the document as it was accepted. */
-export async function getVersionDocument(db: Db, givenId: string, version: number): Promise<{ bytes: Buffer; mediaType: string }> {
+/** GET …/swagger/versions/:version: the document as it was accepted (through the validation cache: read once for many). */
+export async function getVersionDocument(db: Db, cache: ValidationCache, givenId: string, version: number): Promise<{ bytes: Buffer; mediaType: string }> {
   const copilotId = await storedId(db, givenId);
-  const row = await history.findVersion(db, copilotId, version);
-  if (!row)
-    throw new AppError('version_not_found', `This copilot has no version ${version} of its API description (older versions may have been pruned).`, {
-      version,
-    });
-  return { bytes: Buffer.from(row.content), mediaType: row.media_type };
+  const notFound = () =>
+    new AppError('version_not_found', `This copilot has no version ${version} of its API description (older versions may have been pruned).`, { version });
+  const meta = await history.findVersionMeta(db, copilotId, version);
+  if (!meta) throw notFound();
+  const bytes = await cache.document(meta.sha256, async () => {
+    const row = await history.findVersion(db, copilotId, version);
+    // Pruned since its SHA-256 was read.
+    if (!row || row.sha256 !== meta.sha256) throw notFound();
+    return row.content;
+  });
+  return { bytes, mediaType: meta.media_type };
 }
 
 /** GET …/swagger/changes: newest version first, each version's changes in order. */

@@ -179,13 +179,23 @@ function auditUpload(trx: Db, actor: Principal | undefined, copilotId: string, d
   });
 }
 
-/** GET …/swagger: the stored bytes and their media type. */
-export async function getStoredApiDescription(db: Db, copilotId: string): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
+/** GET …/swagger: the stored bytes (through the validation cache: read once for many), their media type and name. */
+export async function getStoredApiDescription(
+  db: Db,
+  cache: ValidationCache,
+  copilotId: string,
+): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
   const copilot = await getCopilot(db, copilotId);
   if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) throw swaggerMissing(copilot);
-  const row = await documents.findSwaggerDocument(db, copilot.swagger_url);
-  if (!row || row.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-  return { bytes: Buffer.from(row.content), mediaType: row.media_type, fileName: row.file_name };
+  const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
+  if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
+  const bytes = await cache.document(meta.sha256, async () => {
+    const row = await documents.findSwaggerDocument(db, meta.file_name);
+    // Deleted (or replaced) since its name was read: as if it had never been there.
+    if (!row || row.sha256 !== meta.sha256) throw swaggerMissing(copilot);
+    return row.content;
+  });
+  return { bytes, mediaType: meta.media_type, fileName: meta.file_name };
 }
 
 function swaggerMissing(copilot: Copilot): AppError {

@@ -73,12 +73,21 @@ export interface ValidationCache {
   view(src: DocumentSource, opts: { sha256?: string }, name: string, render: (src: DocumentSource) => Uint8Array | Promise<Uint8Array>): Promise<Buffer>;
   /** The cached view `name` of the document with this SHA-256 (hex), if any (see `cached`). */
   cachedView(sha256: string, name: string): Buffer | undefined;
+  /**
+   * The bytes of the stored document (or version) with this SHA-256, from the cache, else from
+   * `read`, then kept: a download asked for by many at once is read once and sent to each from
+   * one Buffer (each request read and copied its own: 19 MB per slow reader of a 25 MB document).
+   */
+  document(sha256: string, read: () => Promise<Uint8Array>): Promise<Buffer>;
   stats(): ValidationCacheStats;
   clear(): void;
 }
 
-/** Under the SHA-256: the validation's answer or the document's error. Under the SHA-256 and a view's name: the view. */
-type Entry = { format: DocumentFormat } & (
+/**
+ * Under the SHA-256: the validation's answer or the document's error. Under the SHA-256 and a
+ * view's name: the view (a stored document's own bytes are the view `document`, of no format).
+ */
+type Entry = { format: DocumentFormat | null } & (
   | { answer: RenderedAnswer<Buffer>; error: null; view?: never }
   | { answer: null; error: AppError; view?: never }
   | { view: Buffer; answer?: never; error?: never }
@@ -129,7 +138,7 @@ export function createValidationCache(options: { maxBytes: number }): Validation
    */
   const kept = async <T>(
     key: string,
-    format: DocumentFormat,
+    format: DocumentFormat | null,
     read: (entry: Entry) => T | undefined,
     render: () => Promise<T>,
     keep: { value: (value: T) => Entry; size: (value: T) => number },
@@ -207,6 +216,14 @@ export function createValidationCache(options: { maxBytes: number }): Validation
     cachedView(sha256, name) {
       return find(viewKey(sha256, name), (entry) => entry.view !== undefined)?.view;
     },
+    document: (sha256, read) =>
+      kept(
+        viewKey(sha256, 'document'),
+        null,
+        (entry) => entry.view,
+        async () => asBuffer(await read()),
+        { value: (bytes) => ({ format: null, view: bytes }), size: (bytes) => bytes.length },
+      ),
     stats() {
       const extra = oversized ? { entries: 1, bytes: oversized.size } : { entries: 0, bytes: 0 };
       return { entries: lru.size + extra.entries, bytes: lru.calculatedSize + extra.bytes, maxBytes, hits, misses };

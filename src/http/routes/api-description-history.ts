@@ -1,3 +1,4 @@
+import type { ValidationCache } from '../../domain/validator/index.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
@@ -30,7 +31,10 @@ const SyncResult = Type.Object(
  * swagger_url (issue 16 §1): domain in api-description-history.service.ts, storage in
  * api-description-history.repository.ts.
  */
-export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { storage: Storage; access: AccessHook; sync: historyService.SyncDeps }): void {
+export function apiDescriptionHistoryRoutes(
+  instance: FastifyInstance,
+  deps: { storage: Storage; access: AccessHook; sync: historyService.SyncDeps; cache: ValidationCache },
+): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   const { storage, access } = deps;
   const base = (id: string) => `/backend/api/copilot/${encodeURIComponent(id)}/swagger`;
@@ -87,7 +91,7 @@ export function apiDescriptionHistoryRoutes(instance: FastifyInstance, deps: { s
       },
     },
     async (request, reply) => {
-      const doc = await historyService.getVersionDocument(storage.readDb, request.params.id, request.params.version);
+      const doc = await historyService.getVersionDocument(storage.readDb, deps.cache, request.params.id, request.params.version);
       return reply.type(`${doc.mediaType}; charset=utf-8`).send(doc.bytes);
     },
   );

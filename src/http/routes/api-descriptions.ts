@@ -250,7 +250,7 @@ export function apiDescriptionRoutes(
       },
     },
     async (request, reply) => {
-      const doc = await descriptions.getStoredApiDescription(storage.readDb, request.params.id);
+      const doc = await descriptions.getStoredApiDescription(storage.readDb, validation.cache, request.params.id);
       return reply.type(`${doc.mediaType}; charset=utf-8`).header('content-disposition', `inline; filename="${doc.fileName}"`).send(doc.bytes);
     },
   );
