@@ -1,4 +1,4 @@
-import { registerConnectionRules } from './http/connections.js';
+import { limitConnectionsPerAddress, registerConnectionRules } from './http/connections.js';
 import { BodyBudget, registerBodyAdmission } from './http/body-admission.js';
 import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
@@ -133,6 +133,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema)));
 
   registerConnectionRules(app);
+  if (config.maxConnectionsPerAddress > 0 && config.trustProxy === false) limitConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
 
   documentFrameworkErrors(app);
   publishAccessRules(app, config.allowAnonymousRead);

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
@@ -76,4 +77,38 @@ export function commonHeaders(request: FastifyRequest, reply: FastifyReply): voi
   reply.header('x-request-id', request.id);
   // Every answer is the type it says (JSON, YAML, the dashboard's files): never sniffed as another.
   reply.header('x-content-type-options', 'nosniff');
+}
+
+/**
+ * At most `max` connections open at once from one address: one client opening thousands
+ * (sending nothing, or a header now and then, within the timeouts) took every file descriptor
+ * the process may have, and every other client's connection was refused. One more is answered
+ * 429 in the contract's body and closed. Behind a proxy (TRUST_PROXY) every connection comes
+ * from the proxy, which is then the one to bound them: not applied (app.ts).
+ */
+export function limitConnectionsPerAddress(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > max) {
+      const body = JSON.stringify({
+        error: 'quota_exceeded',
+        message: `This address has ${max} connections open to the service already, the most one address may have; close some and try again.`,
+        details: { limit: max },
+      });
+      socket.on('error', () => {});
+      socket.end(
+        `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      socket.destroySoon();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+  });
 }

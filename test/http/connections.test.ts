@@ -14,7 +14,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { jobFailed } from '../../src/jobs/rounds.js';
-import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, openConnections, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { multipart, uploadSpec } from '../support/documents.js';
 import { COPILOTS_PATH, createCopilot, swaggerPath, validatorPath } from '../support/http.js';
@@ -185,6 +185,34 @@ for (const dialect of DIALECTS) {
       expect(c.statusLines()).toEqual(['HTTP/1.1 400 Bad Request']);
       expect(c.state.received).toMatch(/\r\nx-request-id: bad-escape-1\r\n/i);
       expect(c.state.received).toMatch(/\r\nx-content-type-options: nosniff\r\n/i);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`connections per address (${dialect})`, () => {
+    let t: TestApp;
+    let port: number;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect, { env: { MAX_CONNECTIONS_PER_ADDRESS: '3' } });
+      port = await listenOnLoopback(t);
+    });
+    afterAll(async () => t?.close());
+
+    it('one address holds at most MAX_CONNECTIONS_PER_ADDRESS; one more is 429 and closed; a closed one makes room (resource sweep: 20,000 idle connections refused every client)', async () => {
+      const idle = [connect(port), connect(port), connect(port)];
+      await waitUntil(async () => (await openConnections(t)) === 3, 'three connections');
+      const refused = connect(port);
+      await waitUntil(() => refused.state.closed, 'the fourth to be closed');
+      expect(refused.statusLines()).toEqual(['HTTP/1.1 429 Too Many Requests']);
+      expect(lastBody(refused.state.received)).toEqual({ error: 'quota_exceeded', message: expect.stringContaining('3 connections'), details: { limit: 3 } });
+      idle[0]!.socket.destroy();
+      await waitUntil(async () => (await openConnections(t)) === 2, 'one to close');
+      const next = connect(port);
+      next.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitUntil(() => next.statusLines().length === 1, 'an answer');
+      expect(next.statusLines()).toEqual(['HTTP/1.1 200 OK']);
+      for (const c of [...idle, next]) c.socket.destroy();
     });
   });
 }

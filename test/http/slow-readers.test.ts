@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
+import { buildTestApp, listenOnLoopback, openConnections, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
 import { putRaw } from '../support/documents.js';
 import { call, createCopilot, swaggerPath } from '../support/http.js';
@@ -35,15 +35,14 @@ for (const dialect of DIALECTS) {
       const bot = await createCopilot(t);
       const doc = largeDocument(16 * 1024 * 1024);
       expect((await putRaw(t, bot.id, doc, 'application/json')).statusCode).toBe(200);
-      const connections = () => new Promise<number>((resolve, reject) => t.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
       const socket = net.connect(port, '127.0.0.1');
       let closed = false;
       socket.on('close', () => (closed = true));
       socket.on('error', () => {});
       socket.write(`GET ${swaggerPath(bot.id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`);
       socket.pause(); // never reads: the answer fills the sockets' buffers, then nothing moves
-      await waitUntil(async () => (await connections()) === 1, 'the connection');
-      await waitUntil(async () => (await connections()) === 0, 'the server to close the connection');
+      await waitUntil(async () => (await openConnections(t)) === 1, 'the connection');
+      await waitUntil(async () => (await openConnections(t)) === 0, 'the server to close the connection');
       // What the buffers held, then the end: not the whole answer.
       socket.resume();
       await waitUntil(() => closed, 'the client to see the end');

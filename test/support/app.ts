@@ -170,3 +170,8 @@ export async function listenOnLoopback(t: TestApp): Promise<number> {
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   return (t.app.server.address() as import('node:net').AddressInfo).port;
 }
+
+/** How many connections the app's server has open now. */
+export function openConnections(t: TestApp): Promise<number> {
+  return new Promise((resolve, reject) => t.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+}
