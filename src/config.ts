@@ -39,7 +39,7 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Bytes of request bodies one instance receives at once (a quarter for one key); past it, 503 (429 for the key). */
   readonly requestBodiesMaxBytes: number;
-  /** Connections one client address may have open at once (0: no bound; not applied behind TRUST_PROXY). */
+  /** Connections one client address may have open at once (0: no bound; not for loopback, nor behind TRUST_PROXY). */
   readonly maxConnectionsPerAddress: number;
   readonly maxDocumentBytes: number;
   readonly fetchTimeoutMs: number;
@@ -323,7 +323,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     allowAnonymousRead: bool('ALLOW_ANONYMOUS_READ', false),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1 * MiB, 1024, 1024 * MiB),
     requestBodiesMaxBytes: int('REQUEST_BODIES_MAX_BYTES', 256 * MiB, 1024, 64 * 1024 * MiB),
-    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 1024, 0, 1_000_000),
     ...fetchSettings,
     kbWorkers: int('KB_WORKERS', DEFAULT_KB_WORKERS, 0, 64),
     kbPollIntervalMs: int('KB_POLL_INTERVAL_MS', 1000, 10, 60_000),

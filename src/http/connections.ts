@@ -32,11 +32,13 @@ export function registerConnectionRules(app: FastifyInstance): void {
       turn = { running: false, waiting: [] };
       turns.set(socket, turn);
     }
+    // The turn is handed from one request to the next (never free in between), or taken.
     if (turn.running) await new Promise<void>((resolve) => turn.waiting.push(resolve));
-    turn.running = true;
+    else turn.running = true;
     const done = () => {
-      turn.running = false;
-      turn.waiting.shift()?.();
+      const next = turn.waiting.shift();
+      if (next) next();
+      else turn.running = false;
     };
     // The client went away while this request waited: nothing to answer, the next one's turn.
     if (socket.destroyed) {
@@ -83,13 +85,15 @@ export function commonHeaders(request: FastifyRequest, reply: FastifyReply): voi
  * At most `max` connections open at once from one address: one client opening thousands
  * (sending nothing, or a header now and then, within the timeouts) took every file descriptor
  * the process may have, and every other client's connection was refused. One more is answered
- * 429 in the contract's body and closed. Behind a proxy (TRUST_PROXY) every connection comes
- * from the proxy, which is then the one to bound them: not applied (app.ts).
+ * 429 in the contract's body and closed. A loopback address is this machine (a proxy in front
+ * of the service, a load test) and is not bounded; behind a proxy (TRUST_PROXY) every connection
+ * comes from the proxy, which is then the one to bound them: not applied at all (app.ts).
  */
-export function limitConnectionsPerAddress(server: Server, max: number): void {
+export function limitConnectionsPerAddress(server: Server, max: number, exempt: (address: string) => boolean = isLoopback): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
+    if (exempt(address)) return;
     const count = (open.get(address) ?? 0) + 1;
     if (count > max) {
       const body = JSON.stringify({
@@ -111,4 +115,9 @@ export function limitConnectionsPerAddress(server: Server, max: number): void {
       else open.delete(address);
     });
   });
+}
+
+/** 127.0.0.0/8, ::1, and IPv4 loopback written as IPv6. */
+export function isLoopback(address: string): boolean {
+  return address === '::1' || /^(::ffff:)?127\./.test(address);
 }

@@ -13,6 +13,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isLoopback, limitConnectionsPerAddress } from '../../src/http/connections.js';
 import { jobFailed } from '../../src/jobs/rounds.js';
 import { buildTestApp, listenOnLoopback, openConnections, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -197,9 +198,23 @@ for (const dialect of DIALECTS) {
       t = await buildTestApp(dialect, { env: { MAX_CONNECTIONS_PER_ADDRESS: '3' } });
       port = await listenOnLoopback(t);
     });
+    /** The app's own bound leaves loopback alone (a proxy on this machine); this one counts it, as a remote address is counted. */
+    const countingLoopback = () => limitConnectionsPerAddress(t.app.server, 3, () => false);
     afterAll(async () => t?.close());
 
+    it('loopback is not bounded by MAX_CONNECTIONS_PER_ADDRESS (a proxy or a load test on this machine)', async () => {
+      const five = [1, 2, 3, 4, 5].map(() => connect(port));
+      for (const c of five) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitUntil(() => five.every((c) => c.statusLines().length === 1), 'five answers');
+      expect(five.map((c) => c.statusLines()[0])).toEqual(Array(5).fill('HTTP/1.1 200 OK'));
+      for (const c of five) c.socket.destroy();
+      await waitUntil(async () => (await openConnections(t)) === 0, 'the connections to close');
+      expect(isLoopback('127.0.0.1') && isLoopback('::1') && isLoopback('::ffff:127.0.0.2')).toBe(true);
+      expect(isLoopback('10.0.0.1') || isLoopback('::ffff:10.0.0.1') || isLoopback('1::1')).toBe(false);
+    });
+
     it('one address holds at most MAX_CONNECTIONS_PER_ADDRESS; one more is 429 and closed; a closed one makes room (resource sweep: 20,000 idle connections refused every client)', async () => {
+      countingLoopback();
       const idle = [connect(port), connect(port), connect(port)];
       await waitUntil(async () => (await openConnections(t)) === 3, 'three connections');
       const refused = connect(port);
