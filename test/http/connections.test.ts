@@ -83,6 +83,37 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('the requests a client pipelined and left are not served once it has gone', async () => {
+      const [a, b] = [await createCopilot(t), await createCopilot(t)];
+      await uploadSpec(t, a.id, 'petstore3.json');
+      await uploadSpec(t, b.id, 'uber.swagger2.json');
+      t.validationCache.clear();
+      let gate!: () => void;
+      const opened = new Promise<void>((resolve) => (gate = resolve));
+      const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
+      const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
+        await opened;
+        return original(...args);
+      });
+      try {
+        const c = open();
+        const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
+        c.socket.write(get(a.id) + get(b.id));
+        await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
+        const withIt = await openConnections(t);
+        c.socket.destroy();
+        gate();
+        // The first one's turn ends with its connection; the second finds it gone and is dropped.
+        await waitUntil(async () => (await openConnections(t)) === withIt - 1, 'the connection to close');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(render.mock.calls.length).toBe(1);
+        // The service goes on serving.
+        expect((await t.app.inject({ method: 'GET', url: validatorPath(b.id), headers: { authorization: t.admin } })).statusCode).toBe(200);
+      } finally {
+        render.mockRestore();
+      }
+    });
+
     it('an answer sent before the body has arrived closes the connection: no rest of the body read, no second answer', async () => {
       const c = open();
       c.socket.write(`POST ${COPILOTS_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"name":`);
