@@ -54,27 +54,36 @@ for (const dialect of DIALECTS) {
       await t?.close();
     });
 
-    it("serves a connection's pipelined requests one at a time, in order", async () => {
+    /**
+     * Two copilots' validations pipelined on one new connection, the renders held until `release`:
+     * `render` is the spied task-thread call (its calls: the validations started).
+     */
+    const pipelinedValidations = async () => {
       const [a, b] = [await createCopilot(t), await createCopilot(t)];
       await uploadSpec(t, a.id, 'petstore3.json');
       await uploadSpec(t, b.id, 'uber.swagger2.json');
       t.validationCache.clear();
-      let gate!: () => void;
-      const opened = new Promise<void>((resolve) => (gate = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
       const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
       const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
-        await opened;
+        await released;
         return original(...args);
       });
+      const c = open();
+      const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
+      c.socket.write(get(a.id) + get(b.id));
+      await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
+      return { a, b, c, render, release };
+    };
+
+    it("serves a connection's pipelined requests one at a time, in order", async () => {
+      const { a, b, c, render, release } = await pipelinedValidations();
       try {
-        const c = open();
-        const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
-        c.socket.write(get(a.id) + get(b.id));
-        await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
         // The second request is parsed already; it waits for the first to be answered.
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(render.mock.calls.length).toBe(1);
-        gate();
+        release();
         await waitUntil(() => c.statusLines().length === 2, 'both answers');
         expect(c.statusLines()).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
         expect(render.mock.calls.map(([tenant]) => tenant)).toEqual([a.id, b.id]);
@@ -84,25 +93,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('the requests a client pipelined and left are not served once it has gone', async () => {
-      const [a, b] = [await createCopilot(t), await createCopilot(t)];
-      await uploadSpec(t, a.id, 'petstore3.json');
-      await uploadSpec(t, b.id, 'uber.swagger2.json');
-      t.validationCache.clear();
-      let gate!: () => void;
-      const opened = new Promise<void>((resolve) => (gate = resolve));
-      const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
-      const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
-        await opened;
-        return original(...args);
-      });
+      const { b, c, render, release } = await pipelinedValidations();
       try {
-        const c = open();
-        const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
-        c.socket.write(get(a.id) + get(b.id));
-        await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
         const withIt = await openConnections(t);
         c.socket.destroy();
-        gate();
+        release();
         // The first one's turn ends with its connection; the second finds it gone and is dropped.
         await waitUntil(async () => (await openConnections(t)) === withIt - 1, 'the connection to close');
         await new Promise((resolve) => setTimeout(resolve, 300));
