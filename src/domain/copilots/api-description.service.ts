@@ -186,9 +186,8 @@ export async function getStoredApiDescription(
   copilotId: string,
 ): Promise<{ bytes: Buffer; mediaType: string; fileName: string }> {
   const copilot = await getCopilot(db, copilotId);
-  if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) throw swaggerMissing(copilot);
-  const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
-  if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
+  const meta = await storedDocumentMeta(db, copilot);
+  if (meta === null) throw swaggerMissing(copilot);
   const bytes = await cache.document(meta.sha256, async () => {
     const row = await documents.findSwaggerDocument(db, meta.file_name);
     // Deleted (or replaced) since its name was read: as if it had never been there.
@@ -241,21 +240,23 @@ export async function validateCopilot(db: Db, validation: ValidationDeps, copilo
     body: cached.subarray(1),
   });
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
-  const stored = await storedDocumentSha256(db, copilot);
-  const cached = stored === null ? undefined : validation.cache.cached(stored);
+  const stored = await storedDocumentMeta(db, copilot);
+  const cached = stored === null ? undefined : validation.cache.cached(stored.sha256);
   if (cached !== undefined) return answer(cached);
   const { source, options } = await readDocument(db, copilot, policy);
   return answer((await validation.cache.answer(source, options, movingBytes(validation, copilot.id))).answer);
 }
 
-/** The SHA-256 of the copilot's stored document, or null when its swagger_url is one to fetch; 422 when the document is not its own (or gone). */
-async function storedDocumentSha256(db: Db, copilot: Copilot): Promise<string | null> {
+/** What is known of the copilot's stored document without its bytes, or null when its swagger_url is one to fetch; 422 when the document is not its own (or gone). */
+async function storedDocumentMeta(db: Db, copilot: Copilot): Promise<StoredDocumentMeta | null> {
   if (!STORED_DOCUMENT_NAME.test(copilot.swagger_url)) return null;
   const meta = await documents.findSwaggerDocumentMeta(db, copilot.swagger_url);
   // Only the copilot's own document: a file name copied from another copilot reads nothing.
   if (!meta || meta.copilot_id !== copilot.id) throw swaggerMissing(copilot);
-  return meta.sha256;
+  return meta;
 }
+
+type StoredDocumentMeta = NonNullable<Awaited<ReturnType<typeof documents.findSwaggerDocumentMeta>>>;
 
 /**
  * The copilot's API description as bytes: its stored document (its own only), or its
@@ -305,8 +306,8 @@ export async function copilotDocumentView(
 ): Promise<{ copilotId: string; bytes: Buffer }> {
   const copilot = await getCopilot(db, copilotId);
   if (copilot.swagger_url === '') throw swaggerMissing(copilot);
-  const stored = await storedDocumentSha256(db, copilot);
-  const cached = stored === null ? undefined : validation.cache.cachedView(stored, name);
+  const stored = await storedDocumentMeta(db, copilot);
+  const cached = stored === null ? undefined : validation.cache.cachedView(stored.sha256, name);
   if (cached !== undefined) return { copilotId: copilot.id, bytes: cached };
   const { source, options } = await readDocument(db, copilot, policy);
   const sha256 = options.sha256 ?? (await sha256Hex(source.bytes));

@@ -191,39 +191,26 @@ export function createValidationCache(options: { maxBytes: number }): Validation
     );
   };
 
-  const view = async (
-    src: DocumentSource,
-    opts: { sha256?: string },
-    name: string,
-    render: (src: DocumentSource) => Uint8Array | Promise<Uint8Array>,
-  ): Promise<Buffer> => {
-    const format = detectFormat(src);
-    return kept(
-      viewKey(opts.sha256 ?? (await sha256Hex(src.bytes)), name),
+  /** The view `name` of the document with this SHA-256 read as `format` (null: its own bytes, of no format), else `make`'s bytes, kept. */
+  const keptView = (sha256: string, name: string, format: DocumentFormat | null, make: () => Uint8Array | Promise<Uint8Array>): Promise<Buffer> =>
+    kept(
+      viewKey(sha256, name),
       format,
       (entry) => entry.view,
-      async () => asBuffer(await render(src)),
+      async () => asBuffer(await make()),
       { value: (bytes) => ({ format, view: bytes }), size: (bytes) => bytes.length },
     );
-  };
 
   return {
     answer,
     cached(sha256) {
       return find(sha256, (entry) => entry.answer != null)?.answer?.answer;
     },
-    view,
+    view: async (src, opts, name, render) => keptView(opts.sha256 ?? (await sha256Hex(src.bytes)), name, detectFormat(src), () => render(src)),
     cachedView(sha256, name) {
       return find(viewKey(sha256, name), (entry) => entry.view !== undefined)?.view;
     },
-    document: (sha256, read) =>
-      kept(
-        viewKey(sha256, 'document'),
-        null,
-        (entry) => entry.view,
-        async () => asBuffer(await read()),
-        { value: (bytes) => ({ format: null, view: bytes }), size: (bytes) => bytes.length },
-      ),
+    document: (sha256, read) => keptView(sha256, 'document', null, read),
     stats() {
       const extra = oversized ? { entries: 1, bytes: oversized.size } : { entries: 0, bytes: 0 };
       return { entries: lru.size + extra.entries, bytes: lru.calculatedSize + extra.bytes, maxBytes, hits, misses };

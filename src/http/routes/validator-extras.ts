@@ -89,7 +89,7 @@ export function validatorExtrasRoutes(
       const yaml = wantsYaml(request.headers.accept);
       const format = yaml ? 'yaml' : 'json';
       const { bytes: overlay } = await view(request.params.id, `fixes:${format}`, (tenant, src) => validation.renderer.fixesOnThread(tenant, src, format));
-      return sendBytes(reply, `application/${yaml ? 'yaml' : 'json'}; charset=utf-8`, [overlay]);
+      return sendBytes(reply, `application/${format}; charset=utf-8`, [overlay]);
     },
   );
 }
