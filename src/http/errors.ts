@@ -7,6 +7,7 @@ import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { loggedUrl } from '../domain/knowledgebase/links.js';
 import { isDatabaseUnavailable } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
+import { strictUtf8 } from './text-guard.js';
 
 export { isDatabaseUnavailable };
 
@@ -172,9 +173,6 @@ export function documentFrameworkErrors(app: FastifyInstance): void {
   });
 }
 
-/** UTF-8 that refuses what is not (a lone or encoded surrogate, an overlong form, a stray byte); a byte-order mark is left out. */
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingDeps): void {
   // Fastify parses text/plain by default: a text body would reach the JSON routes as a
   // string and be answered 400 by the schema instead of 415. Bodies are JSON here; a
@@ -191,12 +189,8 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
       return done(new AppError('unsupported_media_type', `JSON bodies are read as UTF-8 (RFC 8259), not as charset=${charset.slice(0, 40)}.`), undefined);
     }
     if (bytes.length === 0) return done(new AppError('invalid_json', 'The request body is empty; send a JSON object.'), undefined);
-    let body: string;
-    try {
-      body = STRICT_UTF8.decode(bytes as Buffer);
-    } catch {
-      return done(new AppError('invalid_json', 'The request body is not valid UTF-8, which JSON is sent as.'), undefined);
-    }
+    const body = strictUtf8(bytes as Buffer);
+    if (body === null) return done(new AppError('invalid_json', 'The request body is not valid UTF-8, which JSON is sent as.'), undefined);
     try {
       done(null, secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' }));
     } catch (err) {

@@ -15,6 +15,21 @@ export function refuseUnstorableText(request: FastifyRequest): void {
   if (!Buffer.isBuffer(request.body)) checkText(request.body, 'body');
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Bytes read as UTF-8 strictly: null for what is not (a lone or encoded surrogate, an overlong
+ * form, a stray Latin-1 byte), which Node's own decoding would turn into U+FFFD, storing text
+ * the client did not send. A byte-order mark is left out.
+ */
+export function strictUtf8(bytes: Uint8Array): string | null {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function problem(text: string): string | null {

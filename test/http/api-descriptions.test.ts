@@ -512,6 +512,45 @@ for (const dialect of DIALECTS) {
         expect(await list()).toEqual([]);
       });
 
+      it('a text field whose bytes are not UTF-8 → 400 naming it, and no copilot created (DESIGN §8: stored with U+FFFD before)', async () => {
+        for (const [field, value] of [
+          ['name', Buffer.from('Caf\xe9', 'latin1')],
+          ['prompt_message', Buffer.from([0x48, 0x69, 0xed, 0xa0, 0x80])], // an encoded surrogate
+        ] as const) {
+          const { payload, contentType } = multipart([
+            { name: 'swagger_file', filename: 'trello.json', type: 'application/json', content: spec('trello.json') },
+            ...(field === 'name' ? [] : [{ name: 'name', value: 'Fine' }]),
+            { name: field, value },
+          ]);
+          const body = expectError(await call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType } }), 400, 'invalid_request');
+          expect(body.details).toMatchObject({ field });
+        }
+        expect(await list()).toEqual([]);
+      });
+
+      it('a prompt_message of 100,000 characters is stored whole, and one longer → 400; never cut short (the field limit counted bytes, and cut silently)', async () => {
+        const send = (prompt: string) => {
+          const { payload, contentType } = multipart([
+            { name: 'swagger_file', filename: 'trello.json', type: 'application/json', content: spec('trello.json') },
+            { name: 'name', value: 'Long prompt' },
+            { name: 'prompt_message', value: prompt },
+          ]);
+          return call(p, 'POST', CREATE, { payload, headers: { 'content-type': contentType } });
+        };
+        for (const prompt of ['x'.repeat(100_001), 'x'.repeat(400_001)]) {
+          const tooLong = expectError(await send(prompt), 400, 'invalid_request');
+          expect(tooLong.details).toEqual({ field: 'prompt_message', max_length: 100_000 });
+        }
+        expect(await list()).toEqual([]);
+        const prompt = '日本'.repeat(50_000); // 100,000 characters, 300,000 bytes
+        const created = await send(prompt);
+        expect(created.statusCode).toBe(201);
+        const id = (created.json() as { id: string }).id;
+        const stored = await call(p, 'GET', copilotPath(id));
+        expect((stored.json() as { prompt_message: string }).prompt_message).toBe(prompt);
+        expect((await call(p, 'DELETE', copilotPath(id))).statusCode).toBeLessThan(300);
+      });
+
       it('401 without a key, 403 for a read-only key or a key limited to some bots', async () => {
         const { payload, contentType } = multipart([
           { name: 'swagger_file', filename: 'k.json', type: 'application/json', content: spec('kubernetes.json') },

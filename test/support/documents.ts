@@ -39,7 +39,8 @@ export interface FilePart {
 }
 export interface FieldPart {
   name: string;
-  value: string;
+  /** Bytes are sent as they are (a field that is not UTF-8, say). */
+  value: string | Buffer;
 }
 
 /** A multipart/form-data body and its Content-Type header. */
@@ -48,7 +49,7 @@ export function multipart(parts: Array<FilePart | FieldPart>): { payload: Buffer
   const chunks: Buffer[] = [];
   for (const part of parts) {
     if ('value' in part) {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`));
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n`), Buffer.from(part.value), Buffer.from('\r\n'));
     } else {
       const filename = part.filename === undefined ? '' : `; filename="${part.filename}"`;
       const type = `Content-Type: ${part.type ?? 'application/octet-stream'}\r\n`;

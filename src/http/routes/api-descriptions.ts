@@ -7,12 +7,12 @@ import type { SwaggerTransform } from '@fastify/swagger';
 import type { Config } from '../../config.js';
 import * as descriptions from '../../domain/copilots/api-description.service.js';
 import { CopilotValidationResult } from '../../domain/validator/wire-types.js';
-import { Copilot, jsonObject } from '../../domain/wire.js';
+import { Copilot, CopilotCreate, jsonObject } from '../../domain/wire.js';
 import { AppError } from '../../errors.js';
 import type { FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Storage } from '../../storage/database.js';
 import { visibleCopilot, type AccessHook } from '../auth.js';
-import { checkText } from '../text-guard.js';
+import { checkText, strictUtf8 } from '../text-guard.js';
 import { CopilotIdParams, DOCUMENT_ERRORS, errorResponses, jsonAnswer, LOCATION_HEADER, ref } from '../schemas.js';
 import { sendBytes } from '../send-bytes.js';
 
@@ -22,43 +22,67 @@ const FILE_FIELDS = new Set(['file', 'swagger_file']);
 type Upload = descriptions.UploadedDocument;
 
 /** The text fields the multipart create takes besides the file. */
-const CREATE_FIELDS = ['name', 'website', 'prompt_message'];
+const CREATE_FIELDS = ['name', 'website', 'prompt_message'] as const;
 /** Text fields a multipart body may hold beside its file. */
 const MAX_FIELDS = 20;
+/** A text field's bytes: the longest a field takes (100,000 characters) at 4 bytes each. */
+const FIELD_MAX_BYTES = 4 * 100_000;
 
-/** Reads a multipart body: the document from `file`/`swagger_file`, plus the text fields. */
 const fileTooLarge = (maxBytes: number) => new AppError('payload_too_large', `The API description is larger than ${maxBytes} bytes.`, { max_bytes: maxBytes });
+const fieldName = (part: { fieldname: string }) => part.fieldname.slice(0, 100);
 
+/**
+ * A part is the file as busboy tells a file (a file name, or application/octet-stream); every
+ * other part is a text field.
+ */
+const isFile = (part: { filename?: string; mimetype: string }) => part.filename !== undefined || part.mimetype === 'application/octet-stream';
+
+/** A part's bytes, refused as soon as they pass `limit` (toBuffer reads the rest of the part first). */
+async function partBytes(stream: Readable & { truncated?: boolean }, limit: number, tooLarge: () => AppError): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (stream.truncated || size > limit) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  if (stream.truncated) throw tooLarge();
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads a multipart body: the document from `file`/`swagger_file`, plus the text fields.
+ * Every part is read as bytes (busboy's `isPartAFile`), so that a text field is decoded as
+ * UTF-8 strictly and never cut short: busboy's own fields put U+FFFD for bytes that are not
+ * UTF-8 and cut a long value silently at its field limit.
+ */
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<{ upload: Upload | null; fields: Record<string, string> }> {
   let upload: Upload | null = null;
+  let files = 0;
   const fields: Record<string, string> = {};
   try {
-    for await (const part of request.parts({ limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, fieldSize: 100_000 } })) {
-      if (part.type === 'file') {
-        // Refused as soon as the file passes the limit (toBuffer reads the rest of it first, to
-        // the end of the body): the answer then closes the connection (connections.ts).
-        const chunks: Buffer[] = [];
-        for await (const chunk of part.file) {
-          if (part.file.truncated) throw fileTooLarge(maxBytes);
-          chunks.push(chunk as Buffer);
-        }
-        if (part.file.truncated) throw fileTooLarge(maxBytes);
-        const bytes = Buffer.concat(chunks);
-        if (FILE_FIELDS.has(part.fieldname)) upload = { bytes, mediaType: part.mimetype, fileName: part.filename };
-      } else if (typeof part.value === 'string') {
-        fields[part.fieldname] = part.value;
+    const parts = request.parts({ isPartAFile: () => true, limits: { fileSize: Math.max(maxBytes, FIELD_MAX_BYTES), files: MAX_FIELDS + 1 } });
+    for await (const part of parts) {
+      if (part.type !== 'file') continue;
+      // The answer to a refusal here closes the connection (connections.ts), the rest unread.
+      if (isFile(part)) {
+        if (++files > 1) throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
+        const bytes = await partBytes(part.file, maxBytes, () => fileTooLarge(maxBytes));
+        if (FILE_FIELDS.has(part.fieldname)) upload = { bytes, mediaType: part.mimetype, fileName: part.filename ?? null };
+        continue;
       }
+      const field = fieldName(part);
+      const bytes = await partBytes(part.file, FIELD_MAX_BYTES, () => tooLong(field, FIELD_MAX_BYTES / 4));
+      const text = strictUtf8(bytes);
+      if (text === null) throw new AppError('invalid_request', `The field "${field}" is not valid UTF-8, which text fields are read as.`, { field });
+      fields[part.fieldname] = text;
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
     const code = err !== null && typeof err === 'object' && 'code' in err ? err.code : undefined;
-    // A second file part is not "too large": say what to send instead.
-    if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_request', 'Send one file only, in the field "file" or "swagger_file".');
-    // Nor are too many fields or parts, whatever the body's size.
-    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
+    // Too many parts, whatever the body's size: not "too large".
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
       throw new AppError('invalid_request', `A multipart body holds the file and at most ${MAX_FIELDS} text fields.`, { max_fields: MAX_FIELDS });
-    // A file over the document limit: say that limit (not the larger one of the whole body).
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(maxBytes);
     // The plugin's own errors (size limits, premature close) carry a status the error handler maps.
     if (typeof code === 'string' && code.startsWith('FST_')) throw err;
     // Anything else is busboy refusing the body (no boundary, unexpected end of form, …): a client error, not a 500.
@@ -66,6 +90,25 @@ async function readMultipart(request: FastifyRequest, maxBytes: number): Promise
   }
   checkText(fields, 'body');
   return { upload, fields };
+}
+
+const tooLong = (field: string, maxLength: number) =>
+  new AppError('invalid_request', `The field "${field}" is longer than ${maxLength} characters.`, { field, max_length: maxLength });
+
+/** The multipart create's fields, held to the JSON create's own limits (counted as Ajv counts them, in code points). */
+function checkCreateFields(fields: Record<string, string>): void {
+  for (const field of CREATE_FIELDS) {
+    const value = fields[field];
+    const schema: object = CopilotCreate.properties[field];
+    const maxLength = 'maxLength' in schema ? schema.maxLength : undefined;
+    if (value !== undefined && typeof maxLength === 'number' && codePoints(value) > maxLength) throw tooLong(field, maxLength);
+  }
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Upload> {
@@ -196,7 +239,7 @@ export function apiDescriptionRoutes(
         if (!upload) throw new AppError('invalid_request', 'The multipart body has no file in the field "swagger_file".', { field: 'swagger_file' });
         // Refused as the JSON create refuses unknown properties: a setting sent here and dropped
         // (enhanced_privacy, say) would make a copilot other than the one asked for.
-        const unknown = Object.keys(fields).find((field) => !CREATE_FIELDS.includes(field));
+        const unknown = Object.keys(fields).find((field) => !(CREATE_FIELDS as readonly string[]).includes(field));
         if (unknown !== undefined) {
           throw new AppError(
             'invalid_request',
@@ -204,6 +247,7 @@ export function apiDescriptionRoutes(
             { field: unknown.slice(0, 100) },
           );
         }
+        checkCreateFields(fields);
         const name = (fields.name ?? '').trim();
         if (name === '' || name.length > 200) throw new AppError('invalid_request', 'The field name is required (1 to 200 characters).', { field: 'name' });
         const created = await descriptions.createCopilotWithApiDescription(
