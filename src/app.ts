@@ -1,7 +1,7 @@
 import { limitConnectionsPerAddress, registerConnectionRules } from './http/connections.js';
 import { BodyBudget, registerBodyAdmission } from './http/body-admission.js';
 import { randomUUID } from 'node:crypto';
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { accessHook, publishAccessRules } from './http/auth.js';
@@ -76,6 +76,44 @@ function schemaValidators() {
   return { body, text };
 }
 
+const DECIMAL = { integer: /^-?(0|[1-9][0-9]*)$/, number: /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/ } as const;
+
+/**
+ * A number in a query string or a path is written in decimal. Ajv's coercion reads text as
+ * `Number()` does, so that `1e3`, `0x10`, `01`, `1.0` and ` 5` were all numbers: one value
+ * had many spellings, and a typo passed. Checked on the text before Ajv coerces it.
+ */
+function decimalNumbersOnly(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = schema !== null && typeof schema === 'object' && 'properties' in schema ? schema.properties : null;
+  const numeric = Object.entries(properties !== null && typeof properties === 'object' ? properties : {}).flatMap(([name, property]: [string, unknown]) => {
+    const type = property !== null && typeof property === 'object' && 'type' in property ? property.type : undefined;
+    return type === 'integer' || type === 'number' ? [[name, DECIMAL[type]] as const] : [];
+  });
+  if (numeric.length === 0) return validate;
+  const check = ((data: unknown) => {
+    for (const [name, pattern] of numeric) {
+      const value = data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[name] : undefined;
+      const spelt = (Array.isArray(value) ? value : [value]).find((item) => typeof item === 'string' && !pattern.test(item));
+      if (spelt !== undefined) {
+        check.errors = [
+          {
+            keyword: 'pattern',
+            instancePath: `/${name}`,
+            schemaPath: '#/properties',
+            params: { pattern: pattern.source },
+            message: 'must be a number in decimal digits',
+          },
+        ];
+        return false;
+      }
+    }
+    const valid = validate(data);
+    check.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return check;
+}
+
 /** Builds the application: every route registered here, explicitly; no listen. */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, storage } = services;
@@ -130,7 +168,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     validators.body.addSchema(schema);
     validators.text.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body.compile(schema) : validators.text.compile(schema)));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? validators.body.compile(schema) : decimalNumbersOnly(schema, validators.text.compile(schema)),
+  );
 
   registerConnectionRules(app);
   if (config.maxConnectionsPerAddress > 0 && config.trustProxy === false) limitConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);

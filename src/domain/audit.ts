@@ -102,11 +102,30 @@ export interface AuditQuery {
   until?: string;
 }
 
+/**
+ * An ISO 8601 date, or date-time with an optional fraction and offset (none: UTC). `T` may be
+ * lower case or a space, as RFC 3339 allows.
+ */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/** The instant a date-time names, or NaN for one no calendar has (`Date.parse` read 2024-02-30 as 1 March). */
+function instant(value: string): number {
+  const m = DATE_TIME.exec(value);
+  if (!m) return Number.NaN;
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z', zoneHours = '00', zoneMinutes = '00'] = m;
+  const midnight = new Date(Date.parse(`${year}-${month}-${day}T00:00:00Z`));
+  const realDay = midnight.getUTCMonth() + 1 === Number(month) && midnight.getUTCDate() === Number(day);
+  const realTime = Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60 && Number(zoneHours) < 24 && Number(zoneMinutes) < 60;
+  if (!realDay || !realTime) return Number.NaN;
+  const offset = /^[Zz]$/.test(zone) ? 'Z' : `${zone[0]}${zoneHours}:${zoneMinutes}`;
+  return Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${offset}`);
+}
+
 function toWireTime(field: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
-    throw new AppError('invalid_request', `${field} must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z.`, { field });
+  const ms = instant(value);
+  if (Number.isNaN(ms)) {
+    throw new AppError('invalid_request', `${field} must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z (or a date, 2026-01-31).`, { field });
   }
   // The whole seconds in UTC from the instant, the fraction as written (an offset is whole
   // minutes): microseconds as a number lose precision past year 2255.

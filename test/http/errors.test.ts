@@ -132,6 +132,42 @@ for (const dialect of DIALECTS) {
         const body = expectErr(await call(t, 'GET', `${COPILOTS_PATH}?limit=abc`), 400, 'invalid_request');
         expect(JSON.stringify(body)).toContain('limit');
       });
+
+      it('a number in the query string or the path is written in decimal: 1e3, 0x10, 01, 1.0, +5 and " 5" → 400 naming it (HTTP sweep: each was read as a number)', async () => {
+        expect((await call(t, 'GET', `${COPILOTS_PATH}?limit=5`)).statusCode).toBe(200);
+        expect((await call(t, 'GET', `${COPILOTS_PATH}?limit=1000`)).statusCode).toBe(200);
+        for (const value of ['1e3', '0x10', '01', '1.0', '%2B5', '%205', '5%20', '0b1', '']) {
+          const body = expectErr(await call(t, 'GET', `${COPILOTS_PATH}?limit=${value}`), 400, 'invalid_request');
+          expect(JSON.stringify(body.details), value).toContain('/limit');
+        }
+        const copilot = await createCopilot(t, { name: 'Versions' });
+        for (const version of ['0x1', '1e0', '01', '1.0']) {
+          const body = expectErr(await call(t, 'GET', `${copilotPath(copilot.id)}/swagger/versions/${version}`), 400, 'invalid_request');
+          expect(JSON.stringify(body.details), version).toContain('/version');
+        }
+      });
+
+      it('an audit filter date that no calendar has (2024-02-30, 2023-02-29, 24:00, an offset of +25:00) → 400 naming it; real ones are taken (HTTP sweep: 2024-02-30 was read as 1 March)', async () => {
+        const audit = (query: string) => call(t, 'GET', `/backend/api/audit?${query}`);
+        for (const good of ['2024-02-29', '2024-02-29T23:59:59Z', '2026-01-31T12:00:00.123%2B05:30', '2026-01-31t12:00z', '2026-01-31T12:00:00']) {
+          expect((await audit(`since=${good}`)).statusCode, good).toBe(200);
+        }
+        for (const bad of [
+          '2024-02-30',
+          '2023-02-29',
+          '2026-04-31T00:00:00Z',
+          '2026-01-31T24:00:00Z',
+          '2026-01-31T12:60:00Z',
+          '2026-01-31T12:00:61Z',
+          '2026-01-31T12:00:00%2B25:00',
+          '2026-13-01',
+          '2026-01-31T12:00:00Z junk',
+          '2026-1-31',
+        ]) {
+          const body = expectErr(await audit(`until=${bad}`), 400, 'invalid_request');
+          expect(body.details, bad).toEqual({ field: 'until' });
+        }
+      });
     });
 
     describe('x-request-id', () => {
