@@ -11,6 +11,7 @@ import * as refresh from '../storage/link-refresh.repository.js';
 import type { Db, KbLinkRow } from '../storage/schema.js';
 import { TaskThreadError, type TaskThreads } from '../threads/task-threads.js';
 import { checkLink, conditionalFor, samePassages, type RefreshResult } from './link-check.js';
+import { jobFailed } from './rounds.js';
 import { loggedUrl } from '../domain/knowledgebase/links.js';
 import { inTransaction } from '../storage/transaction.js';
 import { isDatabaseUnavailable } from '../storage/unavailable.js';
@@ -179,6 +180,11 @@ export class IngestionWorker {
     if (next) await kb.releaseJob(this.storage.db, { id: next.id, owner: this.owner, generation: Number(next.generation) });
   }
 
+  /** A step's failure beside the job itself: a warning when the database was out of reach or busy (jobFailed). */
+  private logFailure(err: unknown, message: string): void {
+    if (this.options.logger) jobFailed(this.options.logger, err, {}, message);
+  }
+
   private sleep(ms: number): Promise<void> {
     return this.idle.wait(ms);
   }
@@ -207,7 +213,7 @@ export class IngestionWorker {
     if (chain.next) {
       const note: Promise<void> = kb
         .noteClaimed(this.storage.db, chain.next.bot_id, nowTimestamp())
-        .catch((err: unknown) => this.options.logger?.error({ err }, 'knowledge-base claim not recorded'))
+        .catch((err: unknown) => this.logFailure(err, 'knowledge-base claim not recorded'))
         .finally(() => this.notes.delete(note));
       this.notes.add(note);
     }
@@ -362,7 +368,7 @@ export class IngestionWorker {
         this.options.logger?.info({ bot_id: job.bot_id, url: loggedUrl(job.url), reason: error, attempt: attempts }, 'knowledge-base link will be retried');
     } finally {
       await lease.stop();
-      if (crawlJob) await this.options.crawls!.settled(crawlJob).catch((err: unknown) => this.options.logger?.error({ err }, 'crawl page not settled'));
+      if (crawlJob) await this.options.crawls!.settled(crawlJob).catch((err: unknown) => this.logFailure(err, 'crawl page not settled'));
     }
   }
 

@@ -3,6 +3,7 @@ import { mergeSegments } from '../domain/knowledgebase/search-index.js';
 import type { Storage } from '../storage/database.js';
 import { deleteRetiredPassages } from '../storage/knowledge-base.repository.js';
 import { mergeSegmentsStep, type SegmentMerger } from '../storage/search-index.repository.js';
+import { jobFailed } from './rounds.js';
 
 /** Passages of retired sets deleted per step (in bounded statements). */
 const RETIRED_BUDGET = 2000;
@@ -23,7 +24,7 @@ export interface Housekeeping {
  */
 export function startSearchIndexHousekeeping(
   storage: Storage,
-  options: { intervalMs: number; merge?: SegmentMerger; logger?: Pick<FastifyBaseLogger, 'error'> },
+  options: { intervalMs: number; merge?: SegmentMerger; logger?: Pick<FastifyBaseLogger, 'error' | 'warn'> },
 ): Housekeeping {
   const merge: SegmentMerger = options.merge ?? (async (inputs, excluded) => mergeSegments(inputs, excluded));
   let stopped = false;
@@ -45,7 +46,7 @@ export function startSearchIndexHousekeeping(
           continue;
         }
       } catch (err) {
-        options.logger?.error({ err }, 'search index housekeeping failed');
+        if (options.logger) jobFailed(options.logger, err, {}, 'search index housekeeping failed');
       }
       if (!stopped) await pause(options.intervalMs);
     }

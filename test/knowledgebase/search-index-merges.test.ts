@@ -6,7 +6,7 @@
  * was being computed leaves the index whole. Searches answer the same throughout.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCopilot } from '../../src/domain/copilots/copilot.service.js';
 import { BLOCK_BYTES, MERGE_FACTOR, mergeSegments } from '../../src/domain/knowledgebase/search-index.js';
 import { startSearchIndexHousekeeping } from '../../src/jobs/search-index-housekeeping.js';
@@ -164,6 +164,26 @@ for (const dialect of DIALECTS) {
           word,
         ).toEqual([Math.floor(i / 10)]);
       }
+    });
+
+    it('housekeeping logs a database out of reach or busy as a warning, and goes on (it was logged as an error)', async () => {
+      const links = searchCorpus(16, 2).map((l, i) => ({ ...l, url: `${l.url}-busy-${i}` }));
+      const { bot } = await botOf(links, 16);
+      const logger = { warn: vi.fn(), error: vi.fn() };
+      let busy = 2;
+      const merge: SegmentMerger = async (inputs, excluded) => {
+        if (busy-- > 0) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        return mergeSegments(inputs, excluded);
+      };
+      const housekeeping = startSearchIndexHousekeeping(storage, { intervalMs: 20, merge, logger });
+      try {
+        await waitUntil(async () => (await segments(bot)) < MERGE_FACTOR, 'housekeeping to merge after the busy steps', { timeoutMs: 10_000 });
+      } finally {
+        await housekeeping.stop();
+      }
+      expect(logger.error).not.toHaveBeenCalled();
+      expect(logger.warn).toHaveBeenCalledTimes(2);
+      expect(logger.warn.mock.calls[0]![1]).toMatch(/^search index housekeeping failed: the database is out of reach or busy/);
     });
 
     it('housekeeping merges by itself until nothing is left to merge', async () => {
