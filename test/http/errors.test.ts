@@ -136,7 +136,7 @@ for (const dialect of DIALECTS) {
       it('a number in the query string or the path is written in decimal: 1e3, 0x10, 01, 1.0, +5 and " 5" → 400 naming it (HTTP sweep: each was read as a number)', async () => {
         expect((await call(t, 'GET', `${COPILOTS_PATH}?limit=5`)).statusCode).toBe(200);
         expect((await call(t, 'GET', `${COPILOTS_PATH}?limit=1000`)).statusCode).toBe(200);
-        for (const value of ['1e3', '0x10', '01', '1.0', '%2B5', '%205', '5%20', '0b1', '']) {
+        for (const value of ['1e3', '0x10', '01', '1.0', '%2B5', '%205', '5%20', '0b1', '0o7', '%0A3', '']) {
           const body = expectErr(await call(t, 'GET', `${COPILOTS_PATH}?limit=${value}`), 400, 'invalid_request');
           expect(JSON.stringify(body.details), value).toContain('/limit');
         }
@@ -163,6 +163,10 @@ for (const dialect of DIALECTS) {
           '2026-13-01',
           '2026-01-31T12:00:00Z junk',
           '2026-1-31',
+          '2026-12-01%2007:00:00%20PST',
+          '2026-12-01%2012:00%20PM',
+          '2026-12-01%20z',
+          '2026-12-01%20(.9)%2007:00',
         ]) {
           const body = expectErr(await audit(`until=${bad}`), 400, 'invalid_request');
           expect(body.details, bad).toEqual({ field: 'until' });
