@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Dialect, Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { type Dialect, Kysely, type KyselyPlugin, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { DataDirError, describeFsError, prepareDataDir } from './data-dir.js';
@@ -83,6 +83,17 @@ export const SCANS_PER_TENANT = Math.max(1, SCAN_CONNECTIONS - 1);
 /** Scans one tenant may have waiting for a connection; one more is refused (429). */
 export const SCAN_WAITING_PER_TENANT = 16;
 
+/** A plugin that refuses every statement once `signal` is aborted: a scan stopped at its time limit runs no further one. */
+function refusedOnceStopped(signal: AbortSignal): KyselyPlugin {
+  return {
+    transformQuery({ node }) {
+      if (signal.aborted) throw new Error('The scan was stopped at its time limit; no further statement runs.');
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+}
+
 /** PostgreSQL's code for a statement cancelled, here by `statement_timeout`. */
 const QUERY_CANCELED = '57014';
 
@@ -160,16 +171,21 @@ export function openStorage(options: StorageOptions): Storage {
     // slow searches then wait for each other, never for the connections every other request needs
     // (sharing the pool, searches of a million passages held all of it, and other requests failed
     // with 503 after the connect timeout). Opened when first used.
-    // The server stops a scan's statement at the time limit (and the connection is free at once).
+    // A scan is bounded as a whole (its statements, and the scoring between them on a task
+    // thread): past the time limit it is answered ScanTimedOut and runs no further statement,
+    // and the server stops its running one (`statement_timeout`, the same limit). Until then its
+    // tenant's turn is held (holdTurn) and its connection is in use: the pool has one more for
+    // each slot, so the slot's next scan does not wait for it.
     const limitMs = options.scanTimeLimitMs ?? SCAN_TIME_LIMIT_MS;
     const scanPool = new pg.Pool({
       connectionString: options.databaseUrl,
-      max: SCAN_CONNECTIONS,
+      max: 2 * SCAN_CONNECTIONS,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       statement_timeout: limitMs,
     });
     keepErrorsHandled(scanPool);
-    const scanDb = kysely(new PostgresDialect({ pool: markingConnectFailures(scanPool) }));
+    const scanConnections = markingConnectFailures(scanPool);
+    const scanDb = kysely(new PostgresDialect({ pool: scanConnections }));
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
     const turns = fairScans();
     const timedOut = (err: unknown): never => {
@@ -181,7 +197,18 @@ export function openStorage(options: StorageOptions): Storage {
       db,
       readDb: db,
       scanDb,
-      scan: (tenant, work) => turns.run(tenant, () => work(scanDb).catch(timedOut)),
+      scan: (tenant, work) =>
+        turns.run(tenant, async () => {
+          // Opening a connection (a handshake, tens of milliseconds on a busy machine) is not the
+          // scan's work: one is ready in the pool before its time starts.
+          (await scanConnections.connect()).release();
+          const stop = new AbortController();
+          const running = work(scanDb.withPlugin(refusedOnceStopped(stop.signal))).catch(timedOut);
+          return withinTimeLimit(running, limitMs, () => {
+            stop.abort();
+            turns.holdTurn(tenant, running);
+          });
+        }),
       scans: () => turns.stats(),
       connections: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       async close() {

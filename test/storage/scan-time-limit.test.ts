@@ -14,6 +14,7 @@ import type { Storage } from '../../src/storage/database.js';
 import { ScanTimedOut } from '../../src/storage/scans.js';
 import type { Database } from '../../src/storage/schema.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
+import { waitUntil } from '../support/knowledge-base.js';
 
 const LIMIT_MS = 200;
 const MARK = 'scan-time-limit-test';
@@ -59,14 +60,43 @@ for (const dialect of DIALECTS) {
         // a's statement still ran on its set-aside thread: a waited for it, c did not.
         expect(order.slice(2)).toEqual(['c answered', 'a2 answered']);
       } else {
-        // The server stopped both statements.
-        const running = await sql<{
-          n: number;
-        }>`select count(*)::int as n from pg_stat_activity where query like ${`%/* ${MARK} */%`} and pid <> pg_backend_pid()`.execute(storage.db);
-        expect(running.rows[0]!.n).toBe(0);
+        // The server stopped both statements (each would sleep 20 s), at its own time limit,
+        // which the scan's (the same) may pass a moment before.
+        const running = async () =>
+          (
+            await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where state = 'active' and query like ${`%/* ${MARK} */%`} and pid <> pg_backend_pid()`.execute(
+              storage.db,
+            )
+          ).rows[0]!.n;
+        await waitUntil(async () => (await running()) === 0, 'the server to stop both statements', { timeoutMs: 5000 });
       }
       expect(storage.scans()).toEqual({ running: 0, waiting: 0, refused: 0, timedOut: 2 });
     }, 60_000);
+
+    it('bounds the whole scan, not each statement: short statements with work between them (scoring on a task thread) past the limit are ScanTimedOut, and no further statement runs (PostgreSQL bounded each statement only: a search ran for several times its limit)', async () => {
+      opened = await createTestStorage(dialect, { scanTimeLimitMs: LIMIT_MS });
+      const { storage } = opened;
+      await quick(storage.readDb);
+      let statements = 0;
+      const steps = async (db: Kysely<Database>) => {
+        for (let i = 0; i < 10; i++) {
+          await quick(db);
+          statements++;
+          await new Promise((resolve) => setTimeout(resolve, LIMIT_MS / 4));
+        }
+        return 'finished';
+      };
+      const outcome = await storage.scan('a', steps).catch((err: unknown) => err);
+      expect(outcome).toBeInstanceOf(ScanTimedOut);
+      const atLimit = statements;
+      expect(atLimit).toBeLessThan(10);
+      await new Promise((resolve) => setTimeout(resolve, LIMIT_MS * 3));
+      expect(statements).toBeLessThanOrEqual(atLimit + 1);
+      expect(storage.scans()).toMatchObject({ running: 0, timedOut: 1 });
+      // The tenant's turn is free again, and another's scan answers.
+      await expect(storage.scan('a', quick)).resolves.toBe(1);
+      await expect(storage.scan('b', quick)).resolves.toBe(1);
+    }, 30_000);
 
     it("does not count the opening of a scan's connection (a new thread on SQLite) against its time", async () => {
       // Opening a SQLite scan thread takes tens of milliseconds; a trivial statement on it, about one:
