@@ -64,21 +64,24 @@ export async function deleteKnowledgeBase(db: Db, botId: string): Promise<void> 
  */
 export async function upsertPendingLinks(db: Db, botId: string, urls: readonly string[], now: string): Promise<void> {
   for (let i = 0; i < urls.length; i += INSERT_BATCH) {
-    const rows = urls.slice(i, i + INSERT_BATCH).map((url, k) => ({
-      id: randomUUID(),
-      bot_id: botId,
-      url,
-      status: 'pending',
-      error: null,
-      passages: 0,
-      attempts: 0,
-      generation: 0,
-      run_after: now,
-      lease_owner: null,
-      lease_expires_at: null,
-      created_at: i + k === 0 ? now : nowTimestamp(),
-      updated_at: now,
-    }));
+    const rows = urls.slice(i, i + INSERT_BATCH).map((url, k) => {
+      const created = i + k === 0 ? now : nowTimestamp();
+      return {
+        id: randomUUID(),
+        bot_id: botId,
+        url,
+        status: 'pending',
+        error: null,
+        passages: 0,
+        attempts: 0,
+        generation: 0,
+        run_after: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        created_at: created,
+        updated_at: created,
+      };
+    });
     await db
       .insertInto('kb_links')
       .values(rows)

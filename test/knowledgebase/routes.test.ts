@@ -56,6 +56,10 @@ for (const dialect of DIALECTS) {
         const first = await call(t, 'GET', `${kbPath(bot)}?limit=5`);
         const second = await call(t, 'GET', nextLink(first)!);
         expect([...first.json().links, ...second.json().links].map((l: WireLink) => l.url)).toEqual(urls);
+        // Each was updated when it was created, not before (lists sweep: updated_at was the first one's created_at).
+        for (const link of [...first.json().links, ...second.json().links] as Array<WireLink & { created_at: string; updated_at: string }>) {
+          expect(link.updated_at, link.url).toBe(link.created_at);
+        }
       });
 
       it('links added in one request share created_at: paging still visits each exactly once', async () => {
