@@ -28,7 +28,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { systemRoutes } from './http/routes/system.js';
 import { validatorExtrasRoutes } from './http/routes/validator-extras.js';
 import { registerOpenApi } from './http/openapi.js';
-import { COMPONENTS } from './http/schemas.js';
+import { COMPONENTS, refuseUndeclaredQueries } from './http/schemas.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {
@@ -176,6 +176,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (config.maxConnectionsPerAddress > 0 && config.trustProxy === false) limitConnectionsPerAddress(app.server, config.maxConnectionsPerAddress);
 
   documentFrameworkErrors(app);
+  refuseUndeclaredQueries(app);
   publishAccessRules(app, config.allowAnonymousRead);
   await registerOpenApi(app);
 

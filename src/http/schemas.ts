@@ -4,6 +4,7 @@
  * each route's error answers. The OpenAPI document is generated from these schemas.
  */
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
+import type { FastifyInstance } from 'fastify';
 import * as wire from '../domain/wire.js';
 import * as crawlWire from '../domain/crawl-wire.js';
 import { ref } from '../domain/wire.js';
@@ -145,3 +146,15 @@ export const AuditQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * A /backend route that declares no query parameters takes none: an unknown one is 400 naming
+ * it, as on the routes that declare theirs (`additionalProperties: false`). It was ignored, so
+ * `/keys?limit=1` was answered as if it were not sent. Registered before the routes.
+ */
+export function refuseUndeclaredQueries(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/backend') || route.schema?.querystring !== undefined) return;
+    route.schema = { ...route.schema, querystring: Type.Object({}, { additionalProperties: false }) };
+  });
+}

@@ -147,6 +147,15 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('a query parameter a route does not take → 400 naming it, on every /backend route (lists sweep: /keys?limit=1 was answered as if unsent, /copilots?foo=bar was refused)', async () => {
+        const copilot = await createCopilot(t, { name: 'Query' });
+        for (const path of ['/backend/api/keys', '/backend/api/keys/me', copilotPath(copilot.id), `${copilotPath(copilot.id)}/validator`, COPILOTS_PATH]) {
+          const body = expectErr(await call(t, 'GET', `${path}?limit=1&foo=bar`), 400, 'invalid_request');
+          expect(JSON.stringify(body), path).toMatch(/additional properties|foo|limit/);
+          expect((await call(t, 'GET', path)).statusCode, path).not.toBe(400); // 422 for the validator: no document
+        }
+      });
+
       it('an audit filter date that no calendar has (2024-02-30, 2023-02-29, 24:00, an offset of +25:00) → 400 naming it; real ones are taken (HTTP sweep: 2024-02-30 was read as 1 March)', async () => {
         const audit = (query: string) => call(t, 'GET', `/backend/api/audit?${query}`);
         for (const good of ['2024-02-29', '2024-02-29T23:59:59Z', '2026-01-31T12:00:00.123%2B05:30', '2026-01-31t12:00z', '2026-01-31T12:00:00']) {
