@@ -7,12 +7,17 @@ export interface Cursor {
   id: string;
 }
 
-export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
+/**
+ * A cursor names its list (`copilots`, `deliveries`, or a bot's `links:<bot id>`,
+ * `crawls:<bot id>`): another list's cursor is refused as one this service did not issue,
+ * where it was read as a position in this one (lists sweep).
+ */
+export function encodeCursor(list: string, cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([list, cursor.createdAt, cursor.id])).toString('base64url');
 }
 
-export function decodeCursor(text: string): Cursor {
-  const invalid = () => new AppError('invalid_cursor', 'The cursor is not one this service issued.', { cursor: text.slice(0, 100) });
+export function decodeCursor(list: string, text: string): Cursor {
+  const invalid = () => new AppError('invalid_cursor', 'The cursor is not one this service issued for this list.', { cursor: text.slice(0, 100) });
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(text)) throw invalid();
   let value: unknown;
   try {
@@ -20,12 +25,17 @@ export function decodeCursor(text: string): Cursor {
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(value) || value.length !== 2) throw invalid();
-  const [createdAt, id] = value;
+  if (!Array.isArray(value) || value.length !== 3 || value[0] !== list) throw invalid();
+  const [, createdAt, id] = value;
   if (typeof createdAt !== 'string' || !isTimestamp(createdAt) || typeof id !== 'string' || id.length === 0 || id.length > 100) {
     throw invalid();
   }
   return { createdAt, id };
+}
+
+/** A page of `rows` (read with `limit + 1`) of a list ordered by (created_at, id), with the cursor that follows it. */
+export function pageByCreation<R extends { created_at: string; id: string }>(rows: readonly R[], limit: number, list: string) {
+  return pageOf(rows, limit, (last) => encodeCursor(list, { createdAt: last.created_at, id: last.id }));
 }
 
 /**

@@ -87,6 +87,21 @@ for (const dialect of DIALECTS) {
         expectError(await deleteLinks(t, long, ['https://docs.example/a']), 404, 'knowledge_base_not_found');
       });
 
+      it("another list's cursor (the copilots', another bot's links', a crawl list's) → 400 invalid_cursor, not a page of this list at its position (lists sweep)", async () => {
+        const [bot, other] = [(await createCopilot(t)).id, (await createCopilot(t)).id];
+        for (const b of [bot, other]) await postLinks(t, b, ['https://docs.example/1', 'https://docs.example/2']);
+        const cursorOf = (res: Awaited<ReturnType<typeof call>>) => new URL(nextLink(res)!, 'http://x').searchParams.get('cursor')!;
+        const own = cursorOf(await call(t, 'GET', `${kbPath(bot)}?limit=1`));
+        expect((await call(t, 'GET', `${kbPath(bot)}?cursor=${own}`)).statusCode).toBe(200);
+        const foreign = [cursorOf(await call(t, 'GET', `${kbPath(other)}?limit=1`)), cursorOf(await call(t, 'GET', '/backend/api/copilots?limit=1'))];
+        for (const cursor of foreign) {
+          expectError(await call(t, 'GET', `${kbPath(bot)}?cursor=${cursor}`), 400, 'invalid_cursor');
+          expectError(await call(t, 'GET', `${kbPath(bot)}/crawls?cursor=${cursor}`), 400, 'invalid_cursor');
+          expectError(await call(t, 'GET', `/backend/api/webhooks/deliveries?cursor=${cursor}`), 400, 'invalid_cursor');
+        }
+        expectError(await call(t, 'GET', `/backend/api/copilots?cursor=${own}`), 400, 'invalid_cursor');
+      });
+
       it('a bad cursor or limit is 400', async () => {
         const bot = (await createCopilot(t)).id;
         await postLinks(t, bot, ['https://docs.example/x']);

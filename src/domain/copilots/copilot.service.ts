@@ -8,7 +8,7 @@ import type { CopilotRow, Db } from '../../storage/schema.js';
 import type { DocumentSource } from '../validator/index.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { nowTimestamp, randomAlphanumeric } from '../ids.js';
-import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
+import { decodeCursor, pageByCreation } from '../cursor.js';
 import { refuseForbiddenCharacters } from '../knowledgebase/links.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import * as crawls from '../../storage/crawl.repository.js';
@@ -140,7 +140,7 @@ export interface ListCopilotsInput {
 }
 
 export async function listCopilots(db: Db, input: ListCopilotsInput): Promise<{ items: Copilot[]; nextCursor: string | null }> {
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const after = input.cursor === undefined ? undefined : decodeCursor('copilots', input.cursor);
   const rows = await copilots.listCopilots(db, {
     limit: input.limit + 1,
     after: after && { createdAt: after.createdAt, id: after.id },
@@ -149,7 +149,7 @@ export async function listCopilots(db: Db, input: ListCopilotsInput): Promise<{ 
     includeDeleted: input.includeDeleted ?? false,
     ids: input.onlyIds,
   });
-  const page = pageOf(rows, input.limit, (last) => encodeCursor({ createdAt: last.created_at, id: last.id }));
+  const page = pageByCreation(rows, input.limit, 'copilots');
   return { items: page.rows.map(toCopilot), nextCursor: page.nextCursor };
 }
 

@@ -46,7 +46,7 @@ import { asLogged, canonicalLink, checkLinks, loggedUrl } from './links.js';
 import type { Principal } from '../auth/api-keys.js';
 import { recordAudit } from '../audit.js';
 import { getCopilot } from '../copilots/copilot.service.js';
-import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
+import { decodeCursor, pageByCreation } from '../cursor.js';
 import { formatMicros, nowTimestamp, timestampIn } from '../ids.js';
 import { type Crawl, type CrawlRequest, type Crawls, DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_MAX_PAGES } from '../crawl-wire.js';
 
@@ -199,10 +199,8 @@ export async function getCrawl(db: Db, botId: string, crawlId: string): Promise<
 
 export async function listCrawls(db: Db, botId: string, page: { limit: number; cursor?: string }): Promise<{ body: Crawls; nextCursor: string | null }> {
   const bot = await liveBot(db, botId, () => new AppError('knowledge_base_not_found', 'No knowledge base exists for this bot.', { bot_id: botId }));
-  const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-  const { rows, nextCursor } = pageOf(await crawls.listCrawls(db, bot, { limit: page.limit + 1, before }), page.limit, (last) =>
-    encodeCursor({ createdAt: last.created_at, id: last.id }),
-  );
+  const before = page.cursor === undefined ? undefined : decodeCursor(`crawls:${bot}`, page.cursor);
+  const { rows, nextCursor } = pageByCreation(await crawls.listCrawls(db, bot, { limit: page.limit + 1, before }), page.limit, `crawls:${bot}`);
   return { body: { bot_id: bot, crawls: rows.map(toCrawl) }, nextCursor };
 }
 

@@ -8,7 +8,7 @@ import { ScanTimedOut } from '../../storage/scans.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
-import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
+import { decodeCursor, pageByCreation } from '../cursor.js';
 import { nowTimestamp } from '../ids.js';
 import { asLogged, canonicalLink, checkLinks, uniqueCanonicalLinks } from './links.js';
 import { queryTerms } from '../../text/search-terms.js';
@@ -107,11 +107,9 @@ export async function listLinks(
   page: { limit: number; cursor?: string },
 ): Promise<{ body: KnowledgeBaseLinks; nextCursor: string | null }> {
   const id = await liveBot(db, botId, () => kbNotFound(botId));
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  const after = page.cursor === undefined ? undefined : decodeCursor(`links:${id}`, page.cursor);
   if (!(await kb.findKnowledgeBase(db, id))) throw kbNotFound(botId);
-  const { rows, nextCursor } = pageOf(await kb.listLinks(db, id, { limit: page.limit + 1, after }), page.limit, (last) =>
-    encodeCursor({ createdAt: last.created_at, id: last.id }),
-  );
+  const { rows, nextCursor } = pageByCreation(await kb.listLinks(db, id, { limit: page.limit + 1, after }), page.limit, `links:${id}`);
   return { body: { bot_id: id, links: rows.map(toLink) }, nextCursor };
 }
 

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Db, WebhookDeliveryRow } from '../../storage/schema.js';
 import * as deliveries from '../../storage/webhook.repository.js';
-import { decodeCursor, encodeCursor, pageOf } from '../cursor.js';
+import { decodeCursor, pageByCreation } from '../cursor.js';
 import { nowTimestamp, timestampIn } from '../ids.js';
 import type { WebhookDelivery } from '../wire.js';
 
@@ -144,9 +144,11 @@ function deliveryOf(row: WebhookDeliveryRow, originOnly: boolean): WebhookDelive
  * bots (`copilots`) sees their deliveries only, each URL as its origin (webhookUrlOrigin).
  */
 export async function listDeliveries(db: Db, page: { limit: number; cursor?: string; copilots?: readonly string[] }) {
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-  const { rows, nextCursor } = pageOf(await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots }), page.limit, (last) =>
-    encodeCursor({ createdAt: last.created_at, id: last.id }),
+  const after = page.cursor === undefined ? undefined : decodeCursor('deliveries', page.cursor);
+  const { rows, nextCursor } = pageByCreation(
+    await deliveries.listDeliveries(db, { limit: page.limit + 1, after, copilots: page.copilots }),
+    page.limit,
+    'deliveries',
   );
   const originOnly = page.copilots !== undefined;
   return { items: rows.map((row) => deliveryOf(row, originOnly)), nextCursor };
