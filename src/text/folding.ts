@@ -2,7 +2,8 @@
  * The one text normalisation behind every text match the service makes, so that SQLite and
  * PostgreSQL answer alike: the databases never fold, tokenise or stem anything themselves.
  *
- * - `foldText` (copilot names, and the first step of search): NFKD (compatibility forms:
+ * - `foldText` (copilot names, and the first step of search): format characters removed (a
+ *   soft hyphen or zero-width joiner inside a word; not the zero-width space, which separates), NFKD (compatibility forms:
  *   `ﬁ` → `fi`, full-width `Ａ` → `A`, `²` → `2`), Unicode lower case plus the case foldings
  *   lower case lacks (`ß` → `ss`, final `ς` → `σ`), diacritics removed (the Combining
  *   Diacritical Marks blocks: `é` → `e`, `Ü` → `u`; other combining marks, such as Devanagari
@@ -27,9 +28,15 @@ const DIACRITICS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-
 const FOLDS: Record<string, string> = { ß: 'ss', ς: 'σ' };
 const NOT_FOLDED_BY_LOWER_CASE = /[ßς]/g;
 
+// Format characters are no part of a word's letters: a soft hyphen, a zero-width joiner or a
+// bidirectional mark inside a word leaves it one word (`soft\u00adhyphen` → `softhyphen`). The
+// zero-width space is kept: it separates words (in Thai, say).
+const FORMAT_CHARACTERS = new RegExp(String.raw`[\p{Cf}--[\u200b]]`, 'gv');
+
 /** Case- and diacritic-insensitive form of `text` (see the top of this file). */
 export function foldText(text: string): string {
   return text
+    .replace(FORMAT_CHARACTERS, '')
     .normalize('NFKD')
     .toLowerCase()
     .replace(NOT_FOLDED_BY_LOWER_CASE, (c) => FOLDS[c]!)

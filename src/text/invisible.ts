@@ -23,6 +23,13 @@ export const INVISIBLE_IN_LINE = new RegExp(`[${CLASS}]`, 'gu');
 /** Every such character but tab and line feed (a description's own layout), for display. */
 export const INVISIBLE_IN_TEXT = new RegExp(`[${CLASS.replace('\\u0000-\\u001f', '\\u0000-\\u0008\\u000b-\\u001f')}]`, 'gu');
 
+/**
+ * The characters of these that reorder text or hide it from a reader but not from a model:
+ * bidirectional formatting and the Unicode tag characters (text written in tags is read by
+ * language models and shown by nothing). A knowledge base's passages are stored without them.
+ */
+export const REORDERING_OR_HIDDEN = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/gu;
+
 /** `\u202e` for U+202E: how a character of these is shown. */
 export function escapeOf(character: string): string {
   const code = character.codePointAt(0)!;

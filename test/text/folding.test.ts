@@ -41,6 +41,12 @@ describe('searchTokens', () => {
     expect(searchTokens('бегущий')).toEqual(['бегущии']); // not stemmed; the breve folded away
   });
 
+  it('a format character inside a word leaves it one word: a soft hyphen, a zero-width joiner, a bidirectional mark; a zero-width space separates (lists sweep: soft&shy;hyphen was two words)', () => {
+    expect(searchTokens('soft\u00adhyphen joiner\u200dword pay\u202eload work\u2060flow')).toEqual(['softhyphen', 'joinerword', 'payload', 'workflow']);
+    expect(searchTokens('softhyphen')).toEqual(searchTokens('soft\u00adhyphen'));
+    expect(searchTokens('two\u200bwords')).toEqual(['two', 'word']);
+  });
+
   it('the stop words are English and lower case', () => {
     expect(STOP_WORDS.has('the')).toBe(true);
     expect(STOP_WORDS.has('how')).toBe(true);

@@ -12,6 +12,7 @@ import { getBOMEncoding, labelToName, TextDecoder } from '@exodus/bytes/encoding
 import { getEncoding } from 'encoding-sniffer';
 import { compile, type HtmlToTextOptions, type SelectorDefinition } from 'html-to-text';
 import { Parser } from 'htmlparser2';
+import { REORDERING_OR_HIDDEN } from '../../text/invisible.js';
 
 export class ExtractError extends Error {
   override name = 'ExtractError';
@@ -68,7 +69,8 @@ export function extractText(body: Buffer, contentType: string | null): Extracted
   }
   text = text.replace(/\u0000/g, '');
 
-  const page = kind === 'html' ? fromHtml(text) : fromText(text, kind);
+  const extracted = kind === 'html' ? fromHtml(text) : fromText(text, kind);
+  const page = { ...extracted, text: extracted.text.replace(REORDERING_OR_HIDDEN, ''), title: extracted.title?.replace(REORDERING_OR_HIDDEN, '') ?? null };
   if (page.text === '') throw new ExtractError('The page has no readable text to index.');
   return page;
 }

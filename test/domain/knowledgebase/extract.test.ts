@@ -415,3 +415,18 @@ describe('extractText: hostile input stays safe and bounded', () => {
     },
   );
 });
+
+describe('extractText: text that reorders or hides itself', () => {
+  it('a passage keeps no bidirectional formatting nor tag characters (lists sweep: U+202E came back in search results), whatever the type', () => {
+    const hidden = 'Reset your key\u202e here, \u2066isolated\u2069 text, and \u{e0049}\u{e0067}\u{e006e} tags.';
+    for (const [type, body] of [
+      ['text/html', `<html><head><title>T\u202eitle</title></head><body><p>${hidden}</p><p>&#x202E;entity &#xE0041;</p></body></html>`],
+      ['text/plain', hidden],
+    ] as const) {
+      const page = extractText(utf8(body), type);
+      expect(page.text, type).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u);
+      expect(page.text, type).toContain('Reset your key here, isolated text, and  tags.');
+      if (type === 'text/html') expect(page.title).toBe('Title');
+    }
+  });
+});
