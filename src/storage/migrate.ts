@@ -22,6 +22,7 @@ import { searchIndex } from './migrations/019-search-index.js';
 import { postingsBlocks } from './migrations/020-postings-blocks.js';
 import { truncatedPages } from './migrations/021-truncated-pages.js';
 import { olderData } from './migrations/022-older-data.js';
+import { formatCharacters } from './migrations/023-format-characters.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -51,6 +52,7 @@ export function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '020-postings-blocks': postingsBlocks(storage.dialect),
     '021-truncated-pages': truncatedPages(),
     '022-older-data': olderData(),
+    '023-format-characters': formatCharacters(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations } });
 }

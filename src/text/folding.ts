@@ -18,6 +18,12 @@
  */
 import { stemmer } from 'stemmer';
 
+/**
+ * Changed with any change to how text is folded or cut into words: a page indexed under an
+ * earlier one is indexed again at its next check (passagesDigest). 2: format characters.
+ */
+export const SEARCH_WORDS_VERSION = 2;
+
 /** Longer "words" are pasted hashes or garbage: never indexed, never searched. */
 export const MAX_TOKEN_LENGTH = 64;
 

@@ -29,6 +29,7 @@ const ALL_MIGRATIONS = [
   '020-postings-blocks',
   '021-truncated-pages',
   '022-older-data',
+  '023-format-characters',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -14,6 +14,7 @@
  * current one is half full rather than trailing at the end of the previous section.
  */
 import { createHash } from 'node:crypto';
+import { SEARCH_WORDS_VERSION } from '../../text/folding.js';
 
 export interface PassageOptions {
   /** Packing stops before a passage would exceed this many words. Default 200. */
@@ -256,10 +257,14 @@ export interface PassageList {
 /**
  * SHA-256 (hex) of a page's passages as they are indexed: the same text split the same way has
  * the same digest, whatever the page's markup around it (a new nonce or timestamp in a script
- * does not count as a change). A link keeps the digest of its stored passages (kb_links.content_sha256).
+ * does not count as a change), cut into words the same way. A link keeps the digest of its stored
+ * passages (kb_links.content_sha256).
  */
 export function passagesDigest(passages: readonly string[]): string {
   const hash = createHash('sha256');
+  // The words too: a page stored under another folding (SEARCH_WORDS_VERSION) differs, so its
+  // next check indexes it again, although its text is the same.
+  hash.update(`search words ${SEARCH_WORDS_VERSION}\u0000`);
   // Each passage followed by U+0000, which no passage holds (toParagraphs removes it).
   for (const p of passages) hash.update(p).update('\u0000');
   return hash.digest('hex');

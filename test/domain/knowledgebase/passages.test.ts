@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { packPassages, splitPassages, unpackPassages, type PassageOptions } from '../../../src/domain/knowledgebase/passages.js';
+import { createHash } from 'node:crypto';
+import { packPassages, passagesDigest, splitPassages, unpackPassages, type PassageOptions } from '../../../src/domain/knowledgebase/passages.js';
 
 const words = (s: string): string[] => s.split(/\s+/).filter((w) => w !== '');
 const wordCount = (s: string): number => words(s).length;
@@ -185,5 +186,16 @@ describe('packed passages (how a page crosses from its task thread)', () => {
         expect(list.slice(cut, cut + 3)).toEqual(passages.slice(cut, cut + 3));
       }),
     );
+  });
+});
+
+describe('passagesDigest', () => {
+  it('differs from the digest of the same passages cut into words by the folding before (no format characters removed), so a page indexed then is indexed again at its next check', () => {
+    const passages = ['A soft\u00adhyphen word.', 'Another passage.'];
+    const before = createHash('sha256');
+    for (const p of passages) before.update(p).update('\u0000');
+    expect(passagesDigest(passages)).not.toBe(before.digest('hex'));
+    expect(passagesDigest([...passages])).toBe(passagesDigest(passages));
+    expect(passagesDigest(['A soft hyphen word.', 'Another passage.'])).not.toBe(passagesDigest(passages));
   });
 });
