@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { loggedUrl } from '../domain/knowledgebase/links.js';
-import { isDatabaseUnavailable } from '../storage/unavailable.js';
+import { isDatabaseUnavailable, isDiskFull } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
 import { strictUtf8 } from './text-guard.js';
 
@@ -225,6 +225,10 @@ export function registerErrorHandling(app: FastifyInstance, deps: ErrorHandlingD
   }
 
   function unavailableOr500(err: unknown, request: FastifyRequest): AppError {
+    if (isDiskFull(err)) {
+      request.log.error({ err }, "the database has no space left to write: free space on the database's disk");
+      return new AppError('service_unavailable', 'The database has no space left to write; try again once its operator has freed space.');
+    }
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err }, 'the database cannot be reached or is busy');
       return new AppError('service_unavailable', 'The database cannot be reached or is busy right now; try again shortly.');

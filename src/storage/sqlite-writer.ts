@@ -98,6 +98,13 @@ parentPort.on('message', (message) => {
       db = open();
       busy = busyMs;
     }
+    // SQLite ends a transaction itself on some failures (a full disk, an I/O error): the rollback
+    // that follows has nothing to do, and its own error ("no transaction is active") would
+    // replace the failure that ended it.
+    if (message.sql === 'rollback' && !db.inTransaction) {
+      parentPort.postMessage({ id: message.id, changes: 0, lastInsertRowid: 0n });
+      return;
+    }
     waitAtMost(message.deadline);
     // A transaction's begin travels with its first statement (WriterConnection.deferBegin).
     if (message.begin) prepare('begin').run();

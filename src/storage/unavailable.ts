@@ -15,6 +15,15 @@ const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when tryi
 const CONNECTING = Symbol('failed while connecting');
 
 /**
+ * The database has no space left to write (SQLite's SQLITE_FULL, PostgreSQL's 53100 disk_full):
+ * answered 503 like an outage, but logged at error, since only the operator can end it.
+ */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '53100' || (typeof code === 'string' && code.startsWith('SQLITE_FULL'));
+}
+
+/**
  * A transaction PostgreSQL ended to break a deadlock (40P01) or a serialization conflict (40001):
  * run again, it passes (inTransaction does, a few times, before it is answered 503).
  */
