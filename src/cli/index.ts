@@ -73,7 +73,7 @@ program
     const { backupPostgres, backupSqlite, BackupError } = await import('../storage/backup.js');
     const config = loadConfig();
     try {
-      const result = config.databaseUrl ? await backupPostgres(config.databaseUrl, options.out) : backupSqlite(config.dataDir, options.out);
+      const result = config.databaseUrl ? await backupPostgres(config.databaseUrl, options.out) : await backupSqlite(config.dataDir, options.out);
       const what = config.databaseUrl ? 'the PostgreSQL database (pg_dump custom format)' : 'the SQLite database';
       print(`Backed up ${what} to ${result.file}: ${result.bytes} bytes, schema ${result.schema ?? 'empty'}`);
     } catch (err) {

@@ -2,7 +2,7 @@
  * `copilot-service backup --out FILE`: a consistent copy of the database, taken while the
  * service runs. It never migrates (the point of a backup before an upgrade is the schema as
  * it was), and it writes a new file readable by its owner only (it holds every copilot's
- * token), never over an existing one.
+ * token), never over an existing one, and under its name only once whole (publishedWhenWhole).
  *
  * - SQLite: `VACUUM INTO` on a read-only connection to the service's file: one read
  *   transaction, so the copy is the database as of one moment, whatever the service writes
@@ -12,7 +12,7 @@
  *   PGPASSWORD, never on its command line. Restore: `pg_restore` (docs/deployment.md).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, openSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -33,10 +33,12 @@ function createPrivate(file: string): void {
   try {
     closeSync(openSync(file, 'wx', 0o600));
   } catch (err) {
-    if ((err as { code?: string }).code === 'EEXIST') throw new BackupError(`${file} already exists: remove it or choose another name.`);
+    if ((err as { code?: string }).code === 'EEXIST') throw alreadyExists(file);
     throw new BackupError(`${file} cannot be written: ${describeFsError(err)}.`);
   }
 }
+
+const alreadyExists = (file: string) => new BackupError(`${file} already exists: remove it or choose another name.`);
 
 function removeQuietly(file: string): void {
   try {
@@ -46,35 +48,78 @@ function removeQuietly(file: string): void {
   }
 }
 
+/** `.NAME.partial-PID` beside `file`: where the run of process PID writes it. */
+const partialOf = (file: string, pid: number) => path.join(path.dirname(file), `.${path.basename(file)}.partial-${pid}`);
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
+};
+
+/**
+ * Writes a backup under a partial name beside `file` (`.NAME.partial-PID`), and gives it the
+ * name `file` only once it is whole and checked (a hard link: never over a file that appeared
+ * meanwhile). A run that is killed leaves no file under the name asked for (crash sweep: a
+ * partial or empty copy was left there, and the next run refused the name); what it left is
+ * removed by the next run for the same name.
+ */
+async function publishedWhenWhole<T>(file: string, write: (partial: string) => Promise<T> | T): Promise<T> {
+  if (existsSync(file)) throw alreadyExists(file);
+  const stale = new RegExp(`^\\.${path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.partial-(\\d+)(-journal)?$`);
+  for (const name of readdirSync(path.dirname(file))) {
+    const pid = stale.exec(name)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) removeQuietly(path.join(path.dirname(file), name));
+  }
+  const partial = partialOf(file, process.pid);
+  createPrivate(partial);
+  try {
+    const result = await write(partial);
+    try {
+      linkSync(partial, file);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EEXIST') throw alreadyExists(file);
+      throw new BackupError(`${file} cannot be written: ${describeFsError(err)}.`);
+    }
+    return result;
+  } finally {
+    removeQuietly(partial);
+    removeQuietly(`${partial}-journal`);
+  }
+}
+
 const LAST_MIGRATION = 'select max(name) as name from kysely_migration';
 
-export function backupSqlite(dataDir: string, out: string): BackupResult {
+export async function backupSqlite(dataDir: string, out: string): Promise<BackupResult> {
   const source = path.join(dataDir, SQLITE_FILE_NAME);
   if (!existsSync(source)) throw new BackupError(`There is no SQLite database at ${source}: is DATA_DIR the service's?`);
   const file = path.resolve(out);
-  createPrivate(file);
-  try {
-    const db = new SQLite(source, { readonly: true, fileMustExist: true });
+  return publishedWhenWhole(file, (partial) => {
     try {
-      db.pragma('busy_timeout = 5000');
-      db.prepare('vacuum into ?').run(file);
-    } finally {
-      db.close();
+      const db = new SQLite(source, { readonly: true, fileMustExist: true });
+      try {
+        db.pragma('busy_timeout = 5000');
+        db.prepare('vacuum into ?').run(partial);
+      } finally {
+        db.close();
+      }
+      const copy = new SQLite(partial, { readonly: true, fileMustExist: true });
+      try {
+        const check = copy.pragma('integrity_check', { simple: true });
+        if (check !== 'ok') throw new BackupError(`The copy failed its integrity check: ${String(check)}`);
+        const schema = (copy.prepare(LAST_MIGRATION).get() as { name: string | null } | undefined)?.name ?? null;
+        return { file, bytes: statSync(partial).size, schema };
+      } finally {
+        copy.close();
+      }
+    } catch (err) {
+      if (err instanceof BackupError) throw err;
+      throw new BackupError(`The backup of ${source} failed: ${(err as Error).message}`);
     }
-    const copy = new SQLite(file, { readonly: true, fileMustExist: true });
-    try {
-      const check = copy.pragma('integrity_check', { simple: true });
-      if (check !== 'ok') throw new BackupError(`The copy failed its integrity check: ${String(check)}`);
-      const schema = (copy.prepare(LAST_MIGRATION).get() as { name: string | null } | undefined)?.name ?? null;
-      return { file, bytes: statSync(file).size, schema };
-    } finally {
-      copy.close();
-    }
-  } catch (err) {
-    removeQuietly(file);
-    if (err instanceof BackupError) throw err;
-    throw new BackupError(`The backup of ${source} failed: ${(err as Error).message}`);
-  }
+  });
 }
 
 /** The URL without its password, and the password (for PGPASSWORD). */
@@ -98,19 +143,19 @@ export async function backupPostgres(databaseUrl: string, out: string, pgDump = 
   } finally {
     await client.end().catch(() => undefined);
   }
-  createPrivate(file);
   const env: NodeJS.ProcessEnv = { ...process.env, ...(password !== null && { PGPASSWORD: password }) };
-  const failure = await new Promise<string | null>((resolve) => {
-    execFile(pgDump, ['--format=custom', '--file', file, '--dbname', url], { env, maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) => {
-      if (!err) resolve(null);
-      else if ((err as { code?: unknown }).code === 'ENOENT')
-        resolve(`${pgDump} is not installed: install PostgreSQL's client tools (the server's major version or newer), e.g. apt-get install postgresql-client.`);
-      else resolve(`pg_dump failed: ${stderr.trim() || err.message}`);
+  return publishedWhenWhole(file, async (partial) => {
+    const failure = await new Promise<string | null>((resolve) => {
+      execFile(pgDump, ['--format=custom', '--file', partial, '--dbname', url], { env, maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) => {
+        if (!err) resolve(null);
+        else if ((err as { code?: unknown }).code === 'ENOENT')
+          resolve(
+            `${pgDump} is not installed: install PostgreSQL's client tools (the server's major version or newer), e.g. apt-get install postgresql-client.`,
+          );
+        else resolve(`pg_dump failed: ${stderr.trim() || err.message}`);
+      });
     });
+    if (failure !== null) throw new BackupError(failure);
+    return { file, bytes: statSync(partial).size, schema };
   });
-  if (failure !== null) {
-    removeQuietly(file);
-    throw new BackupError(failure);
-  }
-  return { file, bytes: statSync(file).size, schema };
 }

@@ -7,7 +7,7 @@
  * new database); a service started on it answers the same data through the API.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -247,7 +247,9 @@ describe.skipIf(!DIALECTS.includes('postgres'))('backup on PostgreSQL: how pg_du
       const result = await backupPostgres(url.href, path.join(scratch, 'out.dump'), fake);
       expect(result.schema).toMatch(/^\d{3}-/);
       const argv = readFileSync(path.join(scratch, 'argv'), 'utf8').trim().split('\n');
-      expect(argv.slice(0, 3)).toEqual(['--format=custom', '--file', path.join(scratch, 'out.dump')]);
+      // Written under a partial name beside it, and named out.dump once whole.
+      expect(argv.slice(0, 3)).toEqual(['--format=custom', '--file', path.join(scratch, `.out.dump.partial-${process.pid}`)]);
+      expect(readFileSync(path.join(scratch, 'out.dump'), 'utf8')).toBe('dump\n');
       expect(argv.join(' ')).not.toContain('s3cret');
       expect(new URL(argv[4]!).password).toBe('');
       expect(readFileSync(path.join(scratch, 'password'), 'utf8')).toBe('s3cret;$(touch pwned)');
@@ -259,6 +261,20 @@ describe.skipIf(!DIALECTS.includes('postgres'))('backup on PostgreSQL: how pg_du
       );
       expect(existsSync(path.join(scratch, 'failed.dump'))).toBe(false);
       await expect(backupPostgres(url.href, path.join(scratch, 'missing.dump'), path.join(scratch, 'no-such-pg_dump'))).rejects.toThrow(/is not installed/);
+
+      // A run that is stopped half-way leaves nothing under the name asked for (crash sweep: a
+      // killed backup left a partial dump there, and the next run refused the name); the next
+      // run removes what a dead run left beside it, and publishes.
+      writeFileSync(fake, '#!/bin/sh\necho half > "$3"\nkill -9 $$\n', { mode: 0o755 });
+      await expect(backupPostgres(url.href, path.join(scratch, 'killed.dump'), fake)).rejects.toThrow(/pg_dump failed/);
+      expect(existsSync(path.join(scratch, 'killed.dump'))).toBe(false);
+      const dead = path.join(scratch, '.killed.dump.partial-2147483646');
+      writeFileSync(dead, 'left by a killed run');
+      writeFileSync(fake, '#!/bin/sh\necho whole > "$3"\n', { mode: 0o755 });
+      await backupPostgres(url.href, path.join(scratch, 'killed.dump'), fake);
+      expect(readFileSync(path.join(scratch, 'killed.dump'), 'utf8')).toBe('whole\n');
+      expect(readdirSync(scratch).filter((name) => name.includes('partial'))).toEqual([]);
+      await expect(backupPostgres(url.href, path.join(scratch, 'killed.dump'), fake)).rejects.toThrow(/already exists/);
     } finally {
       await database.drop();
       rmSync(scratch, { recursive: true, force: true });
