@@ -159,7 +159,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requestIdHeader: false,
     // request.ip (logs, audit) follows X-Forwarded-For only from the proxies TRUST_PROXY names.
     trustProxy: typeof config.trustProxy === 'boolean' ? config.trustProxy : [...config.trustProxy],
-    return503OnClosing: true,
+    // A request met while the service shuts down is answered by the connection rules (connections.ts), in the contract's body.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false } },
   });
 

@@ -23,6 +23,13 @@ import { AppError } from '../errors.js';
  */
 export function registerConnectionRules(app: FastifyInstance): void {
   const turns = new WeakMap<Socket, { running: boolean; waiting: Array<() => void> }>();
+  // Set when the service begins to shut down (SIGTERM): a request met then, on a connection kept
+  // alive, is refused in the contract's body, with Retry-After, and its connection closed.
+  // Fastify's own refusal (return503OnClosing) had a body of its own and kept the connection.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     commonHeaders(request, reply);
@@ -46,6 +53,10 @@ export function registerConnectionRules(app: FastifyInstance): void {
       return reply.hijack();
     }
     reply.raw.once('close', done);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('service_unavailable', 'This instance is shutting down; send the request again (another instance, or this one once it is back).');
+    }
     refuseMalformed(request, reply);
   });
 

@@ -35,6 +35,29 @@ function connect(port: number) {
 /** The JSON body of the last answer in `text`. */
 const lastBody = (text: string) => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
 
+/**
+ * Two copilots' validations pipelined on one new connection of `t`'s, the renders held until
+ * `release`: `render` is the spied task-thread call (its calls: the validations started).
+ */
+async function pipelinedValidations(t: TestApp, open: () => ReturnType<typeof connect>) {
+  const [a, b] = [await createCopilot(t), await createCopilot(t)];
+  await uploadSpec(t, a.id, 'petstore3.json');
+  await uploadSpec(t, b.id, 'uber.swagger2.json');
+  t.validationCache.clear();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
+  const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
+    await released;
+    return original(...args);
+  });
+  const c = open();
+  const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
+  c.socket.write(get(a.id) + get(b.id));
+  await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
+  return { a, b, c, render, release };
+}
+
 for (const dialect of DIALECTS) {
   describe(`connections (${dialect})`, () => {
     let t: TestApp;
@@ -54,31 +77,8 @@ for (const dialect of DIALECTS) {
       await t?.close();
     });
 
-    /**
-     * Two copilots' validations pipelined on one new connection, the renders held until `release`:
-     * `render` is the spied task-thread call (its calls: the validations started).
-     */
-    const pipelinedValidations = async () => {
-      const [a, b] = [await createCopilot(t), await createCopilot(t)];
-      await uploadSpec(t, a.id, 'petstore3.json');
-      await uploadSpec(t, b.id, 'uber.swagger2.json');
-      t.validationCache.clear();
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const original = t.taskThreads.answerOnThreadMovingBytes.bind(t.taskThreads);
-      const render = vi.spyOn(t.taskThreads, 'answerOnThreadMovingBytes').mockImplementation(async (...args) => {
-        await released;
-        return original(...args);
-      });
-      const c = open();
-      const get = (id: string) => `GET ${validatorPath(id)} HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.admin}\r\n\r\n`;
-      c.socket.write(get(a.id) + get(b.id));
-      await waitUntil(() => render.mock.calls.length === 1, 'the first validation to start');
-      return { a, b, c, render, release };
-    };
-
     it("serves a connection's pipelined requests one at a time, in order", async () => {
-      const { a, b, c, render, release } = await pipelinedValidations();
+      const { a, b, c, render, release } = await pipelinedValidations(t, open);
       try {
         // The second request is parsed already; it waits for the first to be answered.
         await new Promise((resolve) => setTimeout(resolve, 300));
@@ -93,7 +93,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('the requests a client pipelined and left are not served once it has gone', async () => {
-      const { b, c, render, release } = await pipelinedValidations();
+      const { b, c, render, release } = await pipelinedValidations(t, open);
       try {
         const withIt = await openConnections(t);
         c.socket.destroy();
@@ -269,3 +269,34 @@ describe('jobFailed', () => {
     expect(logger.error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(TypeError) }), 'The crawl job failed');
   });
 });
+
+for (const dialect of DIALECTS) {
+  describe(`a request met while the service shuts down (${dialect})`, () => {
+    let t: TestApp;
+    let port: number;
+    beforeAll(async () => {
+      t = await buildTestApp(dialect);
+      port = await listenOnLoopback(t);
+    });
+    afterAll(async () => t?.close());
+
+    it("is 503 service_unavailable in the contract's body with Retry-After, and closes its connection (crash sweep: the framework's own body, no Retry-After)", async () => {
+      const { c, render, release } = await pipelinedValidations(t, () => connect(port));
+      try {
+        const closed = t.app.close();
+        release();
+        await waitUntil(() => c.statusLines().length === 2, 'both answers');
+        await waitUntil(() => c.state.closed, 'the connection to close');
+        await closed;
+        expect(c.statusLines()).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 503 Service Unavailable']);
+        const second = c.state.received.slice(c.state.received.lastIndexOf('HTTP/1.1 503'));
+        expect(second).toMatch(/\r\nretry-after: \d+\r\n/i);
+        expect(second).toMatch(/\r\nconnection: close\r\n/i);
+        expect(lastBody(c.state.received)).toEqual({ error: 'service_unavailable', message: expect.stringMatching(/shutting down/) });
+      } finally {
+        render.mockRestore();
+        c.socket.destroy();
+      }
+    });
+  });
+}
