@@ -17,7 +17,7 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import type { ReadableStream } from 'node:stream/web';
 import { LRUCache } from 'lru-cache';
-import { Agent, buildConnector, fetch } from 'undici';
+import { Agent, buildConnector, type Dispatcher, fetch } from 'undici';
 import { addressRange, isAddressAllowed, parseAllowNetworks } from './address-policy.js';
 import type { FetchSettings } from '../config.js';
 import { USER_AGENT } from './user-agent.js';
@@ -434,13 +434,61 @@ function createAgent(policy: FetchPolicy, hooks: GuardedFetchHooks): Agent {
     if (onConnected) socket?.once('connect', () => onConnected(socket.remoteAddress ?? '', socket.remotePort ?? 0, options.hostname));
   };
 
+  // compose answers the agent itself (a proxy with this dispatch), so its pools' stats stay readable.
   return new Agent({
     connect,
     headersTimeout: policy.timeoutMs,
     bodyTimeout: policy.timeoutMs,
     keepAliveTimeout: KEEP_ALIVE_MS,
     keepAliveMaxTimeout: KEEP_ALIVE_MS,
-  });
+  }).compose((dispatch) => (options, handler) => dispatch(options, new InformationalLimit(handler, `${options.origin ?? ''}${options.path}`))) as Agent;
+}
+
+/**
+ * Informational (1xx) answers one request may be sent before its answer. undici reads any number
+ * (and restarts its headers timeout at each), so a server sending them without end kept the
+ * process busy parsing them until the deadline, every other client waiting (outbound sweep).
+ */
+const MAX_INFORMATIONAL = 20;
+
+/** A request's handler that refuses its answer past MAX_INFORMATIONAL informational ones. */
+class InformationalLimit implements Dispatcher.DispatchHandler {
+  private informational = 0;
+
+  constructor(
+    private readonly handler: Dispatcher.DispatchHandler,
+    private readonly url: string,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.handler.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestUpgrade']>>): void {
+    this.handler.onRequestUpgrade?.(...args);
+  }
+
+  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>): void {
+    const [controller, statusCode] = args;
+    if (statusCode < 200 && ++this.informational > MAX_INFORMATIONAL) {
+      const message = `${describeHost(this.url)} sent more than ${MAX_INFORMATIONAL} informational (1xx) answers before its answer.`;
+      controller.abort(new FetchError('bad_response', this.url, message));
+      return;
+    }
+    this.handler.onResponseStart?.(...args);
+  }
+
+  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseData']>>): void {
+    this.handler.onResponseData?.(...args);
+  }
+
+  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseEnd']>>): void {
+    this.handler.onResponseEnd?.(...args);
+  }
+
+  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseError']>>): void {
+    this.handler.onResponseError?.(...args);
+  }
 }
 
 async function checkedAddresses(
@@ -649,7 +697,9 @@ function networkError(error: unknown, url: string, timeoutMs: number): FetchErro
   if (has('UND_ERR_HEADERS_OVERFLOW')) {
     return new FetchError('bad_response', url, `The response from ${host} has headers larger than this service accepts.`);
   }
-  if (names.includes('HTTPParserError') || codes.some((c) => c.startsWith('HPE_'))) {
+  // An answer framed two ways at once (two Content-Lengths, one beside chunked coding): undici
+  // reads its length one way and finds it another.
+  if (names.includes('HTTPParserError') || codes.some((c) => c.startsWith('HPE_')) || has('UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) {
     return new FetchError('bad_response', url, `${server} sent an answer that is not valid HTTP.`);
   }
   if (has('UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT')) {

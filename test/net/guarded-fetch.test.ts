@@ -821,7 +821,20 @@ describe('fetchGuarded: malformed answers are bad_response (final, not retried; 
       else res.writeHead(404).end();
     });
     raw = net.createServer((socket) => {
-      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nThis Is Not A Header\r\n\r\nhello'));
+      socket.on('error', () => {});
+      socket.once('data', (request) => {
+        const path = / (\S+) HTTP/.exec(request.toString())?.[1];
+        const ok = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n';
+        if (path === '/1xx-flood') {
+          // Informational answers without end, never the final one.
+          const early = 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n'.repeat(200);
+          const flood = setInterval(() => (socket.destroyed ? clearInterval(flood) : socket.write(early)), 5);
+          socket.on('close', () => clearInterval(flood));
+        } else if (path === '/two-lengths') socket.end(`${ok}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`);
+        else if (path === '/length-and-chunked') socket.end(`${ok}Content-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`);
+        else if (path === '/huge-length') socket.end(`${ok}Content-Length: 99999999999999999999999\r\n\r\nhello`);
+        else socket.end(`${ok}This Is Not A Header\r\n\r\nhello`);
+      });
     });
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
     rawPort = (raw.address() as AddressInfo).port;
@@ -849,6 +862,21 @@ describe('fetchGuarded: malformed answers are bad_response (final, not retried; 
   it('an answer that is not HTTP → bad_response', async () => {
     const error = await fetchError(fetchGuarded(`http://127.0.0.1:${rawPort}/`, LOCAL));
     expect(error).toMatchObject({ kind: 'bad_response', message: `The server at 127.0.0.1:${rawPort} sent an answer that is not valid HTTP.` });
+  });
+
+  it('an answer framed two ways at once (two Content-Lengths, Content-Length and chunked, a length past any number) → bad_response, not a network failure retried (outbound sweep)', async () => {
+    for (const path of ['/two-lengths', '/length-and-chunked', '/huge-length']) {
+      const error = await fetchError(fetchGuarded(`http://127.0.0.1:${rawPort}${path}`, LOCAL));
+      expect(error.kind, path).toBe('bad_response');
+    }
+  });
+
+  it('informational (1xx) answers without end → bad_response at once, not a process busy with them until the deadline (outbound sweep: 100% CPU for the 10 s)', async () => {
+    const error = await fetchError(fetchGuarded(`http://127.0.0.1:${rawPort}/1xx-flood`, { ...LOCAL, timeoutMs: 3000 }));
+    expect(error).toMatchObject({
+      kind: 'bad_response',
+      message: `The server at 127.0.0.1:${rawPort} sent more than 20 informational (1xx) answers before its answer.`,
+    });
   });
 
   it('Content-Encoding: identity is the body as sent', async () => {
