@@ -184,6 +184,19 @@ for (const dialect of DIALECTS) {
       expect(site.count(`${root}/private/c`)).toBe(0);
     });
 
+    it('a sitemap index whose sitemaps are indexes themselves, or cannot be read, fails saying so, not done with no page and no word (outbound sweep)', async () => {
+      const root = '/site-nested';
+      const index = (locs: string[]) =>
+        `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((l) => `<sitemap><loc>${site.url(l)}</loc></sitemap>`).join('')}</sitemapindex>`;
+      site.set(`${root}/index.xml`, { type: 'application/xml', body: index([`${root}/inner-1.xml`, `${root}/inner-2.xml`, `${root}/gone.xml`]) });
+      site.set(`${root}/inner-1.xml`, { type: 'application/xml', body: index([`${root}/deep.xml`]) });
+      site.set(`${root}/inner-2.xml`, { type: 'application/xml', body: index([`${root}/deep.xml`]) });
+      const bot = (await createCopilot(t)).id;
+      const done = await finished(bot, (await startCrawl(bot, { sitemap: site.url(`${root}/index.xml`) })).crawl_id);
+      expect(done).toMatchObject({ state: 'failed', discovered: 0 });
+      expect(done.error).toMatch(/3 of its sitemaps could not be read/);
+    });
+
     it('a crawl that finds a link the bot has already refreshes it: still one link, indexed once', async () => {
       const root = '/site4';
       site.set(`${root}/`, { body: page('Four', ['kept']) });

@@ -782,6 +782,11 @@ export class CrawlRunner implements CrawlHooks {
     if (root.kind === 'urlset') return { urls: root.urls.slice(0, budget), blocked: root.blocked };
     const urls = new Set<string>();
     let blocked = 0;
+    let unread = 0;
+    const notRead = (sitemap: string, reason: string) => {
+      unread++;
+      this.deps.logger?.warn({ bot_id: crawl.bot_id, crawl_id: crawl.id, sitemap: loggedUrl(sitemap), reason }, 'sitemap not read');
+    };
     // The sitemaps of an index are read for SITEMAPS_READ_MS at most (a Crawl-delay between them
     // included), and while the crawl is still this instance's to start: cancelled or its copilot
     // deleted, no further sitemap is fetched. The lease covers each wait.
@@ -794,15 +799,30 @@ export class CrawlRunner implements CrawlHooks {
       // Each sitemap of the index is read on its own: one that cannot be fetched or read is passed over.
       const read = await this.fetchSitemap(sitemap, scope, signal).catch((err: unknown) => {
         if (signal?.aborted) throw err;
-        this.deps.logger?.warn({ bot_id: crawl.bot_id, crawl_id: crawl.id, sitemap: loggedUrl(sitemap), reason: (err as Error).message }, 'sitemap not read');
+        notRead(sitemap, (err as Error).message);
         return null;
       });
-      if (read?.kind !== 'urlset') continue; // an index inside an index is not followed (the protocol has none)
+      if (read === null) continue;
+      // An index inside an index is not followed (the protocol has none).
+      if (read.kind !== 'urlset') {
+        notRead(
+          sitemap,
+          read.kind === 'sitemapindex' ? 'It is a sitemap index itself; an index inside an index is not followed.' : 'It holds no sitemap (<urlset>).',
+        );
+        continue;
+      }
       blocked += read.blocked;
       for (const url of read.urls) {
         if (urls.size >= budget) break;
         urls.add(url);
       }
+    }
+    // Nothing to crawl because no sitemap of the index could be read: the crawl says why (it
+    // ended `done` with no page, and no word of it; outbound sweep).
+    if (urls.size === 0 && unread > 0) {
+      throw new CrawlStartError(
+        `The sitemap index gave no page to crawl: ${unread} of its sitemaps could not be read (a sitemap index inside it is not followed); the service's log says why for each.`,
+      );
     }
     return { urls: [...urls], blocked };
   }
