@@ -37,7 +37,7 @@ const NOT_FOLDED_BY_LOWER_CASE = /[ßς]/g;
 // Format characters are no part of a word's letters: a soft hyphen, a zero-width joiner or a
 // bidirectional mark inside a word leaves it one word (`soft\u00adhyphen` → `softhyphen`). The
 // zero-width space is kept: it separates words (in Thai, say).
-const FORMAT_CHARACTERS = new RegExp(String.raw`[\p{Cf}--[\u200b]]`, 'gv');
+const FORMAT_CHARACTERS = /(?!\u200b)\p{Cf}/gu;
 
 /** Case- and diacritic-insensitive form of `text` (see the top of this file). */
 export function foldText(text: string): string {

@@ -64,7 +64,9 @@ for (const dialect of DIALECTS) {
         // which the scan's (the same) may pass a moment before.
         const running = async () =>
           (
-            await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where state = 'active' and query like ${`%/* ${MARK} */%`} and pid <> pg_backend_pid()`.execute(
+            await sql<{
+              n: number;
+            }>`select count(*)::int as n from pg_stat_activity where state = 'active' and query like ${`%/* ${MARK} */%`} and pid <> pg_backend_pid()`.execute(
               storage.db,
             )
           ).rows[0]!.n;

@@ -94,7 +94,13 @@ for (const dialect of DIALECTS) {
           })),
         )
         .execute();
-      expect(await migrateToLatest(storage)).toEqual(['019-search-index', '020-postings-blocks', '021-truncated-pages', '022-older-data', '023-format-characters']);
+      expect(await migrateToLatest(storage)).toEqual([
+        '019-search-index',
+        '020-postings-blocks',
+        '021-truncated-pages',
+        '022-older-data',
+        '023-format-characters',
+      ]);
     });
     afterAll(async () => {
       await storage?.close();

@@ -8,7 +8,7 @@ import { foldText } from '../../text/folding.js';
 // with it, so the list's `q`, folded without it, would not find the name: each such name is
 // folded again. (A knowledge base's pages are indexed again at their next check: passagesDigest.)
 const BATCH = 1000;
-const FORMAT_CHARACTER = new RegExp(String.raw`[\p{Cf}--[\u200b]]`, 'v');
+const FORMAT_CHARACTER = /(?!\u200b)\p{Cf}/u;
 
 export function formatCharacters(): Migration {
   return {
