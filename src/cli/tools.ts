@@ -2,6 +2,7 @@ import { writeYaml, type DocumentFormat } from '../domain/validator/index.js';
 import { parseDocumentWithFormat } from '../domain/validator/parse.js';
 import { fixesOverlay, applyOverlay } from '../domain/validator/overlay.js';
 import { TOOL_PLATFORM_IDS, toolDefinitions, type ToolPlatform } from '../domain/validator/tools.js';
+import { printable } from './formats.js';
 import { CliFailure, expandInputs, readInput, withoutCredentials, type ReadOptions } from './inputs.js';
 import { describeFailure, type CliIo } from './validate.js';
 
@@ -23,7 +24,7 @@ export function isToolPlatform(value: string): value is ToolPlatform {
 /** The parsed document of the one input `target` names, and its format (a nesting scan first for what a server sent, as `validate` reads it). */
 async function readDocument(target: string, opts: ReadOptions): Promise<{ doc: unknown; format: DocumentFormat }> {
   const inputs = await expandInputs([target]);
-  if (inputs.length !== 1) throw new CliFailure(`${target} matches ${inputs.length} files: give one.`);
+  if (inputs.length !== 1) throw new CliFailure(`${printable(target)} matches ${inputs.length} files: give one.`);
   const input = inputs[0]!;
   return parseDocumentWithFormat(await readInput(input, opts), { scanNestingFirst: input.kind === 'url' });
 }

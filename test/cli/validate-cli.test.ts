@@ -189,6 +189,16 @@ describe('copilot-service validate: inputs', () => {
     expect(stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
   });
 
+  it('tools and fix name a pattern that matches several files with its control characters escaped (CLI sweep)', async () => {
+    for (const name of ['esc\u001b]0;X\u0007a.yaml', 'esc\u001b]0;X\u0007b.yaml']) writeFileSync(join(dir, name), readFileSync(`${SPECS}petstore3.yaml`));
+    for (const command of [['tools', '--platform', 'openai'], ['fix']]) {
+      const { code, stderr } = await run([...command, 'esc\u001b]0;X\u0007*.yaml']);
+      expect(code).toBe(2);
+      expect(stderr).toContain('esc\\u001b]0;X\\u0007*.yaml matches 2 files');
+      expect(stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
+    }
+  });
+
   it('one file however it is spelled is read once (CLI sweep: four answers for one file)', async () => {
     writeFileSync(join(dir, 'once.yaml'), readFileSync(`${SPECS}petstore3.yaml`));
     const { stdout } = await run(['validate', 'once.yaml', './once.yaml', join(dir, 'once.yaml'), 'once.*']);
