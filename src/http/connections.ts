@@ -66,13 +66,21 @@ export function registerConnectionRules(app: FastifyInstance): void {
   });
 }
 
-/** 400 (the connection closed) for what no route should see: HTTP/1.1 without Host, a query string that is not percent-encoded UTF-8. */
+/**
+ * 400 (the connection closed) for what no route should see: HTTP/1.1 without Host, the
+ * asterisk request target (`*`) on any method but OPTIONS (RFC 9112 §3.2.4; `GET *` was served
+ * the dashboard), a query string that is not percent-encoded UTF-8.
+ */
 function refuseMalformed(request: FastifyRequest, reply: FastifyReply): void {
   if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
     reply.header('connection', 'close');
     throw new AppError('invalid_request', 'An HTTP/1.1 request must carry a Host header.');
   }
   const url = request.raw.url ?? '';
+  if (url === '*' && request.method !== 'OPTIONS') {
+    reply.header('connection', 'close');
+    throw new AppError('invalid_request', 'The request target * is for OPTIONS only; send a path.');
+  }
   const at = url.indexOf('?');
   if (at === -1) return;
   for (const part of url.slice(at + 1).split('&')) {

@@ -196,6 +196,16 @@ for (const dialect of DIALECTS) {
       expect(lastBody(c.state.received)).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Host') });
     });
 
+    it('the asterisk request target on GET or HEAD is 400 in the contract body, and the connection closes (HTTP sweep: GET * was served the dashboard)', async () => {
+      for (const method of ['GET', 'HEAD']) {
+        const c = open();
+        c.socket.write(`${method} * HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
+        await waitUntil(() => c.state.closed, 'the close');
+        expect(c.statusLines(), method).toEqual(['HTTP/1.1 400 Bad Request']);
+        if (method !== 'HEAD') expect(lastBody(c.state.received)).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('OPTIONS only') });
+      }
+    });
+
     it('a query string that is not percent-encoded UTF-8 is 400, as such a path is', async () => {
       for (const query of ['q=%zz', 'q=%ED%A0%80', 'q=%C0%AF', 'limit=1&q=%']) {
         const res = await t.app.inject({ method: 'GET', url: `${COPILOTS_PATH}?${query}`, headers: { authorization: t.admin } });
