@@ -14,6 +14,7 @@ import { DIALECTS } from '../support/databases.js';
 import { putRaw } from '../support/documents.js';
 import { AUDIT_PATH, call, copilotPath, createCopilot, expectError, nextLink, purgePath, swaggerPath, TIMESTAMP } from '../support/http.js';
 import { PageServer } from '../support/pages.js';
+import { waitUntil } from '../support/knowledge-base.js';
 
 const versionsPath = (id: string) => `${swaggerPath(id)}/versions`;
 const changesPath = (id: string) => `${swaggerPath(id)}/changes`;
@@ -476,6 +477,29 @@ for (const dialect of DIALECTS) {
         expect(pages.count('/scheduled.json') - fetches).toBeLessThanOrEqual(3);
       } finally {
         for (const job of jobs) await job.stop();
+      }
+    });
+
+    it("the job syncs a copilot while others' URLs do not answer: they hold a few places of the round, not all of it (outbound sweep: six such copilots delayed another's sync by a minute)", async () => {
+      const held: http.ServerResponse[] = [];
+      pages.set('/never-answers.json', (_req: http.IncomingMessage, res: http.ServerResponse) => void held.push(res));
+      pages.set('/answers.json', { type: 'application/json', body: V1 });
+      for (let i = 0; i < 3; i++) await createCopilot(t, { swagger_url: pages.url(`/never-answers.json?${i}`), smart_sync: 1 });
+      const honest = await createCopilot(t, { swagger_url: pages.url('/answers.json'), smart_sync: 1 });
+      const logger = { error: () => undefined, warn: () => undefined };
+      const job = startApiDescriptionSync(t.storage, { ...t.services.sync, owner: 'hanging-test' }, { logger });
+      try {
+        await waitUntil(() => held.length === 3 || null, 'the three fetches that never answer', { timeoutMs: 10_000 });
+        // Before, the round waited for each of them, one after another.
+        await waitUntil(
+          async () => ((await call(t, 'GET', versionsPath(honest.id))).json() as unknown[]).length === 1 || null,
+          "the answering copilot's version while the others are held",
+          { timeoutMs: 5000 },
+        );
+        expect(held.filter((res) => !res.writableEnded)).toHaveLength(3);
+      } finally {
+        for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end(V1);
+        await job.stop();
       }
     });
 
