@@ -8,6 +8,7 @@ import * as audit from '../storage/audit.repository.js';
 import type { Db } from '../storage/schema.js';
 import type { Principal } from './auth/api-keys.js';
 import { nowTimestamp } from './ids.js';
+import { loggedUrl } from './knowledgebase/links.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
 export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
@@ -90,6 +91,21 @@ export async function recordAudit(
     db,
     botIds.map((botId) => ({ at, actor_key_id: actorKeyId, action, bot_id: botId, details: written })),
   );
+}
+
+/**
+ * A copilot that turns enhanced_privacy on keeps no URL in its earlier audit entries other than
+ * as its new ones are written (DESIGN §3): every http(s) URL in their details as logged
+ * (loggedUrl: no query string or fragment, no e-mail address or credential in its path).
+ */
+export async function redactAuditUrls(db: Db, botId: string): Promise<void> {
+  const redact = (value: unknown): unknown => {
+    if (typeof value === 'string') return /^https?:\/\//i.test(value) ? loggedUrl(value) : value;
+    if (Array.isArray(value)) return value.map(redact);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redact(item)]));
+    return value;
+  };
+  await audit.rewriteAuditDetails(db, botId, (details) => JSON.stringify(redact(JSON.parse(details))));
 }
 
 export interface AuditQuery {

@@ -44,3 +44,29 @@ export async function listAuditEntriesById(db: Db, ids: readonly number[]) {
     .orderBy('id', 'desc')
     .execute();
 }
+
+/**
+ * Rewrites the details of a bot's entries that may hold a URL's query string, fragment or an
+ * address (`?`, `#`, `@`) with `rewrite`, a batch at a time; an entry `rewrite` leaves as it
+ * was is not written.
+ */
+export async function rewriteAuditDetails(db: Db, botId: string, rewrite: (details: string) => string): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('audit_log')
+      .select(['id', 'details'])
+      .where('bot_id', '=', botId)
+      .where('id', '>', after)
+      .where((eb) => eb.or([eb('details', 'like', '%?%'), eb('details', 'like', '%#%'), eb('details', 'like', '%@%')]))
+      .orderBy('id')
+      .limit(1000)
+      .execute();
+    for (const row of rows) {
+      const details = rewrite(row.details);
+      if (details !== row.details) await db.updateTable('audit_log').set({ details }).where('id', '=', row.id).execute();
+    }
+    if (rows.length < 1000) return;
+    after = Number(rows[rows.length - 1]!.id);
+  }
+}

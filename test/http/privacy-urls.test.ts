@@ -164,6 +164,21 @@ for (const dialect of DIALECTS) {
       expect(logged()).not.toContain('bob.plain');
     });
 
+    it("turning enhanced_privacy on rewrites the URLs of the copilot's earlier audit entries as its new ones are written; other copilots' entries stay (DESIGN §3: they kept query strings and addresses)", async () => {
+      const bot = (await createCopilot(t, { enhanced_privacy: 0 })).id;
+      const other = (await createCopilot(t, { enhanced_privacy: 0 })).id;
+      const link = pages.url('/team/carol.old@example.com/docs?token=OLDSECRET7');
+      for (const b of [bot, other]) expect((await call(t, 'POST', kbPath(b), { payload: { links: [link] } })).statusCode).toBe(202);
+      await startCrawl(bot, { url: pages.url('/old-crawl/?session=OLDSECRET8') });
+      expect(await addLinksAudit(bot)).toEqual([link]);
+      expect((await call(t, 'PATCH', copilotPath(bot), { payload: { enhanced_privacy: 1 } })).statusCode).toBe(200);
+      expect(await addLinksAudit(bot)).toEqual([pages.url('/team/[email]/docs')]);
+      expect(await crawlAudit(bot)).toEqual([expect.objectContaining({ url: pages.url('/old-crawl/') })]);
+      const stored = JSON.stringify(await t.storage.db.selectFrom('audit_log').select('details').where('bot_id', '=', bot).execute());
+      expect(stored).not.toMatch(/OLDSECRET|carol\.old/);
+      expect(await addLinksAudit(other)).toEqual([link]);
+    });
+
     it("a crawl's own log lines (a sitemap not read, pages failed) name no query string", async () => {
       pages.set('/site/index.xml', {
         type: 'text/xml',

@@ -16,7 +16,7 @@ import * as linkRefresh from '../../storage/link-refresh.repository.js';
 import * as apiDescriptionHistory from '../../storage/api-description-history.repository.js';
 import * as swaggerDocuments from '../../storage/swagger-document.repository.js';
 import type { Principal } from '../auth/api-keys.js';
-import { recordAudit } from '../audit.js';
+import { recordAudit, redactAuditUrls } from '../audit.js';
 import { COPILOT_STATUSES, type Copilot, type CopilotCreate, type CopilotPatch, type CopilotStatus, type PurgeResult } from '../wire.js';
 
 export { COPILOT_STATUSES, type Copilot, type CopilotCreate, type CopilotPatch, type CopilotStatus, type PurgeResult };
@@ -172,7 +172,11 @@ export async function updateCopilot(db: Db, id: string, input: CopilotPatch, act
     const updated = await copilots.updateCopilot(trx, current.id, changes);
     // enhanced_privacy turned on: every stored page is checked now and, not yet redacted, fetched
     // again in full and stored redacted (src/jobs/link-check.ts), rather than at its next check.
-    if (updated && current.enhanced_privacy === 0 && changes.enhanced_privacy === 1) await linkRefresh.requestChecks(trx, current.id, changes.updated_at!);
+    // Its earlier audit entries name its URLs as its new ones will (redactAuditUrls).
+    if (updated && current.enhanced_privacy === 0 && changes.enhanced_privacy === 1) {
+      await linkRefresh.requestChecks(trx, current.id, changes.updated_at!);
+      await redactAuditUrls(trx, current.id);
+    }
     if (updated)
       await recordAudit(trx, actor, 'copilot.update', current.id, {
         fields: Object.entries(input)
