@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DialectName } from './database.js';
 import type { ApiDescriptionChangeRow, ApiDescriptionSyncRow, ApiDescriptionVersionRow, Db } from './schema.js';
 
@@ -170,7 +171,9 @@ export async function findDueSyncs(db: Db, now: string, limit: number): Promise<
         eb.and([eb('s.next_sync_at', '<=', now), eb.or([eb('s.lease_expires_at', 'is', null), eb('s.lease_expires_at', '<', now)])]),
       ]),
     )
-    .orderBy('s.next_sync_at')
+    // A copilot never synced (no sync row) first, on both databases: PostgreSQL sorts nulls last,
+    // so that behind a round full of due copilots it waited for ever.
+    .orderBy(sql`coalesce(s.next_sync_at, '')`)
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);

@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_KEPT_CHANGES } from '../../src/domain/api-changes/diff.js';
 import { startApiDescriptionSync } from '../../src/jobs/api-description-sync.js';
-import { claimSync } from '../../src/storage/api-description-history.repository.js';
+import { claimSync, findDueSyncs } from '../../src/storage/api-description-history.repository.js';
 import { nowTimestamp, timestampIn } from '../../src/domain/ids.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -501,6 +501,17 @@ for (const dialect of DIALECTS) {
         for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end(V1);
         await job.stop();
       }
+    });
+
+    it('a copilot never synced comes first among the due ones, on both databases (PostgreSQL put it last: with a round full of due copilots it waited for ever)', async () => {
+      const past = '2000-01-01T00:00:00.000000Z';
+      const synced = await createCopilot(t, { swagger_url: pages.url('/order-synced.json'), smart_sync: 1 });
+      const fresh = await createCopilot(t, { swagger_url: pages.url('/order-fresh.json'), smart_sync: 1 });
+      await t.storage.db.insertInto('api_description_sync').values({ copilot_id: synced.id, next_sync_at: past }).execute();
+      const due = await findDueSyncs(t.storage.db, nowTimestamp(), 1000);
+      expect(due.indexOf(fresh.id)).toBeGreaterThanOrEqual(0);
+      expect(due.indexOf(fresh.id)).toBeLessThan(due.indexOf(synced.id));
+      for (const id of [synced.id, fresh.id]) expect((await call(t, 'DELETE', copilotPath(id))).statusCode).toBe(200);
     });
 
     it('a purge removes the versions, the changes and the sync state', async () => {
