@@ -33,11 +33,14 @@ export async function findDueDeliveries(db: Db, now: string, limit: number): Pro
   return rows.map((r) => r.id);
 }
 
-/** Takes the delivery's lease when it is still due and free (one statement: one instance wins); the row, or undefined. */
+/**
+ * Takes the delivery's lease when it is still due and free (one statement: one instance wins),
+ * counting the attempt it starts: one cut off by its instance stopping counts too. The row, or undefined.
+ */
 export async function claimDelivery(db: Db, id: string, owner: string, now: string, leaseUntil: string): Promise<WebhookDeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
-    .set({ lease_owner: owner, lease_expires_at: leaseUntil })
+    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
     .where('id', '=', id)
     .where('state', '=', 'pending')
     .where('next_attempt_at', '<=', now)

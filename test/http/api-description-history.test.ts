@@ -392,7 +392,17 @@ for (const dialect of DIALECTS) {
       const now = nowTimestamp();
       const claims = await Promise.all(['a', 'b', 'c'].map((owner) => claimSync(t.storage.db, copilot.id, owner, now, timestampIn(60_000), true)));
       expect(claims.filter(Boolean)).toHaveLength(1);
-      expectError(await call(t, 'POST', syncPath(copilot.id)), 409, 'conflict');
+      const res = await call(t, 'POST', syncPath(copilot.id));
+      const body = expectError(res, 409, 'conflict');
+      // When the lease ends (a crashed instance's holds until then: several-instances sweep).
+      const held = await t.storage.db
+        .selectFrom('api_description_sync')
+        .select('lease_expires_at')
+        .where('copilot_id', '=', copilot.id)
+        .executeTakeFirstOrThrow();
+      expect(body.details).toEqual({ lease_expires_at: held.lease_expires_at });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(55);
+      expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
     });
 
     it('the job says nothing of a copilot deleted and purged while its document was fetched: not an error of the service', async () => {

@@ -9,6 +9,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { attemptDelivery, MAX_ATTEMPTS, type DeliveryDeps } from '../../src/domain/webhooks/webhook.service.js';
+import { nowTimestamp } from '../../src/domain/ids.js';
+import { claimDelivery } from '../../src/storage/webhook.repository.js';
 import { startWebhookDelivery } from '../../src/jobs/webhook-delivery.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -146,6 +148,37 @@ for (const dialect of DIALECTS) {
       expect(failed).toMatchObject({ state: 'failed', last_status: 500 });
       expect(Number(failed.attempts)).toBe(MAX_ATTEMPTS);
       answer = 200;
+    });
+
+    it('an attempt cut off by its instance stopping counts: the next instance sends it as attempt 2, and past the last no further send (several-instances sweep: a crash left it uncounted)', async () => {
+      const copilot = await createCopilot(t);
+      expect((await putRaw(t, copilot.id, api(['/k', '/l']), 'application/json')).statusCode).toBe(200);
+      expect((await putRaw(t, copilot.id, api(['/k']), 'application/json')).statusCode).toBe(200);
+      const [row] = await deliveriesOf(copilot.id, 1);
+      const past = '2000-01-01T00:00:00.000000Z';
+      // An instance took it and stopped (kill -9) before recording what became of it.
+      expect(await claimDelivery(t.storage.db, row!.id, 'stopped', nowTimestamp(), past)).toBeDefined();
+      received.length = 0;
+      answer = 200;
+      expect(await attemptDelivery(t.storage.db, deps, row!.id)).toBe(true);
+      const after = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', row!.id).executeTakeFirstOrThrow();
+      expect(after).toMatchObject({ state: 'delivered' });
+      expect(Number(after.attempts)).toBe(2);
+      expect(received).toHaveLength(1);
+      // Its last attempt cut off: failed, not sent a ninth time.
+      await t.storage.db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'pending', attempts: MAX_ATTEMPTS - 1, next_attempt_at: past, delivered_at: null })
+        .where('id', '=', row!.id)
+        .execute();
+      expect(await claimDelivery(t.storage.db, row!.id, 'stopped', nowTimestamp(), past)).toBeDefined();
+      received.length = 0;
+      expect(await attemptDelivery(t.storage.db, deps, row!.id)).toBe(true);
+      expect(received).toHaveLength(0);
+      const last = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', row!.id).executeTakeFirstOrThrow();
+      expect(last).toMatchObject({ state: 'failed' });
+      expect(Number(last.attempts)).toBe(MAX_ATTEMPTS);
+      expect(last.last_error).toMatch(/cut off/);
     });
 
     it('a receiver that answers 2xx has the delivery delivered, however long or slow the body it sends after', async () => {

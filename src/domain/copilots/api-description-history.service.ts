@@ -236,7 +236,7 @@ export interface SyncDeps extends HistoryDeps {
 }
 
 export type SyncOutcome =
-  | { status: 'busy' }
+  | { status: 'busy'; lease_expires_at: string | null }
   | { status: 'unchanged' | 'changed' | 'failed'; version: RecordedVersion | null; error: string | null; next_sync_at: string };
 
 /** GET …/swagger/sync: the copilot's sync setting, state and latest version. */
@@ -275,7 +275,8 @@ export async function syncApiDescription(db: Db, deps: SyncDeps, givenId: string
     await getCopilot(trx, copilot.id, { lock: true });
     return history.claimSync(trx, copilotId, deps.owner, nowTimestamp(), timestampIn(leaseMs), options.force);
   });
-  if (!claimed) return { status: 'busy' };
+  // Held until its lease ends: by an instance that stopped too (it is then free at that time).
+  if (!claimed) return { status: 'busy', lease_expires_at: (await history.findSyncState(db, copilotId))?.lease_expires_at ?? null };
   const url = copilot.swagger_url;
   const state = await history.findSyncState(db, copilotId);
   const latest = (await history.listVersions(db, copilotId, { limit: 1 }))[0];

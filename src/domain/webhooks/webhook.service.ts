@@ -65,6 +65,19 @@ export interface DeliveryDeps {
 export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): Promise<boolean> {
   const row = await deliveries.claimDelivery(db, id, deps.owner, nowTimestamp(), timestampIn(2 * deps.policy.timeoutMs + 60_000));
   if (!row) return false;
+  // The claim counted this attempt; past the last, an attempt an instance stopping cut off was the last.
+  const attempts = Number(row.attempts);
+  if (attempts > MAX_ATTEMPTS) {
+    await deliveries.recordAttempt(db, row.id, deps.owner, {
+      state: 'failed',
+      attempts: MAX_ATTEMPTS,
+      next_attempt_at: row.next_attempt_at,
+      last_status: row.last_status,
+      last_error: 'Its last attempt was cut off (its instance stopped during it); no further attempt.',
+      delivered_at: null,
+    });
+    return true;
+  }
   const timestamp = String(Math.floor(Date.now() / 1000));
   let status: number | null = null;
   let error: string | null = null;
@@ -89,7 +102,6 @@ export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): P
     status = err.status ?? null;
     error = err.message;
   }
-  const attempts = Number(row.attempts) + 1;
   const delivered = error === null;
   const gaveUp = !delivered && attempts >= MAX_ATTEMPTS;
   await deliveries.recordAttempt(db, row.id, deps.owner, {

@@ -157,9 +157,18 @@ export function apiDescriptionHistoryRoutes(
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const outcome = await historyService.syncApiDescription(storage.db, deps.sync, request.params.id, { force: true, actor: request.principal });
-      if (outcome.status === 'busy') throw new AppError('conflict', 'A sync of this copilot’s API description is already running; try again shortly.');
+      if (outcome.status === 'busy') {
+        // Until its lease ends: a sync under way ends sooner; one whose instance stopped, then.
+        const until = outcome.lease_expires_at;
+        if (until !== null) reply.header('retry-after', String(Math.max(1, Math.ceil((Date.parse(until) - Date.now()) / 1000))));
+        throw new AppError(
+          'conflict',
+          'A sync of this copilot’s API description is under way (or its instance stopped during it); try again when it ends, at the latest when its lease does.',
+          { lease_expires_at: until },
+        );
+      }
       return {
         status: outcome.status,
         version: outcome.version?.version ?? null,
