@@ -28,13 +28,13 @@ export interface BackupResult {
   schema: string | null;
 }
 
-/** Creates `file` empty, mode 0600; refuses an existing file. */
-function createPrivate(file: string): void {
+/** Creates `file` empty, mode 0600; refuses an existing file. A failure names `shown` (the name asked for). */
+function createPrivate(file: string, shown: string): void {
   try {
     closeSync(openSync(file, 'wx', 0o600));
   } catch (err) {
-    if ((err as { code?: string }).code === 'EEXIST') throw alreadyExists(file);
-    throw new BackupError(`${file} cannot be written: ${describeFsError(err)}.`);
+    if ((err as { code?: string }).code === 'EEXIST') throw alreadyExists(shown);
+    throw new BackupError(`${shown} cannot be written: ${describeFsError(err)}.`);
   }
 }
 
@@ -75,7 +75,7 @@ async function publishedWhenWhole<T>(file: string, write: (partial: string) => P
     if (pid !== undefined && !isRunning(Number(pid))) removeQuietly(path.join(path.dirname(file), name));
   }
   const partial = partialOf(file, process.pid);
-  createPrivate(partial);
+  createPrivate(partial, file);
   try {
     const result = await write(partial);
     try {
