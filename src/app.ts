@@ -2,6 +2,7 @@ import { limitConnectionsPerAddress, registerConnectionRules } from './http/conn
 import { BodyBudget, registerBodyAdmission } from './http/body-admission.js';
 import { randomUUID } from 'node:crypto';
 import Ajv, { type ValidateFunction } from 'ajv';
+import { withoutKeySecrets } from './domain/auth/key-format.js';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { accessHook, publishAccessRules } from './http/auth.js';
@@ -56,8 +57,9 @@ const LOGGED_REQUEST = {
   },
 };
 
-/** `/path?a=1&b=2` → `/path?a=…&b=…`: the names a request used, not what it sent. */
-function withoutQueryValues(url: string): string {
+/** `/path?a=1&b=2` → `/path?a=…&b=…`: the names a request used, not what it sent; a key in the path cut to its id. */
+function withoutQueryValues(given: string): string {
+  const url = withoutKeySecrets(given);
   const at = url.indexOf('?');
   if (at === -1) return url;
   const names = url

@@ -8,6 +8,7 @@ import { loggedUrl } from '../domain/knowledgebase/links.js';
 import { isDatabaseUnavailable, isDiskFull } from '../storage/unavailable.js';
 import { errorResponses } from './schemas.js';
 import { strictUtf8 } from './text-guard.js';
+import { withoutKeySecrets } from '../domain/auth/key-format.js';
 
 export { isDatabaseUnavailable };
 
@@ -120,10 +121,13 @@ function send(reply: FastifyReply, error: AppError) {
   // Every 401 names the scheme it wants (RFC 9110 §15.5.2, RFC 6750 §3): API keys and
   // METRICS_TOKEN alike are bearer tokens. No error= attribute: the body says what was wrong.
   if (error.status === 401) reply.header('www-authenticate', 'Bearer');
-  return reply
-    .code(error.status)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify(toErrorBody(error)));
+  return (
+    reply
+      .code(error.status)
+      .type('application/json; charset=utf-8')
+      // A key pasted where an id goes is not answered back whole (its id is).
+      .send(withoutKeySecrets(JSON.stringify(toErrorBody(error))))
+  );
 }
 
 /** Registered routes by method, to answer 405 with `Allow` for a known path. */

@@ -64,6 +64,21 @@ for (const dialect of DIALECTS) {
       expect(lines.find((l) => l.req?.url?.includes('api_key'))?.req).toMatchObject({ method: 'GET', remoteAddress: '127.0.0.1' });
     });
 
+    it('a key pasted into a path instead of its id is neither logged nor answered back whole: its secret is cut (operator sweep)', async () => {
+      const headers = { authorization: t.admin };
+      const key = t.admin.replace(/^Bearer /, '');
+      const secret = key.split('_')[2]!;
+      for (const url of [`/backend/api/keys/${key}`, `/backend/api/copilot/${key}`, `/backend/api/copilot/${key}/validator`]) {
+        const method = url.startsWith('/backend/api/keys') ? 'DELETE' : 'GET';
+        const res = await t.app.inject({ method, url, headers });
+        expect(res.statusCode, url).toBeGreaterThanOrEqual(400);
+        expect(res.statusCode, url).toBeLessThan(500);
+        expect(res.body, url).not.toContain(secret);
+      }
+      expect(JSON.stringify(lines)).not.toContain(secret);
+      expect(lines.map((l) => l.req?.url)).toContain(`/backend/api/keys/${key.split('_').slice(0, 2).join('_')}_…`);
+    });
+
     it('a client that aborts its body: no 500 and no error logged', async () => {
       const socket = net.connect(port, '127.0.0.1');
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
