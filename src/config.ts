@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import dotenv from 'dotenv';
 import ipaddr from 'ipaddr.js';
+import leven from 'leven';
 import { KEY_FORMAT_DESCRIPTION, KEY_PATTERN } from './domain/auth/key-format.js';
 // From the policy module, not guarded-fetch: config must not load the HTTP client (undici).
 import { parseAllowNetworks } from './net/address-policy.js';
@@ -204,6 +205,8 @@ export type FetchSettings = Pick<Config, 'maxDocumentBytes' | 'fetchTimeoutMs' |
 interface SettingsReader {
   /** What was wrong, one line each (the reader's own and its caller's). */
   problems: string[];
+  /** The settings asked for so far. */
+  names: Set<string>;
   get(key: string): string | undefined;
   int(key: string, fallback: number, min: number, max: number): number;
   bool(key: string, fallback: boolean): boolean;
@@ -211,12 +214,15 @@ interface SettingsReader {
 
 /** Reads settings from `env`, a blank value as unset; a bad value is added to `problems` and its fallback used. */
 function settingsReader(env: Env, problems: string[]): SettingsReader {
+  const names = new Set<string>();
   const get = (key: string): string | undefined => {
+    names.add(key);
     const value = env[key];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
   return {
     problems,
+    names,
     get,
     int(key, fallback, min, max) {
       const raw = get(key);
@@ -236,6 +242,26 @@ function settingsReader(env: Env, problems: string[]): SettingsReader {
       return fallback;
     },
   };
+}
+
+/**
+ * Variables that look like a misspelt setting (`DATABSE_URL`, `PROT`): one edit from a setting,
+ * or two where the name is long or the letters are the same, swapped. Ignored, such a setting
+ * started the service on defaults (an empty SQLite database instead of PostgreSQL); the
+ * environment's other variables (`HOME`, `HOSTNAME`) are further from any.
+ */
+function misspeltSettings(env: Env, settings: ReadonlySet<string>): string[] {
+  const sameLetters = (a: string, b: string) => [...a].sort().join('') === [...b].sort().join('');
+  const problems: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (settings.has(name) || env[name] === undefined) continue;
+    const near = [...settings].find((setting) => {
+      const distance = leven(name, setting);
+      return distance === 1 || (distance === 2 && (Math.min(name.length, setting.length) >= 8 || sameLetters(name, setting)));
+    });
+    if (near !== undefined) problems.push(`${name} is not a setting of this service: did you mean ${near}? (set as it is, it would be ignored)`);
+  }
+  return problems;
 }
 
 const MiB = 1024 * 1024;
@@ -346,6 +372,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     metricsToken,
     trustProxy,
   };
+  problems.push(...misspeltSettings(env, read.names));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...config,

@@ -184,6 +184,30 @@ describe('configuration', () => {
       expect(problems).toContain(key);
   });
 
+  it('refuses a misspelt setting, naming the one it is close to, rather than ignoring it (operator sweep: DATABSE_URL served an empty SQLite database); leaves other variables alone', () => {
+    let error: unknown;
+    try {
+      loadConfig({ DATABSE_URL: 'postgres://u@h/db', PROT: '9090', LOG_LEVLE: 'debug', KB_WORKER: '2' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^DATABSE_URL is not a setting of this service: did you mean DATABASE_URL\?/),
+        expect.stringMatching(/^PROT .*did you mean PORT\?/),
+        expect.stringMatching(/^LOG_LEVLE .*did you mean LOG_LEVEL\?/),
+        expect.stringMatching(/^KB_WORKER .*did you mean KB_WORKERS\?/),
+      ]),
+    );
+    expect(problems.join('\n')).not.toContain('postgres://');
+    // Names of other software are left alone, however short.
+    expect(() =>
+      loadConfig({ HOME: '/root', HOSTNAME: 'x', PATH: '/bin', PWD: '/', NODE_ENV: 'production', LANG: 'C', TERM: 'xterm', USER: 'u', POSTGRES_PORT: '5432' }),
+    ).not.toThrow();
+  });
+
   it('refuses a DATABASE_URL that is not a URL (it was retried as "not reachable yet" until the start-up timeout), never repeating it', () => {
     for (const url of ['postgres://[::1', 'postgres://u:pw-secret@127.0.0.1:99999/x', 'postgresql://u:pw-secret@ho st/db']) {
       let error: unknown;
