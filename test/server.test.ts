@@ -457,6 +457,8 @@ describe('start-up failures an operator can see', () => {
 
   it('ADMIN_API_KEY on a database that holds other keys: a warning says it does not open it, and the start-up line does not name it', async () => {
     const dataDir = dir();
+    // The admin commands need the service's database: migrate makes it.
+    expect((await runToExit(cli, ['migrate'], { DATA_DIR: dataDir }, dir())).code).toBe(0);
     const made = await runToExit(cli, ['keys', 'create', '--scopes', 'admin'], { DATA_DIR: dataDir }, dir());
     expect(made.code, made.stderr).toBe(0);
     const unknown = `cms_${'Not0This0Db0Key0'}_${'x'.repeat(32)}`;

@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isAppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import { stderr, stdout } from './output.js';
 import { VERSION } from './version.js';
 
@@ -29,13 +29,35 @@ program
 /** Where the document commands write: their results to standard output (output.ts), their complaints to standard error. */
 const documentIo: import('./validate.js').CliIo = { stdout: (data) => void stdout.write(data), stderr: (s: string) => void stderr.write(s) };
 
-/** Opens the configured database, brings its schema up to date (`applied`: the migrations run now), runs `work`, closes it. */
-async function withStorage<T>(work: (storage: import('../storage/database.js').Storage, applied: string[]) => Promise<T>): Promise<T> {
+/**
+ * Opens the configured database, brings its schema up to date (`applied`: the migrations run
+ * now), runs `work`, closes it. `existing`: the database must be the service's already (the
+ * admin commands): pointed elsewhere (a shell without the unit's DATABASE_URL, another
+ * DATA_DIR), they made and migrated a new, empty one and printed a key no service knew.
+ */
+async function withStorage<T>(
+  work: (storage: import('../storage/database.js').Storage, applied: string[]) => Promise<T>,
+  { existing = true }: { existing?: boolean } = {},
+): Promise<T> {
   const { loadConfig } = await import('../config.js');
   const { createServices } = await import('../services.js');
-  const { migrateToLatest } = await import('../storage/migrate.js');
-  const services = createServices(loadConfig());
+  const { migrateToLatest, hasSchema } = await import('../storage/migrate.js');
+  const { SQLITE_FILE_NAME } = await import('../storage/database.js');
+  const config = loadConfig();
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const file = join(config.dataDir, SQLITE_FILE_NAME);
+  if (existing && config.databaseUrl === null && !existsSync(file)) {
+    throw new AppError('invalid_request', `There is no SQLite database at ${file}: is DATA_DIR the service's? (A new one is made by serve or migrate.)`);
+  }
+  const services = createServices(config);
   try {
+    if (existing && !(await hasSchema(services.storage))) {
+      throw new AppError(
+        'invalid_request',
+        `${services.storage.name} holds no copilot-service schema: is DATABASE_URL the service's? (A new one is made by serve or migrate.)`,
+      );
+    }
     return await work(services.storage, await migrateToLatest(services.storage));
   } finally {
     await services.close();
@@ -60,7 +82,7 @@ program
   .command('migrate')
   .description('Bring the database schema to the latest version and exit')
   .action(async () => {
-    const applied = await withStorage(async (_storage, applied) => applied);
+    const applied = await withStorage(async (_storage, applied) => applied, { existing: false });
     print(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'The schema is up to date.');
   });
 

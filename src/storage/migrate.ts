@@ -80,11 +80,27 @@ function check(result: MigrationResultSet): string[] {
  * run is one `begin immediate` transaction, which holds the file's write lock.
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
-  // Every failure names the database: the service's start and the CLI's commands say it alike.
   const migrated = storage.dialect === 'postgres' ? migratePostgres(storage) : migrateSqlite(storage);
-  return migrated.catch((err: unknown) => {
+  return migrated.catch(namingTheDatabase(storage));
+}
+
+/** Every failure names the database: the service's start and the CLI's commands say it alike. */
+const namingTheDatabase =
+  (storage: Storage) =>
+  (err: unknown): never => {
     throw new Error(`${storage.name}: ${(err as Error | null)?.message ?? String(err)}`, { cause: err });
-  });
+  };
+
+/** Whether the database holds this service's schema (a migration applied); one that cannot be read throws, naming it. */
+export async function hasSchema(storage: Storage): Promise<boolean> {
+  try {
+    return (await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(storage.db)).rows.some((r) => Number(r.n) > 0);
+  } catch (err) {
+    // No such table: PostgreSQL's 42P01, SQLite's "no such table".
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    if (code === '42P01' || (typeof message === 'string' && message.startsWith('no such table'))) return false;
+    return namingTheDatabase(storage)(err);
+  }
 }
 
 async function migratePostgres(storage: Storage): Promise<string[]> {

@@ -260,6 +260,47 @@ describe('copilot-service usage errors', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("the admin commands refuse a place that holds no database of the service (DATA_DIR elsewhere, an empty PostgreSQL database), creating nothing there; migrate still makes one (operator sweep: a stray database was made and an admin key nobody's service knows printed)", async () => {
+    const parent = mkdtempSync(path.join(tmpdir(), 'cms-cli-nowhere-'));
+    const empty = DIALECTS.includes('postgres') ? await createTestDatabase('postgres') : null;
+    try {
+      const commands = [
+        ['keys', 'list'],
+        ['keys', 'create', '--scopes', 'admin'],
+        ['keys', 'revoke', 'AAAAAAAAAAAAAAAA'],
+        ['copilots', 'purge-deleted', '--older-than-days', '0'],
+      ];
+      const nowhere = path.join(parent, 'not-here');
+      for (const args of commands) {
+        const result = await run(args, { DATA_DIR: nowhere }, parent);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stdout, args.join(' ')).toBe('');
+        expect(result.stderr, args.join(' ')).toContain(`There is no SQLite database at ${path.join(nowhere, 'copilot-service.sqlite')}`);
+      }
+      expect(readdirSync(parent)).toEqual([]);
+      if (empty) {
+        for (const args of commands) {
+          const result = await run(args, { DATA_DIR: empty.dataDir, DATABASE_URL: empty.databaseUrl! }, parent);
+          expect(result.code, args.join(' ')).toBe(2);
+          expect(result.stdout, args.join(' ')).toBe('');
+          expect(result.stderr, args.join(' ')).toMatch(/holds no copilot-service schema/);
+        }
+        const storage = openStorage({ databaseUrl: empty.databaseUrl, dataDir: empty.dataDir, poolSize: 1 });
+        try {
+          const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(storage.db);
+          expect(tables.rows[0]!.n).toBe(0);
+        } finally {
+          await storage.close();
+        }
+      }
+      expect((await run(['migrate'], { DATA_DIR: nowhere }, parent)).code).toBe(0);
+      expect((await run(['keys', 'list'], { DATA_DIR: nowhere }, parent)).code).toBe(0);
+    } finally {
+      await empty?.drop();
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   it('a database out of reach is named, as the service names it, never with its password (keys, migrate, copilots)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cms-cli-unreachable-'));
     try {
