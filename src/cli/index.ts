@@ -69,6 +69,8 @@ const list = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+/** A list option given several times holds them all (`--scopes a --scopes b`), as `validate --platform` does; Commander kept the last. */
+const lists = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), ...list(value)];
 
 program
   .command('serve')
@@ -112,10 +114,10 @@ keys
   .description('Create an API key and print it alone on stdout (it is shown only once)')
   .requiredOption(
     '--scopes <list>',
-    'comma-separated scopes: copilots:read, copilots:write, knowledgebase:read, knowledgebase:write, knowledgebase:delete, admin',
-    list,
+    'comma-separated scopes (or the option repeated): copilots:read, copilots:write, knowledgebase:read, knowledgebase:write, knowledgebase:delete, admin',
+    lists,
   )
-  .option('--bots <ids>', 'comma-separated copilot ids the key is limited to', list)
+  .option('--bots <ids>', 'comma-separated copilot ids the key is limited to (or the option repeated)', lists)
   .option('--name <label>', 'a label to recognise the key by', '')
   .action(async (options: { scopes: string[]; bots?: string[]; name: string }) => {
     const { checkKeyRequest, createApiKey, revokeApiKey } = await import('../domain/auth/api-keys.js');

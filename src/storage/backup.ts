@@ -69,6 +69,7 @@ const isRunning = (pid: number): boolean => {
  */
 async function publishedWhenWhole<T>(file: string, write: (partial: string) => Promise<T> | T): Promise<T> {
   if (existsSync(file)) throw alreadyExists(file);
+  if (!existsSync(path.dirname(file))) throw new BackupError(`${file} cannot be written: the directory ${path.dirname(file)} does not exist.`);
   const stale = new RegExp(`^\\.${path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.partial-(\\d+)(-journal)?$`);
   for (const name of readdirSync(path.dirname(file))) {
     const pid = stale.exec(name)?.[1];
@@ -125,8 +126,10 @@ export async function backupSqlite(dataDir: string, out: string): Promise<Backup
 /** The URL without its password, and the password (for PGPASSWORD). */
 function splitPassword(databaseUrl: string): { url: string; password: string | null } {
   const url = new URL(databaseUrl);
-  const password = url.password === '' ? null : decodeURIComponent(url.password);
+  // As the URL's user part, or as its `password` option: either would be on pg_dump's command line.
+  const password = url.password !== '' ? decodeURIComponent(url.password) : url.searchParams.get('password');
   url.password = '';
+  url.searchParams.delete('password');
   return { url: url.href, password };
 }
 

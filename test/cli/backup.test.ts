@@ -253,6 +253,14 @@ describe.skipIf(!DIALECTS.includes('postgres'))('backup on PostgreSQL: how pg_du
       expect(argv.join(' ')).not.toContain('s3cret');
       expect(new URL(argv[4]!).password).toBe('');
       expect(readFileSync(path.join(scratch, 'password'), 'utf8')).toBe('s3cret;$(touch pwned)');
+      // A password given as the URL's option goes the same way (operator sweep: it stayed in --dbname).
+      const optioned = new URL(database.databaseUrl!);
+      optioned.searchParams.set('password', 'opt-s3cret');
+      await backupPostgres(optioned.href, path.join(scratch, 'optioned.dump'), fake);
+      expect(readFileSync(path.join(scratch, 'argv'), 'utf8')).not.toContain('opt-s3cret');
+      expect(readFileSync(path.join(scratch, 'password'), 'utf8')).toBe('opt-s3cret');
+      // A directory that does not exist is said in words, not as ENOENT.
+      await expect(backupPostgres(url.href, path.join(scratch, 'no-such-dir', 'x.dump'), fake)).rejects.toThrow(/the directory .*no-such-dir does not exist/);
       expect(existsSync(path.join(process.cwd(), 'pwned'))).toBe(false);
 
       writeFileSync(fake, '#!/bin/sh\necho "pg_dump: error: server version mismatch" >&2\nexit 1\n', { mode: 0o755 });

@@ -90,6 +90,17 @@ for (const dialect of DIALECTS) {
       expect(principal.kind === 'key' && [...principal.scopes]).toEqual(['copilots:read']);
     });
 
+    it.sequential('--scopes and --bots given several times hold them all (operator sweep: the last was kept, silently)', async () => {
+      const other = (await createCopilot(db().db, { name: 'CLI bot 2' })).id;
+      const result = await cli('keys', 'create', '--scopes', 'copilots:read', '--scopes', 'knowledgebase:read', '--bots', bot, '--bots', other);
+      expect(result.code, result.stderr).toBe(0);
+      const principal = await authenticate(`Bearer ${result.stdout.trim()}`, readKeys(db().readDb));
+      expect(principal.kind === 'key' && [...principal.scopes].sort()).toEqual(['copilots:read', 'knowledgebase:read']);
+      expect(principal.kind === 'key' && [...(principal.bots ?? [])].sort()).toEqual([bot, other].sort());
+      // Gone again: the steps after count the keys.
+      await db().db.deleteFrom('api_keys').where('id', '=', result.stdout.trim().split('_')[1]!).execute();
+    });
+
     it.sequential('list shows the key without its secret', async () => {
       const [table, asJson] = await Promise.all([cli('keys', 'list'), cli('keys', 'list', '--json')]);
       expect(table.code, table.stderr).toBe(0);
