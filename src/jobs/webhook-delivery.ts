@@ -13,14 +13,16 @@ const BATCH = 20;
 export function startWebhookDelivery(
   storage: Storage,
   deps: DeliveryDeps,
-  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error' | 'warn'> },
+  options: { intervalMs: number; logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'> },
 ): { stop(): Promise<void> } {
   return everyInterval(
     options.intervalMs,
     async (stopped) => {
       for (const id of await dueDeliveries(storage.db, BATCH)) {
         if (stopped()) return;
-        await attemptDelivery(storage.db, deps, id).catch((err: unknown) => jobFailed(options.logger, err, { delivery: id }, 'A webhook delivery failed'));
+        await attemptDelivery(storage.db, { logger: options.logger, ...deps }, id).catch((err: unknown) =>
+          jobFailed(options.logger, err, { delivery: id }, 'A webhook delivery failed'),
+        );
       }
     },
     (err) => jobFailed(options.logger, err, {}, 'Looking for webhook deliveries failed'),

@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import type http from 'node:http';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { attemptDelivery, MAX_ATTEMPTS, type DeliveryDeps } from '../../src/domain/webhooks/webhook.service.js';
 import { nowTimestamp } from '../../src/domain/ids.js';
@@ -134,8 +134,15 @@ for (const dialect of DIALECTS) {
       expect((await putRaw(t, copilot.id, api(['/x']), 'application/json')).statusCode).toBe(200);
       const [row] = await deliveriesOf(copilot.id, 1);
       answer = 500;
-      const slow = { ...deps, retryBaseMs: 60_000 };
+      const logger = { info: vi.fn(), warn: vi.fn() };
+      const slow = { ...deps, retryBaseMs: 60_000, logger };
       expect(await attemptDelivery(t.storage.db, slow, row!.id)).toBe(true);
+      // Said in the log, by the receiver's origin only (operator sweep: a refusing receiver was said nowhere).
+      expect(logger.info).toHaveBeenCalledWith(
+        expect.objectContaining({ delivery: row!.id, receiver: new URL(pages.url('/hook')).origin, attempt: 1, status: 500 }),
+        'A webhook delivery attempt failed; it is tried again later',
+      );
+      expect(JSON.stringify(logger.info.mock.calls)).not.toContain('/hook');
       const after = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', row!.id).executeTakeFirstOrThrow();
       expect(after).toMatchObject({ state: 'pending', last_status: 500 });
       expect(Number(after.attempts)).toBe(1);
@@ -143,7 +150,12 @@ for (const dialect of DIALECTS) {
       expect(await attemptDelivery(t.storage.db, slow, row!.id)).toBe(false); // not due yet
       await t.storage.db.updateTable('webhook_deliveries').set({ next_attempt_at: row!.next_attempt_at }).where('id', '=', row!.id).execute();
 
-      for (let i = 1; i < MAX_ATTEMPTS; i++) expect(await attemptDelivery(t.storage.db, deps, row!.id)).toBe(true);
+      for (let i = 1; i < MAX_ATTEMPTS; i++) expect(await attemptDelivery(t.storage.db, { ...deps, logger }, row!.id)).toBe(true);
+      expect(logger.warn).toHaveBeenCalledTimes(1);
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.objectContaining({ delivery: row!.id, attempt: MAX_ATTEMPTS }),
+        `A webhook delivery failed for good after ${MAX_ATTEMPTS} attempts`,
+      );
       const failed = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', row!.id).executeTakeFirstOrThrow();
       expect(failed).toMatchObject({ state: 'failed', last_status: 500 });
       expect(Number(failed.attempts)).toBe(MAX_ATTEMPTS);
@@ -212,7 +224,7 @@ for (const dialect of DIALECTS) {
       expect((await putRaw(t, copilot.id, api(['/p', '/q']), 'application/json')).statusCode).toBe(200);
       expect((await putRaw(t, copilot.id, api(['/p']), 'application/json')).statusCode).toBe(200);
       const [row] = await deliveriesOf(copilot.id, 1);
-      const job = startWebhookDelivery(t.storage, deps, { intervalMs: 20, logger: { error: () => undefined, warn: () => undefined } });
+      const job = startWebhookDelivery(t.storage, deps, { intervalMs: 20, logger: { error: () => undefined, warn: () => undefined, info: () => undefined } });
       try {
         for (let i = 0; i < 100 && !received.some((r) => r.headers['x-cms-delivery'] === row!.id); i++) await sleep(20);
       } finally {

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { createHmac, randomUUID } from 'node:crypto';
 import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fetch.js';
 import type { Db, WebhookDeliveryRow } from '../../storage/schema.js';
@@ -59,6 +60,8 @@ export interface DeliveryDeps {
   owner: string;
   /** The wait after the first failed attempt; each next one doubles it, up to an hour. */
   retryBaseMs: number;
+  /** Where a failed attempt is said (the delivery job's logger): the receiver's origin only, its path may be its secret. */
+  logger?: Pick<FastifyBaseLogger, 'info' | 'warn'>;
 }
 
 /** Sends one delivery if it is still due and no other instance has it; true when an attempt was made. */
@@ -104,6 +107,12 @@ export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): P
   }
   const delivered = error === null;
   const gaveUp = !delivered && attempts >= MAX_ATTEMPTS;
+  // A receiver that refuses was said nowhere but in the deliveries' list (operator sweep).
+  if (!delivered) {
+    const said = { delivery: row.id, receiver: new URL(row.url).origin, attempt: attempts, status, reason: error };
+    if (gaveUp) deps.logger?.warn(said, `A webhook delivery failed for good after ${attempts} attempts`);
+    else deps.logger?.info(said, 'A webhook delivery attempt failed; it is tried again later');
+  }
   await deliveries.recordAttempt(db, row.id, deps.owner, {
     state: delivered ? 'delivered' : gaveUp ? 'failed' : 'pending',
     attempts,
