@@ -358,7 +358,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     kbMaxPassagesPerBot: int('KB_MAX_PASSAGES_PER_BOT', 100_000, 1, 1_000_000_000),
     validationCacheBytes: int('VALIDATION_CACHE_BYTES', 64 * MiB, 0, 16 * 1024 * MiB),
     taskThreads: int('TASK_THREADS', defaultTaskThreads(fetchSettings.maxDocumentBytes), 1, 64),
-    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     purgeDeletedAfterDays: int('PURGE_DELETED_AFTER_DAYS', 0, 0, 36_500),
     webhookDeliveriesKeptDays: int('WEBHOOK_DELIVERIES_KEPT_DAYS', 30, 0, 36_500),

@@ -116,7 +116,7 @@ describe('configuration', () => {
       KB_POLL_INTERVAL_MS: '50',
       VALIDATION_CACHE_BYTES: '0',
       TASK_THREADS: '3',
-      SHUTDOWN_TIMEOUT_MS: '1',
+      SHUTDOWN_TIMEOUT_MS: '1000',
       REQUEST_TIMEOUT_MS: '2000',
       PURGE_DELETED_AFTER_DAYS: '30',
       WEBHOOK_DELIVERIES_KEPT_DAYS: '7',
@@ -137,7 +137,7 @@ describe('configuration', () => {
       kbPollIntervalMs: 50,
       validationCacheBytes: 0,
       taskThreads: 3,
-      shutdownTimeoutMs: 1,
+      shutdownTimeoutMs: 1000,
       requestTimeoutMs: 2000,
       purgeDeletedAfterDays: 30,
       webhookDeliveriesKeptDays: 7,
@@ -162,6 +162,8 @@ describe('configuration', () => {
         WEBHOOK_DELIVERIES_KEPT_DAYS: '-1',
         DATABASE_LOCK_TIMEOUT_MS: 'long',
         AUDIT_LOG_KEPT_DAYS: 'forever',
+        // A drain of less than a second ends every SIGTERM "too long", exit 1 (operator sweep).
+        SHUTDOWN_TIMEOUT_MS: '0',
       });
     } catch (err) {
       error = err;
@@ -180,6 +182,7 @@ describe('configuration', () => {
       'WEBHOOK_DELIVERIES_KEPT_DAYS',
       'AUDIT_LOG_KEPT_DAYS',
       'DATABASE_LOCK_TIMEOUT_MS',
+      'SHUTDOWN_TIMEOUT_MS',
     ])
       expect(problems).toContain(key);
   });
