@@ -90,11 +90,10 @@ describe('the bundled copilot-service command', () => {
   it('reports an error of the service’s modules as its own: `keys revoke` of an unknown key', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cli-bundle-'));
     try {
-      const revoked = spawnSync(process.execPath, [bin, 'keys', 'revoke', 'no-such-key'], {
-        encoding: 'utf8',
-        cwd: root,
-        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, DATABASE_URL: '' },
-      });
+      const env = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, DATABASE_URL: '' };
+      // The admin commands need the service's database: migrate makes it.
+      expect(spawnSync(process.execPath, [bin, 'migrate'], { encoding: 'utf8', cwd: root, env }).status).toBe(0);
+      const revoked = spawnSync(process.execPath, [bin, 'keys', 'revoke', 'no-such-key'], { encoding: 'utf8', cwd: root, env });
       expect(revoked.stderr).toBe('No API key has this id.\n');
       expect(revoked.status).toBe(2);
     } finally {

@@ -181,7 +181,10 @@ describe('copilot-service with a DATA_DIR that cannot be made', () => {
       const result = await run(args, { env: { DATA_DIR: '/proc/self/nope' } });
       expect(result.hung, args.join(' ')).toBe(false);
       expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr, args.join(' ')).toContain('DATA_DIR /proc/self/nope cannot be used');
+      // migrate makes the database, and says the directory cannot be made; keys needs one there.
+      expect(result.stderr, args.join(' ')).toContain(
+        args[0] === 'migrate' ? 'DATA_DIR /proc/self/nope cannot be used' : 'There is no SQLite database at /proc/self/nope/copilot-service.sqlite',
+      );
     }
   });
 });
