@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { DialectName } from './database.js';
 import type { CrawlPageRow, CrawlRow, Database, Db, KbLinkRow } from './schema.js';
 import { pastKey } from './keyset.js';
+import { pendingLinkRow } from './knowledge-base.repository.js';
 
 // URLs per IN (…) list and rows per multi-row INSERT: well under both databases' parameter limits.
 const BATCH = 500;
@@ -235,21 +235,7 @@ export async function findLink(db: Db, botId: string, url: string): Promise<KbLi
 export async function insertPendingLink(db: Db, botId: string, url: string, runAfter: string, now: string): Promise<boolean> {
   const inserted = await db
     .insertInto('kb_links')
-    .values({
-      id: randomUUID(),
-      bot_id: botId,
-      url,
-      status: 'pending',
-      error: null,
-      passages: 0,
-      attempts: 0,
-      generation: 0,
-      run_after: runAfter,
-      lease_owner: null,
-      lease_expires_at: null,
-      created_at: now,
-      updated_at: now,
-    })
+    .values(pendingLinkRow(botId, url, runAfter, now))
     .onConflict((oc) => oc.columns(['bot_id', 'url']).doNothing())
     .returning('id')
     .execute();

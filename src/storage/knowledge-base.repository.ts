@@ -55,6 +55,25 @@ export async function deleteKnowledgeBase(db: Db, botId: string): Promise<void> 
   await deleteBotIndex(db, botId);
 }
 
+/** A new link's row: pending, due at `runAfter`, created (and so last updated) at `createdAt`. */
+export function pendingLinkRow(botId: string, url: string, runAfter: string, createdAt: string) {
+  return {
+    id: randomUUID(),
+    bot_id: botId,
+    url,
+    status: 'pending',
+    error: null,
+    passages: 0,
+    attempts: 0,
+    generation: 0,
+    run_after: runAfter,
+    lease_owner: null,
+    lease_expires_at: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+}
+
 /**
  * Inserts new links as pending; a link already there is queued again (refresh):
  * status back to pending, attempts reset, and its generation bumped so that a
@@ -64,24 +83,7 @@ export async function deleteKnowledgeBase(db: Db, botId: string): Promise<void> 
  */
 export async function upsertPendingLinks(db: Db, botId: string, urls: readonly string[], now: string): Promise<void> {
   for (let i = 0; i < urls.length; i += INSERT_BATCH) {
-    const rows = urls.slice(i, i + INSERT_BATCH).map((url, k) => {
-      const created = i + k === 0 ? now : nowTimestamp();
-      return {
-        id: randomUUID(),
-        bot_id: botId,
-        url,
-        status: 'pending',
-        error: null,
-        passages: 0,
-        attempts: 0,
-        generation: 0,
-        run_after: now,
-        lease_owner: null,
-        lease_expires_at: null,
-        created_at: created,
-        updated_at: created,
-      };
-    });
+    const rows = urls.slice(i, i + INSERT_BATCH).map((url, k) => pendingLinkRow(botId, url, now, i + k === 0 ? now : nowTimestamp()));
     await db
       .insertInto('kb_links')
       .values(rows)
