@@ -48,8 +48,8 @@ function removeQuietly(file: string): void {
   }
 }
 
-/** `.NAME.partial-PID` beside `file`: where the run of process PID writes it. */
-const partialOf = (file: string, pid: number) => path.join(path.dirname(file), `.${path.basename(file)}.partial-${pid}`);
+/** `.NAME.partial-` beside `file`: with a process id after it, where that process's run writes it. */
+const partialPrefix = (file: string) => `.${path.basename(file)}.partial-`;
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -68,14 +68,15 @@ const isRunning = (pid: number): boolean => {
  * removed by the next run for the same name.
  */
 async function publishedWhenWhole<T>(file: string, write: (partial: string) => Promise<T> | T): Promise<T> {
+  const dir = path.dirname(file);
   if (existsSync(file)) throw alreadyExists(file);
-  if (!existsSync(path.dirname(file))) throw new BackupError(`${file} cannot be written: the directory ${path.dirname(file)} does not exist.`);
-  const stale = new RegExp(`^\\.${path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.partial-(\\d+)(-journal)?$`);
-  for (const name of readdirSync(path.dirname(file))) {
-    const pid = stale.exec(name)?.[1];
-    if (pid !== undefined && !isRunning(Number(pid))) removeQuietly(path.join(path.dirname(file), name));
+  if (!existsSync(dir)) throw new BackupError(`${file} cannot be written: the directory ${dir} does not exist.`);
+  const prefix = partialPrefix(file);
+  for (const name of readdirSync(dir)) {
+    const pid = name.startsWith(prefix) ? /^(\d+)(-journal)?$/.exec(name.slice(prefix.length))?.[1] : undefined;
+    if (pid !== undefined && !isRunning(Number(pid))) removeQuietly(path.join(dir, name));
   }
-  const partial = partialOf(file, process.pid);
+  const partial = path.join(dir, `${prefix}${process.pid}`);
   createPrivate(partial, file);
   try {
     const result = await write(partial);
