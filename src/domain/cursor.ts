@@ -12,7 +12,7 @@ export interface Cursor {
  * `crawls:<bot id>`): another list's cursor is refused as one this service did not issue,
  * where it was read as a position in this one (lists sweep).
  */
-export function encodeCursor(list: string, cursor: Cursor): string {
+function encodeCursor(list: string, cursor: Cursor): string {
   return Buffer.from(JSON.stringify([list, cursor.createdAt, cursor.id])).toString('base64url');
 }
 
