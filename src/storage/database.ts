@@ -200,8 +200,8 @@ export function openStorage(options: StorageOptions): Storage {
       scan: (tenant, work) =>
         turns.run(tenant, async () => {
           // Opening a connection (a handshake, tens of milliseconds on a busy machine) is not the
-          // scan's work: one is ready in the pool before its time starts.
-          (await scanConnections.connect()).release();
+          // scan's work: one is ready in the pool before its time starts (opened when none is idle).
+          if (scanPool.idleCount === 0) (await scanConnections.connect()).release();
           const stop = new AbortController();
           const running = work(scanDb.withPlugin(refusedOnceStopped(stop.signal))).catch(timedOut);
           return withinTimeLimit(running, limitMs, () => {
