@@ -30,13 +30,9 @@ export interface AccessRule {
 export function accessHook(storage: Storage, allowAnonymousRead: boolean) {
   const findKey = readKeys(storage.readDb);
   async function identify(request: FastifyRequest): Promise<Principal> {
-    // A malformed credential, so 401 like any other (DESIGN §7), before every other 4xx (§8).
-    if (countAuthorizationHeaders(request) > 1) {
-      throw new AppError('unauthorized', 'Send one Authorization header: this request has several, so none of its keys is used.');
-    }
     // The key is read from the database on every request: a revocation on any instance
     // acts on the next request.
-    const authenticated = await authenticate(request.headers.authorization, findKey);
+    const authenticated = await authenticate(authorizationHeader(request), findKey);
     // request.ip follows X-Forwarded-For only from the proxies TRUST_PROXY names.
     const principal: Principal = authenticated.kind === 'key' ? { ...authenticated, clientIp: request.ip } : authenticated;
     request.principal = principal;
@@ -86,14 +82,16 @@ function pathParameter(request: FastifyRequest, name: string): string | undefine
 }
 
 /**
- * Node keeps only the first of several Authorization headers; a proxy may read the last.
- * Two credentials are refused (401) rather than guessed between.
+ * The request's Authorization header. Node keeps only the first of several; a proxy may read
+ * the last. Two credentials are a malformed one, so 401 like any other (DESIGN §7), before
+ * every other 4xx (§8), rather than guessed between: for API keys and METRICS_TOKEN alike.
  */
-function countAuthorizationHeaders(request: FastifyRequest): number {
+export function authorizationHeader(request: FastifyRequest): string | undefined {
   const raw = request.raw.rawHeaders;
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') n++;
-  return n;
+  if (n > 1) throw new AppError('unauthorized', 'Send one Authorization header: this request has several, so none of its credentials is used.');
+  return request.headers.authorization;
 }
 
 export type AccessHook = ReturnType<typeof accessHook>;

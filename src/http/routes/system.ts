@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { OpenAPI } from 'openapi-types';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../errors.js';
+import { authorizationHeader } from '../auth.js';
 import { databaseNotReady, type Storage } from '../../storage/database.js';
 import { errorResponses, jsonAnswer } from '../schemas.js';
 
@@ -78,7 +79,7 @@ export function systemRoutes(instance: FastifyInstance, deps: { storage: Storage
       },
     },
     async (request, reply) => {
-      checkMetricsToken?.(request.headers.authorization);
+      checkMetricsToken?.(authorizationHeader(request));
       reply.type(deps.metrics.contentType);
       return deps.metrics.metrics();
     },
