@@ -266,6 +266,26 @@ function misspeltSettings(env: Env, settings: ReadonlySet<string>): string[] {
 
 const MiB = 1024 * 1024;
 
+/** A DNS host name: labels of letters, digits and hyphens, at most 63 characters each, 253 in all. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*\.?$/i;
+
+/**
+ * HOST: an IP address (IPv6 with or without the brackets of a URL) or a host name. Anything
+ * else, which Node would hand to DNS as a name and fail on or resolve somewhere unexpected,
+ * stops the start: a port (PORT sets it), a malformed address, a URL.
+ */
+function readHost(value: string | undefined, problems: string[]): string {
+  if (value === undefined) return '127.0.0.1';
+  const bracketed = /^\[(.*)\]$/.exec(value)?.[1];
+  if (bracketed !== undefined && ipaddr.IPv6.isValid(bracketed)) return bracketed;
+  if (bracketed === undefined && (ipaddr.IPv6.isValid(value) || ipaddr.IPv4.isValidFourPartDecimal(value))) return value;
+  if (/^(?:\[[^\]]*\]|[^:[\]]+):\d+$/.test(value)) problems.push(`HOST takes an address or a host name with no port: PORT sets the port (got "${value}")`);
+  else if (/^[\d.]+$/.test(value)) problems.push(`HOST is not an IPv4 address: four numbers 0–255 with dots between them (got "${value}")`);
+  else if (bracketed !== undefined || /^[\da-f:.]*:[\da-f:.]*$/i.test(value)) problems.push(`HOST is not an IPv6 address (got "${value}")`);
+  else if (!HOST_NAME.test(value)) problems.push(`HOST must be an IP address or a host name, e.g. 127.0.0.1, ::1, 0.0.0.0 or localhost (got "${value}")`);
+  return value;
+}
+
 function readFetchSettings({ problems, get, int }: SettingsReader): FetchSettings {
   let fetchAllowNetworks: string[] = [];
   try {
@@ -338,7 +358,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const fetchSettings = readFetchSettings(read);
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
-    host: get('HOST') ?? '127.0.0.1',
+    host: readHost(get('HOST'), problems),
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),

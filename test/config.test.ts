@@ -287,6 +287,25 @@ describe('configuration', () => {
       expect(loadConfig({}).host).toBe('127.0.0.1');
       expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
       expect(loadConfig({ HOST: '::' }).host).toBe('::');
+      expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
+      expect(loadConfig({ HOST: 'api-1.internal' }).host).toBe('api-1.internal');
+    });
+
+    it('HOST takes an IPv6 address with or without brackets; a port, a malformed address or name stops the start (operator sweep: Node asked DNS for them)', () => {
+      expect(loadConfig({ HOST: '[::1]' }).host).toBe('::1');
+      expect(loadConfig({ HOST: '[::]' }).host).toBe('::');
+      const cases: Array<[string, RegExp]> = [
+        ['127.0.0.1:8080', /HOST.*no port.*PORT/],
+        ['[::1]:8080', /HOST.*no port.*PORT/],
+        ['999.1.1.1', /HOST.*not an IPv4 address/],
+        ['1.2.3', /HOST.*not an IPv4 address/],
+        ['::1::', /HOST.*not an IPv6 address/],
+        ['[127.0.0.1]', /HOST.*not an IPv6 address/],
+        ['http://0.0.0.0', /HOST.*address or a host name/],
+        ['bad_name!', /HOST.*address or a host name/],
+        [`${'a'.repeat(64)}.example`, /HOST.*address or a host name/],
+      ];
+      for (const [bad, message] of cases) expect(problemsOf({ HOST: bad }), bad).toMatch(message);
     });
 
     it('ADMIN_API_KEY must be a key in the format the service makes, and a bad one is never echoed', () => {
