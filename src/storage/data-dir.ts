@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readlinkSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -42,6 +42,7 @@ export function prepareDataDir(dir: string): void {
   try {
     makeDirectories(dir);
   } catch (err) {
+    if (err instanceof DataDirError) throw err;
     throw new DataDirError(dir, describeFsError(err));
   }
   if (!statSync(dir).isDirectory()) throw new DataDirError(dir, 'it is a file, not a directory');
@@ -51,6 +52,7 @@ export function prepareDataDir(dir: string): void {
  * `mkdir -p`, a directory at a time from the nearest one that exists. Node's recursive
  * mkdir loops for ever where a directory cannot be made in a parent that exists (under /proc:
  * ENOENT, then EEXIST for the parent, then again), so the service never started and said nothing.
+ * A symbolic link to nothing on the way is named as such (mkdir would say only that it exists).
  */
 function makeDirectories(dir: string): void {
   const missing: string[] = [];
@@ -58,5 +60,7 @@ function makeDirectories(dir: string): void {
     missing.unshift(at);
     if (path.dirname(at) === at) break;
   }
+  const dangling = missing.find((at) => lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink());
+  if (dangling !== undefined) throw new DataDirError(dir, `${dangling} is a symbolic link to ${readlinkSync(dangling)}, which does not exist`);
   for (const directory of missing) mkdirSync(directory, { mode: 0o700 });
 }

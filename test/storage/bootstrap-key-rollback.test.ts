@@ -9,15 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { BOOTSTRAP_KEY_FILE, BOOTSTRAP_KEY_ID, ensureBootstrapAdminKey } from '../../src/domain/auth/api-keys.js';
+import { DataDirError } from '../../src/storage/data-dir.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
 
-const write = vi.hoisted(() => ({ fail: false }));
+const write = vi.hoisted(() => ({ fail: null as string | null }));
 vi.mock('node:fs/promises', async (original) => {
   const fs = await original<typeof import('node:fs/promises')>();
   return {
     ...fs,
     writeFile: (async (...args: Parameters<typeof fs.writeFile>) => {
-      if (write.fail) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      if (write.fail !== null) throw Object.assign(new Error(`${write.fail}: the write failed`), { code: write.fail });
       return fs.writeFile(...args);
     }) as typeof fs.writeFile,
   };
@@ -32,15 +33,24 @@ for (const dialect of DIALECTS) {
       const { storage, cleanup } = await createTestStorage(dialect);
       try {
         const dataDir = path.join(root, dialect);
-        write.fail = true;
-        await expect(ensureBootstrapAdminKey(storage.db, dataDir)).rejects.toThrow(/ENOSPC/);
-        expect(await storage.db.selectFrom('api_keys').select('id').execute()).toEqual([]);
-        write.fail = false;
+        // Said as every DATA_DIR problem is, the start's one line (operator sweep: a raw EACCES on PostgreSQL, after the migrations).
+        for (const [code, why] of [
+          ['ENOSPC', 'the disk is full'],
+          ['EACCES', 'permission denied'],
+        ] as const) {
+          write.fail = code;
+          const failed = ensureBootstrapAdminKey(storage.db, dataDir);
+          await expect(failed).rejects.toBeInstanceOf(DataDirError);
+          await expect(failed).rejects.toThrow(`DATA_DIR ${dataDir} cannot be used by user`);
+          await expect(failed).rejects.toThrow(why);
+          expect(await storage.db.selectFrom('api_keys').select('id').execute()).toEqual([]);
+        }
+        write.fail = null;
         expect(await ensureBootstrapAdminKey(storage.db, dataDir)).toEqual({ file: path.join(dataDir, BOOTSTRAP_KEY_FILE), replaced: null });
         expect(existsSync(path.join(dataDir, BOOTSTRAP_KEY_FILE))).toBe(true);
         expect(await storage.db.selectFrom('api_keys').select('id').execute()).toEqual([{ id: BOOTSTRAP_KEY_ID }]);
       } finally {
-        write.fail = false;
+        write.fail = null;
         await cleanup();
       }
     });

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, rename, writeFile } from 'node:fs/promises';
-import { prepareDataDir } from '../../storage/data-dir.js';
+import { DataDirError, describeFsError, prepareDataDir } from '../../storage/data-dir.js';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
 import * as keys from '../../storage/api-key.repository.js';
@@ -352,7 +352,7 @@ export async function ensureBootstrapAdminKey(db: Db, dataDir: string): Promise<
   } catch (err) {
     // Unwritten, the key could never be used: gone, so that the next start makes another.
     await keys.deleteApiKey(db, BOOTSTRAP_KEY_ID);
-    throw err;
+    throw new DataDirError(dataDir, describeFsError(err));
   }
   return { file, replaced };
 }
