@@ -91,7 +91,11 @@ program
 program
   .command('backup')
   .description('Copy the database to a new file while the service runs (SQLite: VACUUM INTO; PostgreSQL: pg_dump --format=custom); never migrates')
-  .requiredOption('--out <file>', 'the file to write (mode 0600); an existing file is refused')
+  .requiredOption('--out <file>', 'the file to write (mode 0600); an existing file is refused', (value: string) => {
+    // "-" means standard output to every other command; a backup is a file (the copy is checked, then named).
+    if (value === '-') throw new InvalidArgumentError('a file: a backup cannot go to standard output (write ./- for a file named "-")');
+    return value;
+  })
   .action(async (options: { out: string }) => {
     const { loadConfig } = await import('../config.js');
     const { backupPostgres, backupSqlite, BackupError } = await import('../storage/backup.js');
@@ -218,7 +222,7 @@ copilotCommands
   .command('purge-deleted')
   .description('Purge every copilot deleted more than the given number of days ago')
   .requiredOption('--older-than-days <days>', 'whole days since deletion (0: every deleted copilot)', (value: string) => {
-    if (!/^\d{1,5}$/.test(value)) throw new InvalidArgumentError('a whole number of days');
+    if (!/^\d{1,5}$/.test(value)) throw new InvalidArgumentError('a whole number of days, 0 to 99999');
     return Number(value);
   })
   .action(async (options: { olderThanDays: number }) => {

@@ -31,9 +31,9 @@ interface Run {
   stderr: string;
 }
 
-function run(file: string, args: string[], env: Record<string, string>): Promise<Run> {
+function run(file: string, args: string[], env: Record<string, string>, cwd?: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout, stderr) =>
+    execFile(file, args, { env: { PATH: process.env.PATH ?? '', ...env }, cwd }, (err, stdout, stderr) =>
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -173,6 +173,11 @@ for (const dialect of DIALECTS as DialectName[]) {
       const usage = await run(process.execPath, [cliPath, 'backup'], env());
       expect(usage.code).toBe(2);
       expect(usage.stderr).toContain('--out');
+      // `--out -` is not standard output: it was a file named "-" in the working directory (operator sweep).
+      const dash = await run(process.execPath, [cliPath, 'backup', '--out', '-'], env(), scratch);
+      expect(dash.code).toBe(2);
+      expect(dash.stderr).toContain('standard output');
+      expect(existsSync(path.join(scratch, '-'))).toBe(false);
       if (dialect === 'sqlite') {
         const empty = mkdtempSync(path.join(scratch, 'empty-'));
         const none = await run(process.execPath, [cliPath, 'backup', '--out', path.join(scratch, 'none.sqlite')], { DATA_DIR: empty });

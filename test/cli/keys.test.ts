@@ -181,6 +181,10 @@ for (const dialect of DIALECTS) {
       expect(all.code, all.stderr).toBe(0);
       expect(all.stdout).toBe('Purged 1 deleted copilot\n');
       expect(await passages(old)).toBe(0);
+      // A number past the limit names the limit (operator sweep: "a whole number of days" for 100000).
+      const past = await cli('copilots', 'purge-deleted', '--older-than-days', '100000');
+      expect(past.code).toBe(2);
+      expect(past.stderr).toContain('0 to 99999');
     });
 
     it.sequential('create keeps the limits of POST /backend/api/keys; list shows a name’s control characters escaped', async () => {
