@@ -109,7 +109,7 @@ export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): P
   const gaveUp = !delivered && attempts >= MAX_ATTEMPTS;
   // A receiver that refuses was said nowhere but in the deliveries' list (operator sweep).
   if (!delivered) {
-    const said = { delivery: row.id, receiver: new URL(row.url).origin, attempt: attempts, status, reason: error };
+    const said = { delivery: row.id, receiver: webhookUrlOrigin(row.url), attempt: attempts, status, reason: error };
     if (gaveUp) deps.logger?.warn(said, `A webhook delivery failed for good after ${attempts} attempts`);
     else deps.logger?.info(said, 'A webhook delivery attempt failed; it is tried again later');
   }
