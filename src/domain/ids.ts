@@ -10,14 +10,19 @@ export function randomAlphanumeric(length: number): string {
 }
 
 let lastMicros = 0;
+let lastWallMs = 0;
 
 /**
  * Current UTC time as the wire format wants it: microseconds and a trailing Z,
- * e.g. 2023-08-20T08:15:21.123456Z. Strictly increasing within one process.
+ * e.g. 2023-08-20T08:15:21.123456Z. Read from the wall clock at every call, so a clock that NTP
+ * steps is followed at once (a start-up reading plus a monotonic timer kept a boot-time error for
+ * the life of the process). Strictly increasing while the clock does not go back (the
+ * microseconds count the calls within a millisecond); a clock stepped back is followed back.
  */
 export function nowTimestamp(): string {
-  let micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
-  if (micros <= lastMicros) micros = lastMicros + 1;
+  const wallMs = Date.now();
+  const micros = wallMs < lastWallMs ? wallMs * 1000 : Math.max(wallMs * 1000, lastMicros + 1);
+  lastWallMs = wallMs;
   lastMicros = micros;
   return formatMicros(micros);
 }
@@ -35,10 +40,10 @@ export function isTimestamp(value: string): boolean {
 
 /** The wire timestamp of `days` whole days before now. */
 export function daysAgo(days: number): string {
-  return formatMicros(Math.floor((performance.timeOrigin + performance.now() - days * 86_400_000) * 1000));
+  return formatMicros((Date.now() - days * 86_400_000) * 1000);
 }
 
 /** The wire timestamp `ms` milliseconds from now (negative: ago). */
 export function timestampIn(ms: number): string {
-  return formatMicros(Math.floor((performance.timeOrigin + performance.now() + ms) * 1000));
+  return formatMicros(Math.floor((Date.now() + ms) * 1000));
 }
