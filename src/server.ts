@@ -150,44 +150,48 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   // Until the service is up (or has failed), nothing else may keep the process alive: a failed
   // start closes what it opened, and Node must not exit, code 0, before the error is reported.
   const starting = setInterval(() => undefined, 60_000);
-  // A signal while starting (waiting for the database, migrating) stops at once, as it would
-  // without a handler, but says so: nothing was served yet, so there is nothing to drain.
-  const stopStarting = (signal: NodeJS.Signals) => {
-    process.stderr.write(`Stopped by ${signal} while starting: nothing was served.\n`);
-    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  // One handler for the whole life of the process: a signal Node has taken but not yet handed
+  // to JavaScript (the loop busy) is dropped when its listener is swapped for another, so a
+  // SIGTERM at the end of the start was lost and the service served on (clock sweep).
+  let service: RunningService | null = null;
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (service === null) {
+      // While starting (waiting for the database, migrating): stop at once, as without a
+      // handler, but say so: nothing was served yet, so there is nothing to drain.
+      process.stderr.write(`Stopped by ${signal} while starting: nothing was served.\n`);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
+    if (closing) return;
+    closing = true;
+    drain(service, signal, config.shutdownTimeoutMs);
   };
-  process.once('SIGTERM', stopStarting);
-  process.once('SIGINT', stopStarting);
-  let service: RunningService;
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   try {
     service = await startService(config);
   } finally {
     clearInterval(starting);
-    process.off('SIGTERM', stopStarting);
-    process.off('SIGINT', stopStarting);
   }
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    service.app.log.info({ signal }, 'Shutting down: finishing in-flight requests');
-    const timer = setTimeout(() => {
-      service.app.log.error('Shutdown took too long; closing storage and exiting');
-      // Storage is closed on this path too (bounded, so a stuck close cannot hold the exit).
-      const bound = new Promise((resolve) => setTimeout(resolve, 2000).unref());
-      void Promise.race([service.services.storage.close().catch(() => undefined), bound]).then(() => process.exit(1));
-    }, config.shutdownTimeoutMs);
-    timer.unref();
-    service.close().then(
-      () => process.exit(0),
-      (err) => {
-        service.app.log.error({ err }, 'Error while shutting down');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Finishes in-flight requests and exits 0; past SHUTDOWN_TIMEOUT_MS, closes storage and exits 1. */
+function drain(service: RunningService, signal: NodeJS.Signals, shutdownTimeoutMs: number): void {
+  service.app.log.info({ signal }, 'Shutting down: finishing in-flight requests');
+  const timer = setTimeout(() => {
+    service.app.log.error('Shutdown took too long; closing storage and exiting');
+    // Storage is closed on this path too (bounded, so a stuck close cannot hold the exit).
+    const bound = new Promise((resolve) => setTimeout(resolve, 2000).unref());
+    void Promise.race([service.services.storage.close().catch(() => undefined), bound]).then(() => process.exit(1));
+  }, shutdownTimeoutMs);
+  timer.unref();
+  service.close().then(
+    () => process.exit(0),
+    (err) => {
+      service.app.log.error({ err }, 'Error while shutting down');
+      process.exit(1);
+    },
+  );
 }
 
 export function reportStartupError(err: unknown): never {

@@ -525,6 +525,28 @@ describe('start-up failures an operator can see', () => {
     }
   }, 60_000);
 
+  it('SIGTERM at the end of the start (its first key written, not yet listening) stops it too (clock sweep: the signal was lost and it served on)', async () => {
+    for (let run = 0; run < 3; run++) {
+      const dataDir = dir();
+      const child = spawn(process.execPath, [cli, 'serve'], {
+        cwd: dataDir,
+        env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        const keyFile = path.join(dataDir, BOOTSTRAP_KEY_FILE);
+        while (!existsSync(keyFile) && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
+        child.kill('SIGTERM');
+        const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running 20 s after SIGTERM'), 20_000))]);
+        // 143: stopped while starting; 0: drained after it began to serve.
+        expect([0, 143], `run ${run}`).toContain(code);
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    }
+  }, 120_000);
+
   it('a file in place of the SQLite database that is not one: stops at once, naming it, rather than retrying as "not reachable yet"', async () => {
     const dataDir = dir();
     writeFileSync(path.join(dataDir, SQLITE_FILE_NAME), Buffer.alloc(8192, 0x5a));
