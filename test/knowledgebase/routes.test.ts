@@ -242,11 +242,12 @@ for (const dialect of DIALECTS) {
       const added = await postLinks(t, bot, max);
       expect(added.statusCode, added.body.slice(0, 200)).toBe(202);
       expect(added.json().links).toHaveLength(1000);
-      // Non-ASCII characters take up to 3 bytes each in UTF-8: still within the bounds.
+      // Non-ASCII characters take up to 3 bytes each in UTF-8: the body is still within the bounds
+      // (read and answered, not 413), and each link is refused for its percent-encoded length.
       const wide = Array.from({ length: 1000 }, (_, i) => url(i, 'é'));
       const wideRes = await deleteLinks(t, bot, wide);
-      expect(wideRes.statusCode, wideRes.body.slice(0, 200)).toBe(200);
-      expect(wideRes.json().not_found_links).toHaveLength(1000);
+      expect(wideRes.statusCode, wideRes.body.slice(0, 200)).toBe(400);
+      expect(wideRes.json().details.problems[0]).toEqual({ index: 0, reason: expect.stringContaining('once percent-encoded') });
       const deleted = await deleteLinks(t, bot, max);
       expect(deleted.statusCode, deleted.body.slice(0, 200)).toBe(200);
       expect(deleted.json().deleted_links).toHaveLength(1000);
@@ -258,6 +259,25 @@ for (const dialect of DIALECTS) {
         expectError(await call(t, method, kbPath(bot), { payload: huge, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
         expectError(await call(t, method, kbPath(bot), { payload: huge, headers: { 'content-type': 'application/json' }, key: null }), 401, 'unauthorized');
       }
+    });
+
+    it('a link is at most 2048 characters as stored, percent-encoded: a longer one is 400 on both databases (pgenv sweep: 2000 CJK characters were 500 on PostgreSQL, over its index row size)', async () => {
+      const bot = (await createCopilot(t)).id;
+      const head = 'https://docs.example/';
+      // Varied characters, as a real title is (a repeated one compresses under PostgreSQL's index row limit).
+      const cjk = `${head}${Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('')}`;
+      expect(cjk.length).toBeLessThanOrEqual(2048);
+      const refused = expectError(await postLinks(t, bot, [cjk]), 400, 'invalid_request');
+      expect((refused.details as { problems: Array<{ index: number; reason: string }> }).problems).toEqual([
+        { index: 0, reason: `is ${head.length + 2000 * 9} characters long once percent-encoded (each non-ASCII character takes 6 to 12); at most 2048 are allowed.` },
+      ]);
+      for (const field of ['url', 'sitemap']) {
+        const crawl = await call(t, 'POST', `${kbPath(bot)}/crawl`, { payload: { [field]: cjk } });
+        expect(expectError(crawl, 400, 'invalid_request').message).toContain('once percent-encoded');
+      }
+      // At the bound as stored, it is taken.
+      const fits = `${head}${'東'.repeat(Math.floor((2048 - head.length) / 9))}`;
+      expect((await postLinks(t, bot, [fits])).statusCode).toBe(202);
     });
 
     it('a soft-deleted copilot: GET, search and DELETE answer 404 knowledge_base_not_found, POST 404 copilot_not_found', async () => {

@@ -167,10 +167,15 @@ function linkProblem(item: unknown): string | null {
   if (url.hostname === '') return 'has no host.';
   // Fetch refuses URLs with credentials, and they would sit in lists and audit logs.
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password.';
+  let canonical: string;
   try {
-    canonicalLink(item);
+    canonical = canonicalLink(item);
   } catch {
     return 'is not a valid URL.';
+  }
+  // As stored: PostgreSQL's index on (bot, url) takes no longer key, SQLite must answer alike.
+  if (canonical.length > MAX_LINK_LENGTH) {
+    return `is ${canonical.length} characters long once percent-encoded (each non-ASCII character takes 6 to 12); at most ${MAX_LINK_LENGTH} are allowed.`;
   }
   return null;
 }
