@@ -36,10 +36,18 @@ export async function countActiveApiKeys(db: Db, options: { unlimitedAdmin?: boo
 
 /**
  * Keys whose stored bot list (a JSON array of lower-case copilot ids, which hold no `%`, `_`
- * or quote) names any of `bots`.
+ * or quote) names any of `bots`. The ORs are nested as a balanced tree: a flat chain of 1,000
+ * (a key's most bots) is deeper than SQLite's expression depth limit (1,000).
  */
-const namingAny = (bots: readonly string[]) => (eb: ExpressionBuilder<Database, 'api_keys'>) =>
-  eb.or(bots.map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`)));
+const namingAny = (bots: readonly string[]) => (eb: ExpressionBuilder<Database, 'api_keys'>) => {
+  type Condition = ReturnType<typeof eb.or>;
+  const any = (from: number, to: number): Condition => {
+    if (to - from <= 8) return eb.or(bots.slice(from, to).map((bot) => eb('bots', 'like', `%${JSON.stringify(bot)}%`)));
+    const middle = (from + to) >>> 1;
+    return eb.or([any(from, middle), any(middle, to)]);
+  };
+  return any(0, bots.length);
+};
 
 /** Keys naming any of `bots`, revoked ones too: a superset of the keys within them. */
 export async function listApiKeysNaming(db: Db, bots: readonly string[]): Promise<ApiKeyRow[]> {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ACTIVE_KEYS_PER_BOT } from '../../src/domain/auth/api-keys.js';
+import { createCopilot as createCopilotRow } from '../../src/domain/copilots/copilot.service.js';
 import { AUDIT_DETAILS_MAX_CHARS } from '../../src/domain/audit.js';
 import { buildTestApp, keyIdOf, type TestApp } from '../support/app.js';
 import { DIALECTS } from '../support/databases.js';
@@ -194,6 +195,20 @@ for (const dialect of DIALECTS) {
         expect(JSON.parse(row.details)).toMatchObject({ bots_total: 200, scopes: ['copilots:read'] });
       }
     });
+
+    it('a key naming 1000 bots, as many as the schema allows, is created, listed by a key of those bots and revoked (scale sweep: SQLite answered 500, its expression tree too deep)', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 1000; i++) ids.push((await createCopilotRow(t.storage.db, { name: `Thousand ${i}` })).id);
+      const created = await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['admin'], bots: ids } });
+      expect(created.statusCode, created.body.slice(0, 300)).toBe(201);
+      const tenant = `Bearer ${created.json().key as string}`;
+      const minted = await call(t, 'POST', KEYS_PATH, { key: tenant, payload: { scopes: ['copilots:read'], bots: ids } });
+      expect(minted.statusCode, minted.body.slice(0, 300)).toBe(201);
+      const listed = await call(t, 'GET', KEYS_PATH, { key: tenant });
+      expect(listed.statusCode, listed.body.slice(0, 300)).toBe(200);
+      expect((listed.json() as Array<{ id: string }>).map((k) => k.id)).toContain(minted.json().id);
+      expect((await call(t, 'DELETE', `${KEYS_PATH}/${minted.json().id as string}`, { key: tenant })).statusCode).toBe(204);
+    }, 120_000);
 
     it(`creates at most ${MAX_ACTIVE_KEYS_PER_BOT} active keys naming one bot (429 quota_exceeded); revoking one makes room`, async () => {
       const bot = (await createCopilot(t, { name: 'Many keys' })).id;
