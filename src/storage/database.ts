@@ -163,9 +163,9 @@ export function openStorage(options: StorageOptions): Storage {
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      lock_timeout: options.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
     });
     keepErrorsHandled(pool);
+    settingEverySession(pool, { statementTimeoutMs: 0, lockTimeoutMs: options.lockTimeoutMs ?? LOCK_TIMEOUT_MS });
     const db = kysely(new PostgresDialect({ pool: markingConnectFailures(pool) }));
     // Searches, whose work grows with a knowledge base, get connections of their own: a tenant's
     // slow searches then wait for each other, never for the connections every other request needs
@@ -181,9 +181,9 @@ export function openStorage(options: StorageOptions): Storage {
       connectionString: options.databaseUrl,
       max: 2 * SCAN_CONNECTIONS,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      statement_timeout: limitMs,
     });
     keepErrorsHandled(scanPool);
+    settingEverySession(scanPool, { statementTimeoutMs: limitMs, lockTimeoutMs: 0 });
     const scanConnections = markingConnectFailures(scanPool);
     const scanDb = kysely(new PostgresDialect({ pool: scanConnections }));
     // Never more scans at once than the pool holds: a scan waits for its turn, not for the pool.
@@ -354,6 +354,26 @@ function markingConnectFailures(pool: pg.Pool): PostgresPool {
       }),
     end: () => pool.end(),
   };
+}
+
+/**
+ * What the service's SQL relies on, set on every connection whatever the database's or role's
+ * defaults (ALTER DATABASE/ROLE … SET) say: string literals as written (standard_conforming_strings
+ * off read the escape clause `'\\'` otherwise: every name filter was 500), read committed (a
+ * serializable default made concurrent writes 503), no idle-in-transaction cut (a search scores
+ * on a task thread between its statements), and the service's own timeouts (0: none).
+ * Sent before the connection's first statement (the client queues statements in order).
+ */
+function settingEverySession(pool: pg.Pool, timeouts: { statementTimeoutMs: number; lockTimeoutMs: number }): void {
+  const settings = [
+    'set standard_conforming_strings = on',
+    "set default_transaction_isolation = 'read committed'",
+    'set idle_in_transaction_session_timeout = 0',
+    `set statement_timeout = ${Math.trunc(timeouts.statementTimeoutMs)}`,
+    `set lock_timeout = ${Math.trunc(timeouts.lockTimeoutMs)}`,
+  ].join('; ');
+  // A connection that cannot take them has failed: its next statement says so (503).
+  pool.on('connect', (client) => void client.query(settings).catch(() => undefined));
 }
 
 function keepErrorsHandled(pool: pg.Pool): void {

@@ -106,7 +106,9 @@ export async function hasSchema(storage: Storage): Promise<boolean> {
 async function migratePostgres(storage: Storage): Promise<string[]> {
   return storage.db.connection().execute(async (connection) => {
     // Another instance's run (minutes, when a migration re-indexes) is waited for whole: the
-    // pool's lock_timeout (LOCK_TIMEOUT_MS) is for requests, not for this wait.
+    // pool's lock_timeout (LOCK_TIMEOUT_MS) is for requests, not for this wait. Put back as the
+    // pool set it after (a reset would go to the database's default, not the pool's).
+    const { rows } = await sql<{ value: string }>`select current_setting('lock_timeout') as value`.execute(connection);
     await sql`set lock_timeout = 0`.execute(connection);
     try {
       await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
@@ -116,7 +118,7 @@ async function migratePostgres(storage: Storage): Promise<string[]> {
         await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
       }
     } finally {
-      await sql`reset lock_timeout`.execute(connection);
+      await sql`select set_config('lock_timeout', ${rows[0]!.value}, false)`.execute(connection);
     }
   });
 }
