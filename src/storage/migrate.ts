@@ -27,8 +27,12 @@ import { formatCharacters } from './migrations/023-format-characters.js';
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
 
-/** The migrations in order (migrateToLatest runs them; tests migrate to one of them). */
-export function migrator(db: Kysely<any>, storage: Storage): Migrator {
+/**
+ * The migrations in order (migrateToLatest runs them; tests migrate to one of them).
+ * `schema`: where Kysely's own tables are on PostgreSQL (the connection's current schema);
+ * without it Kysely takes another schema's (another application's) for the service's.
+ */
+export function migrator(db: Kysely<any>, storage: Storage, schema?: string): Migrator {
   const migrations = {
     '001-initial': initial(storage.dialect),
     '002-knowledge-base': knowledgeBase(storage.dialect),
@@ -54,7 +58,7 @@ export function migrator(db: Kysely<any>, storage: Storage): Migrator {
     '022-older-data': olderData(),
     '023-format-characters': formatCharacters(),
   };
-  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  return new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined && { migrationTableSchema: schema }) });
 }
 
 function check(result: MigrationResultSet): string[] {
@@ -103,8 +107,30 @@ export async function hasSchema(storage: Storage): Promise<boolean> {
   }
 }
 
+/** A PostgreSQL database the service cannot use as it is, said before anything is written; returns its current schema. */
+async function checkPostgres(connection: Kysely<any>): Promise<string | undefined> {
+  const { rows } = await sql<{ encoding: string; read_only: string; schema: string | null }>`
+    select current_setting('server_encoding') as encoding, current_setting('transaction_read_only') as read_only, current_schema() as schema`.execute(
+    connection,
+  );
+  const { encoding, read_only: readOnly, schema } = rows[0]!;
+  if (readOnly === 'on') {
+    throw new Error(
+      'The database is read-only (a standby, or default_transaction_read_only = on): the service writes to it; point DATABASE_URL at the primary.',
+    );
+  }
+  // SQL_ASCII stores the bytes it is given, so UTF-8 text comes back as it went in.
+  if (encoding !== 'UTF8' && encoding !== 'SQL_ASCII') {
+    throw new Error(
+      `The database's encoding is ${encoding}: the service stores text as UTF-8 (names, pages and searches in any script); create one with createdb -E UTF8 -T template0 NAME.`,
+    );
+  }
+  return schema ?? undefined;
+}
+
 async function migratePostgres(storage: Storage): Promise<string[]> {
   return storage.db.connection().execute(async (connection) => {
+    const schema = await checkPostgres(connection);
     // Another instance's run (minutes, when a migration re-indexes) is waited for whole: the
     // pool's lock_timeout (LOCK_TIMEOUT_MS) is for requests, not for this wait. Put back as the
     // pool set it after (a reset would go to the database's default, not the pool's).
@@ -113,7 +139,7 @@ async function migratePostgres(storage: Storage): Promise<string[]> {
     try {
       await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
       try {
-        return check(await migrator(connection, storage).migrateToLatest());
+        return check(await migrator(connection, storage, schema).migrateToLatest());
       } finally {
         await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
       }

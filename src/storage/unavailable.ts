@@ -7,9 +7,10 @@
 // rather than "this request is wrong": node's socket errors, PostgreSQL's connection and
 // operator classes (08, 57P0x, 53300), a lock held past lock_timeout (55P03), a transaction
 // chosen to end a deadlock or a serialization conflict (40P01, 40001: run again, it passes),
-// SQLite's lock, open and I/O failures.
+// a database that turned read-only (25006: a failover to a standby), SQLite's lock, open and
+// I/O failures.
 const UNAVAILABLE_CODES =
-  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|55P03|40P01|40001|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[1-3]|53300|55P03|40P01|40001|25006|SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR)\w*)$/;
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
 const CONNECTING = Symbol('failed while connecting');

@@ -30,10 +30,15 @@ async function adminQuery(adminUrl: string, text: string): Promise<void> {
 }
 
 /** Creates database `name` (a plain identifier) on the server; drop() removes it. */
-export async function createThrowAwayDatabase(name: string, adminUrl = POSTGRES_ADMIN_URL): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createThrowAwayDatabase(
+  name: string,
+  adminUrl = POSTGRES_ADMIN_URL,
+  /** What follows `create database NAME` (e.g. `encoding 'LATIN1' template template0 …`). */
+  createOptions = '',
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Not a plain database name: ${name}`);
   await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
-  await adminQuery(adminUrl, `create database ${name}`);
+  await adminQuery(adminUrl, `create database ${name} ${createOptions}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`) };
