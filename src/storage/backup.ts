@@ -130,8 +130,22 @@ function splitPassword(databaseUrl: string): { url: string; password: string | n
   // As the URL's user part, or as its `password` option: either would be on pg_dump's command line.
   const password = url.password !== '' ? decodeURIComponent(url.password) : url.searchParams.get('password');
   url.password = '';
-  url.searchParams.delete('password');
+  // The other options as written: URLSearchParams would write a space as "+", which libpq reads as "+".
+  const kept = url.search
+    .slice(1)
+    .split('&')
+    .filter((pair) => pair !== '' && queryName(pair) !== 'password');
+  url.search = kept.length > 0 ? `?${kept.join('&')}` : '';
   return { url: url.href, password };
+}
+
+/** The decoded name of a query string's `name=value` pair (null: not decodable). */
+function queryName(pair: string): string | null {
+  try {
+    return decodeURIComponent(pair.split('=')[0]!.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
 }
 
 export async function backupPostgres(databaseUrl: string, out: string, pgDump = 'pg_dump'): Promise<BackupResult> {

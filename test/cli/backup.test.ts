@@ -264,6 +264,12 @@ describe.skipIf(!DIALECTS.includes('postgres'))('backup on PostgreSQL: how pg_du
       await backupPostgres(optioned.href, path.join(scratch, 'optioned.dump'), fake);
       expect(readFileSync(path.join(scratch, 'argv'), 'utf8')).not.toContain('opt-s3cret');
       expect(readFileSync(path.join(scratch, 'password'), 'utf8')).toBe('opt-s3cret');
+      // The other options reach pg_dump as written: libpq reads no "+" as a space (pgenv sweep:
+      // "-c search_path=…" became "-c+search_path=…", which pg_dump's server refused).
+      const withOptions = `${database.databaseUrl!}?options=-c%20search_path%3Dpublic&password=opt-s3cret&application_name=a%2Bb`;
+      await backupPostgres(withOptions, path.join(scratch, 'options.dump'), fake);
+      const dbname = new URL(readFileSync(path.join(scratch, 'argv'), 'utf8').trim().split('\n')[4]!);
+      expect(dbname.search).toBe('?options=-c%20search_path%3Dpublic&application_name=a%2Bb');
       // A directory that does not exist is said in words, not as ENOENT.
       await expect(backupPostgres(url.href, path.join(scratch, 'no-such-dir', 'x.dump'), fake)).rejects.toThrow(/the directory .*no-such-dir does not exist/);
       expect(existsSync(path.join(process.cwd(), 'pwned'))).toBe(false);
