@@ -229,7 +229,8 @@ copilotCommands
     const { purgeDeletedBefore } = await import('../domain/copilots/copilot.service.js');
     const { daysAgo } = await import('../domain/ids.js');
     const purged = await withStorage(async (storage) => {
-      const ids = await purgeDeletedBefore(storage, daysAgo(options.olderThanDays));
+      // 0: every deleted copilot, even one dated ahead by an instance whose clock runs fast.
+      const ids = await purgeDeletedBefore(storage, options.olderThanDays === 0 ? null : daysAgo(options.olderThanDays));
       await deleteHiddenPassages(storage);
       return ids;
     });

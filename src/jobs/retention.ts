@@ -51,7 +51,7 @@ export function startRetention(
     if (options.purgeDeletedAfterDays > 0) {
       await purgeDeletedBefore(storage, daysAgo(options.purgeDeletedAfterDays)).then(
         (ids) => {
-          if (ids.length > 0) logger.info({ purged: ids }, 'Purged deleted copilots past their retention');
+          if (ids.length > 0) logger.info({ purged: ids.length, first: ids.slice(0, 10) }, 'Purged deleted copilots past their retention');
         },
         (err: unknown) => jobFailed(logger, err, {}, 'Purging deleted copilots failed'),
       );

@@ -91,15 +91,10 @@ export async function deleteCopilotRow(db: Db, id: string): Promise<void> {
   await db.deleteFrom('copilots').where('id', '=', id).execute();
 }
 
-/** Ids of copilots soft-deleted before `before`, oldest first. */
-export async function findDeletedBefore(db: Db, before: string, limit = 1000): Promise<string[]> {
-  const rows = await db
-    .selectFrom('copilots')
-    .select('id')
-    .where('deleted_at', 'is not', null)
-    .where('deleted_at', '<', before)
-    .orderBy('deleted_at')
-    .limit(limit)
-    .execute();
+/** Ids of copilots soft-deleted before `before` (null: whenever), oldest first. */
+export async function findDeletedBefore(db: Db, before: string | null, limit: number): Promise<string[]> {
+  let q = db.selectFrom('copilots').select('id').where('deleted_at', 'is not', null);
+  if (before !== null) q = q.where('deleted_at', '<', before);
+  const rows = await q.orderBy('deleted_at').limit(limit).execute();
   return rows.map((r) => r.id);
 }

@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { CANCELLED_BY_DELETION, purgeDeletedBefore } from '../../src/domain/copilots/copilot.service.js';
-import { daysAgo } from '../../src/domain/ids.js';
+import { CANCELLED_BY_DELETION, createCopilot as createCopilotRow, purgeDeletedBefore } from '../../src/domain/copilots/copilot.service.js';
+import { daysAgo, timestampIn } from '../../src/domain/ids.js';
 import { startRetention } from '../../src/jobs/retention.js';
 import { SQLITE_FILE_NAME } from '../../src/storage/database.js';
 import { DIALECTS } from '../support/databases.js';
@@ -178,6 +178,28 @@ for (const dialect of DIALECTS) {
       expect((await counts(t, live)).copilots).toBe(1);
     });
 
+    it('purges every copilot deleted before the time, however many (scale sweep: 1000 a run, the rest left without a word), and with no time every deleted one, even dated ahead by a clock that runs fast (clock sweep)', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 1003; i++) ids.push((await createCopilotRow(t.storage.db, { name: `Bulk ${i}` })).id);
+      await t.storage.db
+        .updateTable('copilots')
+        .set({ deleted_at: daysAgo(40) })
+        .where('id', 'in', ids.slice(0, 1002))
+        .execute();
+      // Deleted through an instance whose clock is an hour ahead.
+      await t.storage.db
+        .updateTable('copilots')
+        .set({ deleted_at: timestampIn(3_600_000) })
+        .where('id', '=', ids[1002]!)
+        .execute();
+      const purged = await purgeDeletedBefore(t.storage, daysAgo(30));
+      expect(purged.length).toBe(1002);
+      expect(new Set(purged)).toEqual(new Set(ids.slice(0, 1002)));
+      expect((await counts(t, ids[1002]!)).copilots).toBe(1);
+      expect(await purgeDeletedBefore(t.storage, null)).toContain(ids[1002]);
+      expect((await counts(t, ids[1002]!)).copilots).toBe(0);
+    }, 240_000);
+
     it('the retention job purges at start when PURGE_DELETED_AFTER_DAYS is set', async () => {
       const old = (await createCopilot(t, { name: 'Retention' })).id;
       expect((await call(t, 'DELETE', copilotPath(old))).statusCode).toBe(200);
@@ -195,7 +217,7 @@ for (const dialect of DIALECTS) {
       });
       await waitUntil(async () => (await counts(t, old)).copilots === 0, 'the retention purge');
       await retention.stop();
-      expect(logs).toEqual([{ purged: [old] }]);
+      expect(logs).toEqual([{ purged: 1, first: [old] }]);
     });
   });
 }

@@ -269,7 +269,10 @@ for (const dialect of DIALECTS) {
       expect(cjk.length).toBeLessThanOrEqual(2048);
       const refused = expectError(await postLinks(t, bot, [cjk]), 400, 'invalid_request');
       expect((refused.details as { problems: Array<{ index: number; reason: string }> }).problems).toEqual([
-        { index: 0, reason: `is ${head.length + 2000 * 9} characters long once percent-encoded (each non-ASCII character takes 6 to 12); at most 2048 are allowed.` },
+        {
+          index: 0,
+          reason: `is ${head.length + 2000 * 9} characters long once percent-encoded (each non-ASCII character takes 6 to 12); at most 2048 are allowed.`,
+        },
       ]);
       for (const field of ['url', 'sitemap']) {
         const crawl = await call(t, 'POST', `${kbPath(bot)}/crawl`, { payload: { [field]: cjk } });

@@ -235,20 +235,26 @@ export async function purgeCopilot(db: Db, dialect: DialectName, id: string, act
 }
 
 /**
- * Purges every copilot deleted before `before` (a wire timestamp), one transaction each (so
- * it takes the database and its dialect, never a transaction); returns their ids.
+ * Purges every copilot deleted before `before` (a wire timestamp; null: every deleted one,
+ * whatever the clock of the instance that deleted it said), one transaction each (so it takes
+ * the database and its dialect, never a transaction), a batch of ids at a time until none is
+ * left; returns their ids.
  */
-export async function purgeDeletedBefore(storage: Pick<Storage, 'db' | 'dialect'>, before: string): Promise<string[]> {
-  const ids = await copilots.findDeletedBefore(storage.db, before);
+export async function purgeDeletedBefore(storage: Pick<Storage, 'db' | 'dialect'>, before: string | null): Promise<string[]> {
   const purged: string[] = [];
-  for (const id of ids) {
-    try {
-      await purgeCopilot(storage.db, storage.dialect, id);
-      purged.push(id);
-    } catch (err) {
-      // Purged meanwhile by another instance: nothing left to do.
-      if (!(err instanceof AppError && err.code === 'copilot_not_found')) throw err;
+  for (;;) {
+    const ids = await copilots.findDeletedBefore(storage.db, before, PURGE_BATCH);
+    for (const id of ids) {
+      try {
+        await purgeCopilot(storage.db, storage.dialect, id);
+        purged.push(id);
+      } catch (err) {
+        // Purged meanwhile by another instance: nothing left to do.
+        if (!(err instanceof AppError && err.code === 'copilot_not_found')) throw err;
+      }
     }
+    if (ids.length < PURGE_BATCH) return purged;
   }
-  return purged;
 }
+
+const PURGE_BATCH = 1000;
