@@ -6,24 +6,12 @@
  * 1–10 s for a 100-byte request, every tenant waiting).
  */
 import { randomUUID } from 'node:crypto';
-import { CompiledQuery, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { listChanges } from '../../src/storage/api-description-history.repository.js';
 import type { ApiDescriptionChangeRow } from '../../src/storage/schema.js';
 import { createTestStorage, DIALECTS } from '../support/databases.js';
-
-/** Records every statement run through it. */
-class Statements implements KyselyPlugin {
-  readonly nodes: RootOperationNode[] = [];
-  transformQuery(args: { node: RootOperationNode }): RootOperationNode {
-    this.nodes.push(args.node);
-    return args.node;
-  }
-  async transformResult<T>(args: { result: T }): Promise<T> {
-    return args.result;
-  }
-}
+import { queryPlans } from '../support/query-plans.js';
 
 for (const dialect of DIALECTS) {
   describe(`paging a copilot's changes (${dialect})`, () => {
@@ -74,29 +62,18 @@ for (const dialect of DIALECTS) {
     });
 
     it('reads along the primary key and sorts nothing, whatever the position', async () => {
-      const statements = new Statements();
-      const db = storage.db.withPlugin(statements);
-      await listChanges(db, copilot, { limit: 5 });
-      await listChanges(db, copilot, { limit: 5, after: { version: 5, seq: 1 } });
-      expect(statements.nodes.length).toBeGreaterThan(0);
-      for (const node of statements.nodes) {
-        const query = storage.db.getExecutor().compileQuery(node, { queryId: 'plan' } as never);
+      const plans = await queryPlans(storage, async (db) => {
+        await listChanges(db, copilot, { limit: 5 });
+        await listChanges(db, copilot, { limit: 5, after: { version: 5, seq: 1 } });
+      });
+      expect(plans.length).toBeGreaterThan(0);
+      for (const { sql, plan } of plans) {
         if (dialect === 'sqlite') {
-          const plan = (
-            await storage.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]))
-          ).rows.map((r) => r.detail);
-          expect(plan.join('\n'), query.sql).not.toMatch(/TEMP B-TREE|^SCAN/m);
-          expect(plan.join('\n'), query.sql).toMatch(/SEARCH api_description_changes USING (COVERING )?INDEX/);
+          expect(plan, sql).not.toMatch(/TEMP B-TREE|^SCAN/m);
+          expect(plan, sql).toMatch(/SEARCH api_description_changes USING (COVERING )?INDEX/);
         } else {
-          // The tables are small: the planner is told not to scan them whole, as it would not a large one.
-          const plan = await storage.db.transaction().execute(async (trx) => {
-            await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
-            return (await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]))).rows.map(
-              (r) => r['QUERY PLAN'],
-            );
-          });
-          expect(plan.join('\n'), query.sql).not.toMatch(/Sort|Seq Scan/);
-          expect(plan.join('\n'), query.sql).toMatch(/Index (Only )?Scan/);
+          expect(plan, sql).not.toMatch(/Sort|Seq Scan/);
+          expect(plan, sql).toMatch(/Index (Only )?Scan/);
         }
       }
     });
