@@ -328,11 +328,29 @@ export async function databaseNotReady(storage: Storage): Promise<string | null>
  */
 export async function databaseAdvice(storage: Storage): Promise<string[]> {
   if (storage.dialect !== 'postgres') return [];
-  const { rows } = await sql<{ autovacuum: string }>`show autovacuum`.execute(storage.db);
-  return rows[0]?.autovacuum === 'off'
-    ? ['PostgreSQL runs with autovacuum off: table statistics go stale and lists can read whole tables; turn it on, or run ANALYZE after large changes']
-    : [];
+  const advice: string[] = [];
+  const asked = Date.now();
+  const { rows } = await sql<{ autovacuum: string; server_ms: string }>`
+    select current_setting('autovacuum') as autovacuum, (extract(epoch from clock_timestamp()) * 1000)::bigint::text as server_ms`.execute(storage.db);
+  const answered = Date.now();
+  if (rows[0]?.autovacuum === 'off') {
+    advice.push(
+      'PostgreSQL runs with autovacuum off: table statistics go stale and lists can read whole tables; turn it on, or run ANALYZE after large changes',
+    );
+  }
+  // Instances time leases, schedules and timestamps by their own clocks (a job's lease is
+  // 2 × FETCH_TIMEOUT_MS + 5 s): one that runs fast takes over work still held.
+  const skewMs = (asked + answered) / 2 - Number(rows[0]?.server_ms);
+  if (Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS + (answered - asked) / 2) {
+    advice.push(
+      `This machine's clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'ahead of' : 'behind'} the PostgreSQL server's: instances take over each other's work and order what they write by their own clocks; keep every instance's clock synchronised (NTP)`,
+    );
+  }
+  return advice;
 }
+
+/** How far this machine's clock may be from the database server's before the start warns. */
+const CLOCK_SKEW_WARNING_MS = 2000;
 
 /**
  * A client losing its connection must not crash the process. pg-pool listens for a client's

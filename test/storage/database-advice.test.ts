@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { databaseAdvice, openStorage, type Storage } from '../../src/storage/database.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
@@ -27,5 +27,27 @@ for (const dialect of DIALECTS) {
       expect(advice.some((line) => line.includes('autovacuum off'))).toBe(off);
       expect(advice).toHaveLength(off ? 1 : 0);
     });
+
+    it.runIf(dialect === 'postgres')(
+      "warns when this machine's clock is seconds from the database server's (clock sweep: instances share leases and timestamps by their own clocks)",
+      async () => {
+        for (const [skewMs, word] of [
+          [3_600_000, 'ahead of'],
+          [-90_000, 'behind'],
+        ] as const) {
+          const now = Date.now;
+          vi.spyOn(Date, 'now').mockImplementation(() => now() + skewMs);
+          try {
+            const advice = await databaseAdvice(storage);
+            const said = advice.find((line) => line.includes('clock'));
+            expect(said, String(advice)).toContain(`${Math.round(Math.abs(skewMs) / 1000)} s ${word}`);
+            expect(said).toContain('NTP');
+          } finally {
+            vi.restoreAllMocks();
+          }
+        }
+        expect((await databaseAdvice(storage)).some((line) => line.includes('clock'))).toBe(false);
+      },
+    );
   });
 }
