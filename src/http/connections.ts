@@ -98,6 +98,9 @@ export function commonHeaders(request: FastifyRequest, reply: FastifyReply): voi
   reply.header('x-request-id', request.id);
   // Every answer is the type it says (JSON, YAML, the dashboard's files): never sniffed as another.
   reply.header('x-content-type-options', 'nosniff');
+  // The API's answers hold tokens, new keys' secrets and tenants' data: never kept by a browser
+  // or a proxy (every request reads the database anyway). The dashboard and /docs set their own.
+  if (request.url.startsWith('/backend/')) reply.header('cache-control', 'no-store');
 }
 
 /**

@@ -11,7 +11,7 @@ import { openStorage } from '../../src/storage/database.js';
 import { buildTestApp, listenOnLoopback, type TestApp } from '../support/app.js';
 import { createTestDatabase, DIALECTS } from '../support/databases.js';
 import { multipart } from '../support/documents.js';
-import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError } from '../support/http.js';
+import { call, COPILOTS_PATH, copilotPath, createCopilot, expectError, KEYS_PATH } from '../support/http.js';
 
 const kb = (id: string) => `/backend/knowledgebase/b/${id}`;
 
@@ -86,6 +86,18 @@ for (const dialect of DIALECTS) {
           await call(t, 'GET', '/backend/openapi.json'),
         ];
         for (const res of answers) expect(res.headers['x-content-type-options'], `${res.statusCode} ${res.body.slice(0, 60)}`).toBe('nosniff');
+      });
+
+      it('no /backend answer is kept by a browser or a proxy (Cache-Control: no-store): a copilot holds its token, a new key its secret; the dashboard keeps its own rules (a11y sweep)', async () => {
+        const answers = [
+          await call(t, 'GET', copilotPath(id)),
+          await call(t, 'POST', KEYS_PATH, { payload: { scopes: ['copilots:read'] } }),
+          await call(t, 'GET', copilotPath(id), { key: null }),
+          await call(t, 'GET', '/backend/api/nowhere'),
+          await call(t, 'GET', `${copilotPath(id)}/swagger`),
+        ];
+        for (const res of answers) expect(res.headers['cache-control'], `${res.statusCode} ${res.body.slice(0, 60)}`).toBe('no-store');
+        expect((await t.app.inject({ method: 'GET', url: '/' })).headers['cache-control']).toBe('no-cache');
       });
 
       it("refuses control and invisible formatting characters in the names shown to others (a copilot's, a key's)", async () => {
