@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import { ErrorNotice } from './feedback';
 
 export interface ConfirmDialogProps {
@@ -15,11 +15,13 @@ export interface ConfirmDialogProps {
 
 /**
  * A modal confirmation on the native <dialog>: focus stays inside, Escape cancels,
- * and the safe choice (Cancel) has the focus when it opens.
+ * and the safe choice (Cancel) has the focus when it opens. Its title's id is its own
+ * (a screen may hold one dialog per row, each named by its row).
  */
 export function ConfirmDialog({ open, title, confirmLabel, busy = false, error, onConfirm, onCancel, children }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
+  const titleId = useId();
 
   useEffect(() => {
     const dialog = ref.current;
@@ -36,7 +38,7 @@ export function ConfirmDialog({ open, title, confirmLabel, busy = false, error, 
     <dialog
       ref={ref}
       class="dialog"
-      aria-labelledby="dialog-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) onCancel();
@@ -49,7 +51,7 @@ export function ConfirmDialog({ open, title, confirmLabel, busy = false, error, 
           onConfirm();
         }}
       >
-        <h2 id="dialog-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <div class="dialog-body">{children}</div>
         <ErrorNotice error={error} />
         <div class="actions">
