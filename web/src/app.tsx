@@ -16,6 +16,8 @@ import { PermissionsContext } from './use-permissions';
 export function App() {
   const [key, setKey] = useState(() => session.get());
   const [notice, setNotice] = useState<string | null>(null);
+  // Signed in with the form (not a key kept from before a reload): the first screen takes the focus.
+  const [fromForm, setFromForm] = useState(false);
 
   useEffect(() => {
     // A key revoked (or a database reset) while signed in: back to the sign-in form, saying why.
@@ -34,6 +36,7 @@ export function App() {
         onSignedIn={(next) => {
           session.set(next);
           setNotice(null);
+          setFromForm(true);
           setKey(next);
         }}
       />
@@ -42,6 +45,7 @@ export function App() {
   return (
     <SignedIn
       keyValue={key}
+      focusFirstScreen={fromForm}
       onSignOut={() => {
         session.clear();
         setNotice('You are signed out. The key was removed from this tab.');
@@ -52,7 +56,7 @@ export function App() {
 }
 
 /** Reads what the key may do (GET /backend/api/keys/me) before showing any screen, so none offers what would fail. */
-function SignedIn({ keyValue, onSignOut }: { keyValue: string; onSignOut(): void }) {
+function SignedIn({ keyValue, focusFirstScreen, onSignOut }: { keyValue: string; focusFirstScreen: boolean; onSignOut(): void }) {
   const identity = useLoad((signal) => api.me(signal), [keyValue]);
   const permissions = useMemo(() => (identity.data ? permissionsOf(identity.data) : null), [identity.data]);
   if (!permissions) {
@@ -75,7 +79,7 @@ function SignedIn({ keyValue, onSignOut }: { keyValue: string; onSignOut(): void
   }
   return (
     <PermissionsContext.Provider value={permissions}>
-      <Shell onSignOut={onSignOut} permissions={permissions} />
+      <Shell onSignOut={onSignOut} permissions={permissions} focusFirstScreen={focusFirstScreen} />
     </PermissionsContext.Provider>
   );
 }
@@ -84,17 +88,18 @@ function routeKey(route: Route): string {
   return route.name === 'copilot' ? `copilot:${route.id}` : route.name;
 }
 
-function Shell({ onSignOut, permissions }: { onSignOut(): void; permissions: Permissions }) {
+function Shell({ onSignOut, permissions, focusFirstScreen }: { onSignOut(): void; permissions: Permissions; focusFirstScreen: boolean }) {
   const me = permissions.identity;
   const route = useRoute();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
 
-  // On navigation, move the focus to the new screen's heading (keyboard and screen-reader users start there).
+  // On navigation, move the focus to the new screen's heading (keyboard and screen-reader users start there);
+  // on the first screen only after a sign-in (the form that had the focus is gone).
   useEffect(() => {
     if (first.current) {
       first.current = false;
-      return;
+      if (!focusFirstScreen) return;
     }
     const heading = main.current?.querySelector<HTMLElement>('h1');
     heading?.focus();

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { ApiError } from '../api';
 import { formatBytes } from '../lib/format';
 
@@ -33,9 +34,20 @@ export function ErrorNotice({ error, children }: { error: unknown; children?: Co
   );
 }
 
-export function SuccessNotice({ children }: { children: ComponentChildren }) {
+/**
+ * What an action did. With `focusKey`, the notice takes the focus whenever that value changes
+ * (an action whose button went away: the focus would drop to the page's body).
+ */
+export function SuccessNotice({ children, focusKey }: { children: ComponentChildren; focusKey?: unknown }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focusKey === undefined || focusKey === null) return;
+    // A task later: a confirmation <dialog> closing in the same render gives the focus back to its opener first.
+    const timer = setTimeout(() => ref.current?.focus());
+    return () => clearTimeout(timer);
+  }, [focusKey]);
   return (
-    <div class="notice notice-ok" role="status">
+    <div class="notice notice-ok" role="status" ref={ref} tabIndex={focusKey === undefined ? undefined : -1}>
       {children}
     </div>
   );

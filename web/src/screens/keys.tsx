@@ -19,7 +19,9 @@ export function KeysScreen() {
   const copilots = useLoad((signal) => (permissions.mayManageKeys ? api.allCopilots(signal) : Promise.resolve([])), [permissions.mayManageKeys]);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<ApiKeyCreated | null>(null);
-  const [revoked, setRevoked] = useState<string | null>(null);
+  // A new object per revocation, so that its notice takes the focus each time (the row's button is gone).
+  const [revoked, setRevoked] = useState<{ text: string } | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
   const [showRevoked, setShowRevoked] = useState(false);
 
   const names = useMemo(() => new Map((copilots.data ?? []).map((c) => [c.id, c.name])), [copilots.data]);
@@ -43,7 +45,7 @@ export function KeysScreen() {
   return (
     <section aria-labelledby="page-title" class="keys-screen">
       <div class="page-head">
-        <h1 id="page-title" tabIndex={-1}>
+        <h1 id="page-title" tabIndex={-1} ref={heading}>
           API keys
         </h1>
         <button
@@ -70,10 +72,12 @@ export function KeysScreen() {
           created={created}
           onDone={() => {
             setCreated(null);
+            // The button goes with the secret: the focus goes back to the screen.
+            heading.current?.focus();
           }}
         />
       )}
-      {revoked && <SuccessNotice>{revoked}</SuccessNotice>}
+      {revoked && <SuccessNotice focusKey={revoked}>{revoked.text}</SuccessNotice>}
       {creating && (
         <CreateKey
           copilots={copilots.data}
@@ -129,7 +133,7 @@ export function KeysScreen() {
                   names={names}
                   own={k.id === permissions.identity?.id}
                   onRevoked={() => {
-                    setRevoked(`Revoked “${k.name || k.id}”. It stops working at once.`);
+                    setRevoked({ text: `Revoked “${k.name || k.id}”. It stops working at once.` });
                     setCreated(null);
                     keys.reload(true);
                   }}

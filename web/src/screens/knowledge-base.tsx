@@ -71,7 +71,7 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
           </p>
         )}
         {outcome && (
-          <SuccessNotice>
+          <SuccessNotice focusKey={outcome}>
             {deletedLinksMessage(outcome.result, outcome.totalBefore).map((line) => (
               <p key={line} data-testid="deleted-links">
                 {line}

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorNotice } from '../components/feedback';
 import { ThemeToggle } from '../components/theme-toggle';
@@ -20,6 +20,11 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // Shown after a sign-out (the notice says why): the focus starts here, not on the page's body.
+  useEffect(() => {
+    if (notice) heading.current?.focus();
+  }, []);
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -49,7 +54,9 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
           Copilot Management
         </p>
         <div class="sign-in-head">
-          <h1 id="sign-in-title">Sign in</h1>
+          <h1 id="sign-in-title" tabIndex={-1} ref={heading}>
+            Sign in
+          </h1>
           <ThemeToggle />
         </div>
         {notice && (
