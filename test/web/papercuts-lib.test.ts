@@ -1,7 +1,7 @@
 /** Issue 17 §3: the dashboard's wording of deletions, bad link lines, sizes; the list filters in the address. */
 import { describe, expect, it, vi } from 'vitest';
 import { formatBytes } from '../../web/src/lib/format.js';
-import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../../web/src/lib/link-lines.js';
+import { deletedLinksMessage, describeLinkProblems, newlySettled, parseLinkLines, settledLinksMessage } from '../../web/src/lib/link-lines.js';
 import { copilotFiltersQuery, href, parseCopilotFilters, parseRoute, replaceRoute } from '../../web/src/router.js';
 import { keyFromPaste } from '../../web/src/lib/api-key.js';
 
@@ -119,5 +119,45 @@ describe('the key in what was pasted at sign-in', () => {
     expect((error as Error).message).toBe(
       'This is not an API key: it holds “é”, and a key is made of the letters, digits and underscores of “cms_…”. Paste it again.',
     );
+  });
+});
+
+describe('announcements of links that finished', () => {
+  const link = (url: string, status: string, extra: { error?: string; passages?: number } = {}) => ({
+    url,
+    status,
+    error: extra.error ?? null,
+    passages: extra.passages ?? 0,
+  });
+
+  it('names one link with its passages or its reason, counts several, says nothing of none', () => {
+    expect(settledLinksMessage([link('https://a.example/', 'indexed', { passages: 3 })])).toBe('Indexed https://a.example/: 3 passages.');
+    expect(settledLinksMessage([link('https://b.example/', 'failed', { error: 'The page answered 404.' })])).toBe(
+      'Failed https://b.example/: The page answered 404.',
+    );
+    expect(
+      settledLinksMessage([
+        link('https://a.example/', 'indexed', { passages: 1 }),
+        link('https://c.example/', 'indexed', { passages: 2 }),
+        link('https://b.example/', 'failed', { error: 'Timed out' }),
+        link('https://d.example/', 'failed', { error: 'Blocked' }),
+      ]),
+    ).toBe('2 links indexed. 2 links failed; the first, https://b.example/: Timed out.');
+    expect(settledLinksMessage([])).toBe('');
+  });
+
+  it('takes the links pending before, or new, and settled now', () => {
+    const before = new Map([
+      ['https://a.example/', 'pending'],
+      ['https://b.example/', 'indexed'],
+      ['https://c.example/', 'pending'],
+    ]);
+    const now = [
+      link('https://a.example/', 'indexed'),
+      link('https://b.example/', 'indexed'),
+      link('https://c.example/', 'pending'),
+      link('https://d.example/', 'failed'),
+    ];
+    expect(newlySettled(before, now).map((l) => l.url)).toEqual(['https://a.example/', 'https://d.example/']);
   });
 });

@@ -53,6 +53,18 @@ export function SuccessNotice({ children, focusKey }: { children: ComponentChild
   );
 }
 
+/**
+ * A polite live region that is always in the page, saying `text` (a region inserted together
+ * with its text is often not read out). Visually hidden: what it says is shown elsewhere.
+ */
+export function Announcer({ text }: { text: string }) {
+  return (
+    <p class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
+      {text}
+    </p>
+  );
+}
+
 export function Loading({ label }: { label: string }) {
   return (
     <p class="loading" role="status">

@@ -88,3 +88,33 @@ export function deletedLinksMessage(result: { deleted_links: readonly string[]; 
   }
   return lines;
 }
+
+/** A link as the announcements read it. */
+export interface SettledLink {
+  url: string;
+  status: string;
+  error?: string | null;
+  passages: number;
+}
+
+/**
+ * What a live region says when links finish (indexed or failed since the last reading): one
+ * link by its URL, its passages or its reason; several counted, with the first failure's reason.
+ * Empty when nothing finished.
+ */
+export function settledLinksMessage(settled: readonly SettledLink[]): string {
+  const indexed = settled.filter((l) => l.status === 'indexed');
+  const failed = settled.filter((l) => l.status === 'failed');
+  const reason = (l: SettledLink) => (l.error ?? 'no reason given').replace(/\.$/, '');
+  const parts: string[] = [];
+  if (indexed.length === 1) parts.push(`Indexed ${indexed[0]!.url}: ${indexed[0]!.passages} ${indexed[0]!.passages === 1 ? 'passage' : 'passages'}.`);
+  else if (indexed.length > 1) parts.push(`${indexed.length} links indexed.`);
+  if (failed.length === 1) parts.push(`Failed ${failed[0]!.url}: ${reason(failed[0]!)}.`);
+  else if (failed.length > 1) parts.push(`${failed.length} links failed; the first, ${failed[0]!.url}: ${reason(failed[0]!)}.`);
+  return parts.join(' ');
+}
+
+/** The links of `now` that finished since `before` (URL → status): pending then, or not listed then, and settled now. */
+export function newlySettled<T extends SettledLink>(before: ReadonlyMap<string, string>, now: readonly T[]): T[] {
+  return now.filter((l) => l.status !== 'pending' && (before.get(l.url) === 'pending' || !before.has(l.url)));
+}

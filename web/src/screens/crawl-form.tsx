@@ -1,8 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Crawl, CrawlRequest } from '../../../src/domain/crawl-wire.js';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_MAX_DEPTH, MAX_MAX_PAGES, MAX_PATTERNS } from '../../../src/domain/knowledgebase/crawl-limits.js';
 import { api } from '../api';
-import { ErrorNotice, StatusBadge } from '../components/feedback';
+import { Announcer, ErrorNotice, StatusBadge } from '../components/feedback';
 import { formatCount, formatTimestamp } from '../lib/format';
 
 /** How often a running crawl's progress is read again. */
@@ -11,6 +11,21 @@ export const CRAWL_POLL_MS = 1500;
 const ACTIVE = new Set(['queued', 'running']);
 // The crawl's state in the badge colours the links use.
 const BADGE: Record<string, string> = { queued: 'pending', running: 'pending', done: 'indexed', cancelled: 'draft', failed: 'failed' };
+
+/** What the live region says of a crawl: its state and counts, or its end (with the reason of a failure). */
+export function crawlAnnouncement(crawl: Crawl): string {
+  const counts = `${formatCount(crawl.indexed)} indexed, ${formatCount(crawl.failed)} failed`;
+  switch (crawl.state) {
+    case 'done':
+      return `Crawl finished: ${counts}, ${formatCount(crawl.skipped)} skipped, ${formatCount(crawl.blocked)} blocked.`;
+    case 'failed':
+      return `Crawl failed: ${(crawl.error ?? 'no reason given').replace(/\.$/, '')}. ${counts}.`;
+    case 'cancelled':
+      return `Crawl cancelled: ${counts}.`;
+    default:
+      return `Crawl ${crawl.state}: ${formatCount(crawl.discovered)} found, ${formatCount(crawl.fetched)} fetched, ${counts}.`;
+  }
+}
 
 /** One pattern per line, blank lines ignored. */
 const lines = (text: string) =>
@@ -34,6 +49,14 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [crawl, setCrawl] = useState<Crawl | null>(null);
+  // A crawl seen queued or running here is announced until its end; one that had ended before the screen opened is not.
+  const [announcement, setAnnouncement] = useState('');
+  const followed = useRef(false);
+  useEffect(() => {
+    if (!crawl) return;
+    if (ACTIVE.has(crawl.state)) followed.current = true;
+    if (followed.current) setAnnouncement(crawlAnnouncement(crawl));
+  }, [crawl]);
 
   // The latest crawl, so one started elsewhere (or before a reload) shows its progress too.
   useEffect(() => {
@@ -193,6 +216,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
           </button>
         </div>
       </form>
+      <Announcer text={announcement} />
       {crawl && <CrawlProgress crawl={crawl} busy={busy} onCancel={cancel} />}
     </section>
   );

@@ -1,12 +1,12 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Copilot, type DeleteLinksResult, type KnowledgeBaseLink, type SearchResult } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
-import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
+import { Announcer, ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { Highlighted } from '../components/highlighted';
 import { useLoad } from '../hooks';
 import { formatCount, formatTimestamp, plural } from '../lib/format';
 import { queryTerms, snippet } from '../lib/highlight';
-import { deletedLinksMessage, describeLinkProblems, parseLinkLines } from '../lib/link-lines';
+import { deletedLinksMessage, describeLinkProblems, newlySettled, parseLinkLines, settledLinksMessage } from '../lib/link-lines';
 import { usePermissions } from '../use-permissions';
 import { CrawlForm } from './crawl-form';
 
@@ -40,6 +40,17 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
 
   const totals = useMemo(() => summarize(list), [links.data]);
 
+  // Links that finished since the last reading are announced (not those already finished when the screen opened).
+  const [announcement, setAnnouncement] = useState('');
+  const statuses = useRef<Map<string, string> | null>(null);
+  useEffect(() => {
+    if (links.data === undefined) return;
+    const before = statuses.current;
+    statuses.current = new Map(list.map((l) => [l.url, l.status]));
+    const text = before ? settledLinksMessage(newlySettled(before, list)) : '';
+    if (text) setAnnouncement(text);
+  }, [links.data]);
+
   return (
     <div class="stack kb">
       <h2 class="visually-hidden">Knowledge base</h2>
@@ -64,6 +75,7 @@ export function KnowledgeBaseScreen({ copilot }: { copilot: Copilot }) {
             </p>
           )}
         </div>
+        <Announcer text={announcement} />
         {pending > 0 && (
           <p class="loading" role="status">
             <span class="spinner" aria-hidden="true" />
@@ -312,6 +324,11 @@ function SearchKnowledgeBase({ botId, disabled }: { botId: string; disabled: boo
   const [error, setError] = useState<unknown>(null);
   const [results, setResults] = useState<{ query: string; items: SearchResult[] } | null>(null);
   const terms = useMemo(() => (results ? queryTerms(results.query) : []), [results]);
+  const count = results
+    ? results.items.length === 0
+      ? `No passage matches “${results.query}”.`
+      : `${plural(results.items.length, 'passage')} for “${results.query}”, best first`
+    : '';
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -342,13 +359,11 @@ function SearchKnowledgeBase({ botId, disabled }: { botId: string; disabled: boo
       </form>
       {disabled && !results && <p class="muted">Nothing is indexed yet; search works once a link is indexed.</p>}
       <ErrorNotice error={error} />
+      {/* The count is announced (not the whole list), from a region that is there before the first search. */}
+      <Announcer text={count} />
       {results && (
-        <div aria-live="polite">
-          <p class="result-count">
-            {results.items.length === 0
-              ? `No passage matches “${results.query}”.`
-              : `${plural(results.items.length, 'passage')} for “${results.query}”, best first`}
-          </p>
+        <div>
+          <p class="result-count">{count}</p>
           <ol class="search-results">
             {results.items.map((r) => (
               <li key={`${r.url}#${r.passage}`}>
