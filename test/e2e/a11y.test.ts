@@ -373,7 +373,7 @@ describe.skipIf(!run)('accessibility (Chromium, real service on SQLite)', () => 
       expect(await docs.locator('main').count()).toBeLessThanOrEqual(1);
       expect(await docs.locator('main main').count()).toBe(0);
 
-      for (const selector of ['.opblock-summary-method', '.btn.authorize', '.info .title small']) {
+      for (const selector of ['.opblock-summary-method', '.btn.authorize', '.info .title small pre']) {
         const ratios = await contrastOf(selector)(docs);
         expect(ratios.length, selector).toBeGreaterThan(0);
         for (const r of ratios) expect(r.ratio, `${selector} “${r.text}”`).toBeGreaterThanOrEqual(4.5);

@@ -39,6 +39,8 @@ export function findRenderer(): string | null {
  * Starts Swagger UI on the page's `#docs` element. `validatorUrl: null`: by default Swagger UI
  * shows a badge loaded from validator.swagger.io, which would send the document's address
  * away. `queryConfigEnabled` stays off, so `?url=` cannot point the page at another document.
+ * Swagger UI's servers list is a <select> with no name (its label holds only the select):
+ * the script names it whenever Swagger UI renders it.
  */
 const INIT_SCRIPT = `'use strict';
 (function () {
@@ -56,14 +58,37 @@ const INIT_SCRIPT = `'use strict';
     persistAuthorization: false,
     tryItOutEnabled: false,
   });
+  var name = function () {
+    var select = target.querySelector('.servers select:not([aria-label])');
+    if (select) select.setAttribute('aria-label', 'Servers');
+  };
+  new MutationObserver(name).observe(target, { childList: true, subtree: true });
+  name();
 })();
 `;
 
-/** A line or two of our own: the page's heading and a link back to the dashboard. */
+/**
+ * A few lines of our own: the page's heading and a link back to the dashboard (wrapping on a
+ * narrow screen), and Swagger UI's light colours where white text on them read below 4.5:1
+ * (method badges, the Authorize button, the version badges). Its dark mode keeps its own.
+ */
 const PAGE_STYLE = `body { margin: 0; font-family: system-ui, sans-serif; }
-.docs-top { display: flex; gap: 1rem; align-items: baseline; padding: 0.75rem 1.25rem; border-bottom: 1px solid #d8dde3; }
+.docs-top { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; align-items: baseline; padding: 0.75rem 1.25rem; border-bottom: 1px solid #d8dde3; }
 .docs-top h1 { margin: 0; font-size: 1.1rem; }
 .docs-top a { color: #1f5fbf; }
+.swagger-ui .opblock .opblock-summary-method { color: #fff; text-shadow: none; }
+.swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1565b8; }
+.swagger-ui .opblock.opblock-post .opblock-summary-method { background: #127a4f; }
+.swagger-ui .opblock.opblock-put .opblock-summary-method { background: #9a5200; }
+.swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #c1262d; }
+.swagger-ui .opblock.opblock-patch .opblock-summary-method { background: #0d7466; }
+.swagger-ui .opblock.opblock-head .opblock-summary-method { background: #7a0fd6; }
+.swagger-ui .opblock.opblock-query .opblock-summary-method { background: #8a3580; }
+.swagger-ui .opblock.opblock-custom .opblock-summary-method { background: #6e5f16; }
+.swagger-ui .btn.authorize { border-color: #127a4f; color: #127a4f; }
+.swagger-ui .btn.authorize svg { color: #127a4f; fill: #127a4f; }
+.swagger-ui .info .title small { background: #5e6570; }
+.swagger-ui .info .title small.version-stamp { background: #3f6d00; }
 `;
 
 interface Asset {
@@ -133,7 +158,7 @@ function page(assets: Assets): string {
 </head>
 <body>
 <header class="docs-top"><h1>Copilot Management Service API</h1><a href="./">Dashboard</a><a href="backend/openapi.json">openapi.json</a></header>
-<main id="docs" data-document="backend/openapi.json"><noscript>This page needs JavaScript. The API's OpenAPI document is at <a href="backend/openapi.json">backend/openapi.json</a>.</noscript></main>
+<div id="docs" data-document="backend/openapi.json"><noscript>This page needs JavaScript. The API's OpenAPI document is at <a href="backend/openapi.json">backend/openapi.json</a>.</noscript></div>
 <script src="docs/assets/${assets.bundle.name}"></script>
 <script src="docs/assets/${assets.init.name}"></script>
 </body>
