@@ -22,7 +22,12 @@ import { startServer, type LocalServer } from '../net/local-server.js';
 const run = chromiumOrSkip('the accessibility end-to-end tests');
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'cms-e2e-a11y-'));
-const PETSTORE = readFileSync(path.join(REPO_ROOT, 'test/fixtures/specs/petstore3.json'), 'utf8');
+/** Petstore 3 with an endpoint without an operationId, so that a count card of the report can be pressed. */
+function petstore(): string {
+  const doc = JSON.parse(readFileSync(path.join(REPO_ROOT, 'test/fixtures/specs/petstore3.json'), 'utf8'));
+  delete doc.paths['/pet/findByStatus'].get.operationId;
+  return JSON.stringify(doc);
+}
 
 const html = (title: string, hrefs: string[] = []) =>
   `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${title} tells travellers about glacier walks and fjord cruises in the north, with times and prices.</p>${hrefs
@@ -135,7 +140,7 @@ describe.skipIf(!run)('accessibility (Chromium, real service on SQLite)', () => 
     }));
     const created = await api('POST', '/backend/api/copilots', { name: 'Petstore helper' });
     copilotId = created.json.id;
-    expect((await api('PUT', `/backend/api/copilot/${copilotId}/swagger`, PETSTORE, { 'content-type': 'application/json' })).status).toBe(200);
+    expect((await api('PUT', `/backend/api/copilot/${copilotId}/swagger`, petstore(), { 'content-type': 'application/json' })).status).toBe(200);
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' });
     await context.addInitScript(recordAnnouncements);
@@ -330,20 +335,26 @@ describe.skipIf(!run)('accessibility (Chromium, real service on SQLite)', () => 
           const s = getComputedStyle(el);
           return `${s.outlineStyle} ${s.outlineWidth} | ${s.borderTopStyle} ${s.borderTopWidth}`;
         });
+      // Neither focused nor hovered: only the pressed state differs.
+      const blur = async () => {
+        await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+        await page.mouse.move(0, 0);
+      };
       const verdict = page.locator('.platforms .verdict').first();
       await verdict.waitFor();
       await page.mouse.move(0, 0);
       const before = await outline(verdict);
       await verdict.click();
       await expect.poll(() => verdict.getAttribute('aria-pressed')).toBe('true');
-      await page.locator('body').click({ position: { x: 1, y: 1 } });
+      await blur();
       expect(await outline(verdict)).not.toBe(before);
 
       const card = page.locator('.stat-button:not(:disabled)').first();
       const cardBefore = await outline(card);
-      await card.click();
+      await card.focus();
+      await page.keyboard.press('Enter');
       await expect.poll(() => card.getAttribute('aria-pressed')).toBe('true');
-      await page.locator('body').click({ position: { x: 1, y: 1 } });
+      await blur();
       expect(await outline(card)).not.toBe(cardBefore);
     } finally {
       await page.emulateMedia({ forcedColors: 'none' });
