@@ -314,6 +314,7 @@ function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; 
   const invalid = hasRule('operation-id-invalid', 'operation-id-too-long');
   const opFlag = has('no_operation_id') || duplicate || invalid;
   const detailId = `endpoint-${row.index}`;
+  const operation = `${(e.type || '?').toUpperCase()} ${e.path}`;
   return (
     <tbody class={`endpoint${isFlagged(row) ? ' flagged' : ''}${open ? ' open' : ''}`} data-index={row.index}>
       <tr>
@@ -321,7 +322,7 @@ function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; 
           <MethodBadge method={e.type} />
         </td>
         <td class="path">
-          <button type="button" class="row-toggle" aria-expanded={open} aria-controls={detailId} onClick={onToggle}>
+          <button type="button" class="row-toggle" aria-label={operation} aria-expanded={open} aria-controls={detailId} onClick={onToggle}>
             <span class="caret" aria-hidden="true">
               ▸
             </span>
@@ -365,10 +366,16 @@ function EndpointRows({ row, open, onToggle }: { row: ReportRow; open: boolean; 
 
 type Json = unknown;
 
-function JsonBlock({ value }: { value: Json }) {
+/** JSON in a box that scrolls: focusable, so that it scrolls from the keyboard too, and named by `label`. */
+function JsonBlock({ value, label }: { value: Json; label: string }) {
   const text = JSON.stringify(value, null, 2) ?? 'null';
   const cut = text.length > 50_000;
-  return <pre class="json">{cut ? `${text.slice(0, 50_000)}\n… (${formatCount(text.length - 50_000)} more characters)` : text}</pre>;
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a box that scrolls must take the focus to be scrolled from the keyboard (WCAG 2.1.1).
+    <pre class="json" tabIndex={0} role="region" aria-label={label}>
+      {cut ? `${text.slice(0, 50_000)}\n… (${formatCount(text.length - 50_000)} more characters)` : text}
+    </pre>
+  );
 }
 
 /** A `<details>` whose content is rendered only while it is open (a schema of a thousand tools costs nothing until asked for). */
@@ -459,7 +466,11 @@ function EndpointDetail({ row }: { row: ReportRow }) {
         </div>
       )}
       <h3>Request body</h3>
-      {e.requestBody == null ? <p class="muted">None.</p> : <JsonBlock value={e.requestBody} />}
+      {e.requestBody == null ? (
+        <p class="muted">None.</p>
+      ) : (
+        <JsonBlock value={e.requestBody} label={`Request body of ${(e.type || '?').toUpperCase()} ${e.path} (JSON)`} />
+      )}
       <h3>Responses</h3>
       {responses.length === 0 ? (
         <p class="muted">None declared.</p>
@@ -478,7 +489,7 @@ function EndpointDetail({ row }: { row: ReportRow }) {
                     </>
                   }
                 >
-                  {() => <JsonBlock value={response} />}
+                  {() => <JsonBlock value={response} label={`Response ${code} of ${(e.type || '?').toUpperCase()} ${e.path} (JSON)`} />}
                 </LazyDetails>
               </li>
             );
@@ -841,7 +852,7 @@ function ToolItem({ tool, onShowEndpoint }: { tool: ToolDefinition; onShowEndpoi
             </>
           }
         >
-          {() => <JsonBlock value={schema} />}
+          {() => <JsonBlock value={schema} label={`Input schema of ${tool.name} (JSON)`} />}
         </LazyDetails>
       )}
     </li>
