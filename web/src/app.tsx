@@ -3,7 +3,7 @@ import { api, onUnauthorized, session } from './api';
 import { ErrorBoundary } from './components/error-boundary';
 import { ErrorNotice, Loading } from './components/feedback';
 import { ThemeToggle } from './components/theme-toggle';
-import { useLoad } from './hooks';
+import { useDocumentTitle, useLoad } from './hooks';
 import { describeReach, permissionsOf, type Permissions } from './lib/permissions';
 import { href, useRoute, type Route } from './router';
 import { CopilotScreen } from './screens/copilot';
@@ -158,16 +158,21 @@ function Shell({ onSignOut, permissions, focusFirstScreen }: { onSignOut(): void
           {route.name === 'copilot' && <CopilotScreen id={route.id} tab={route.tab} />}
           {route.name === 'keys' && <KeysScreen />}
           {route.name === 'audit' && <AuditScreen filters={route.filters} />}
-          {route.name === 'not-found' && (
-            <section>
-              <h1 tabIndex={-1}>Not found</h1>
-              <p>
-                The dashboard has no page at <code>{route.path}</code>. <a href={href({ name: 'copilots' })}>Go to the copilots</a>.
-              </p>
-            </section>
-          )}
+          {route.name === 'not-found' && <NotFound path={route.path} />}
         </ErrorBoundary>
       </main>
     </>
+  );
+}
+
+function NotFound({ path }: { path: string }) {
+  useDocumentTitle('Not found');
+  return (
+    <section>
+      <h1 tabIndex={-1}>Not found</h1>
+      <p>
+        The dashboard has no page at <code>{path}</code>. <a href={href({ name: 'copilots' })}>Go to the copilots</a>.
+      </p>
+    </section>
   );
 }

@@ -46,3 +46,13 @@ export function useDebounced<T>(value: T, ms: number): T {
   }, [value, ms]);
   return settled;
 }
+
+/** The dashboard's name, last in every document title. */
+export const APP_TITLE = 'Copilot Management';
+
+/** Names the screen in the document title ("Keys · Copilot Management"): the browser's tab and history, and what a screen reader says on arrival. */
+export function useDocumentTitle(screen: string): void {
+  useEffect(() => {
+    document.title = `${screen} · ${APP_TITLE}`;
+  }, [screen]);
+}

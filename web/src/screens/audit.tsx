@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, type AuditEntry } from '../api';
 import { ErrorNotice, Loading } from '../components/feedback';
-import { useLoad } from '../hooks';
+import { useDocumentTitle, useLoad } from '../hooks';
 import { ACTION_LABELS, AUDIT_ACTIONS, auditQueryString, describeDetails, fromUtcInput, toUtcInput, type AuditFilters } from '../lib/audit-filters';
 import { plural } from '../lib/format';
 import { href, navigate, parseRoute } from '../router';
@@ -21,6 +21,7 @@ function formatSeconds(ts: string): string {
  */
 export function AuditScreen({ filters }: { filters: AuditFilters }) {
   const permissions = usePermissions();
+  useDocumentTitle('Audit log');
   const filterKey = auditQueryString(filters);
   // Cursors of the pages seen so far under these filters: [null, c2, c3…]; the last is on screen.
   const [pages, setPages] = useState<{ key: string; cursors: Array<string | null> }>({ key: filterKey, cursors: [null] });

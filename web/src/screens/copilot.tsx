@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, type Copilot } from '../api';
 import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
-import { useLoad } from '../hooks';
+import { useDocumentTitle, useLoad } from '../hooks';
 import { flash, href, type CopilotTab } from '../router';
 import { usePermissions } from '../use-permissions';
 import { KnowledgeBaseScreen } from './knowledge-base';
@@ -9,11 +9,11 @@ import { ReportScreen } from './report';
 import { SettingsScreen } from './settings';
 import { VersionsScreen } from './versions';
 
-const TABS: ReadonlyArray<{ tab: CopilotTab; label: string }> = [
-  { tab: 'settings', label: 'Settings' },
-  { tab: 'report', label: 'Validation report' },
-  { tab: 'versions', label: 'Versions' },
-  { tab: 'knowledge-base', label: 'Knowledge base' },
+const TABS: ReadonlyArray<{ tab: CopilotTab; label: string; title: string }> = [
+  { tab: 'settings', label: 'Settings', title: 'Settings' },
+  { tab: 'report', label: 'Validation report', title: 'Report' },
+  { tab: 'versions', label: 'Versions', title: 'Versions' },
+  { tab: 'knowledge-base', label: 'Knowledge base', title: 'Knowledge base' },
 ];
 
 /** One copilot: its name and status, tabs for its settings, validation report and knowledge base. */
@@ -22,6 +22,8 @@ export function CopilotScreen({ id, tab }: { id: string; tab: CopilotTab }) {
   const [message] = useState(() => ({ text: flash.take(), tab }));
   // A key without knowledgebase:read for this copilot is not offered its knowledge base.
   const kbReadable = usePermissions().may('knowledgebase:read', id);
+  const tabTitle = TABS.find((t) => t.tab === tab)?.title ?? 'Settings';
+  useDocumentTitle(copilot.data ? `${copilot.data.name} — ${tabTitle}` : 'Copilot');
 
   if (copilot.loading && !copilot.data) return <Loading label="Loading the copilot…" />;
   if (!copilot.data) {

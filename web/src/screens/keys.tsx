@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type ApiKey, type ApiKeyCreated, type Copilot } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorNotice, Loading, SuccessNotice } from '../components/feedback';
-import { useLoad } from '../hooks';
+import { useDocumentTitle, useLoad } from '../hooks';
 import { formatTimestamp, plural } from '../lib/format';
 import { botChoices, SCOPE_HELP, type Scope } from '../lib/permissions';
 import { usePermissions } from '../use-permissions';
@@ -14,6 +14,7 @@ import { usePermissions } from '../use-permissions';
  */
 export function KeysScreen() {
   const permissions = usePermissions();
+  useDocumentTitle('Keys');
   const keys = useLoad((signal) => (permissions.mayManageKeys ? api.listKeys(signal) : Promise.resolve([])), [permissions.mayManageKeys]);
   // Names for the bots of each key, and the choices of the form.
   const copilots = useLoad((signal) => (permissions.mayManageKeys ? api.allCopilots(signal) : Promise.resolve([])), [permissions.mayManageKeys]);
