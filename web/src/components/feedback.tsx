@@ -23,11 +23,42 @@ export function errorMessage(error: unknown): string {
   return 'Something went wrong.';
 }
 
-/** An error, shown as its message (never a blank screen). */
-export function ErrorNotice({ error, children }: { error: unknown; children?: ComponentChildren }) {
+/** A mistake in one field of a form, found before sending: `field` is the name the API gives it (e.g. `name`). */
+export class FieldError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The fields an error is about: a FieldError's, or the top-level body fields an API `invalid_request` names. */
+export function fieldsInError(error: unknown): ReadonlySet<string> {
+  if (error instanceof FieldError) return new Set([error.field]);
+  if (!(error instanceof ApiError) || !Array.isArray(error.details)) return new Set();
+  return new Set(
+    (error.details as Array<{ location?: unknown; path?: unknown }>)
+      .filter((d) => d.location === 'body' && typeof d.path === 'string')
+      .map((d) => String(d.path).split('/')[1] ?? '')
+      .filter((f) => f !== ''),
+  );
+}
+
+/**
+ * A field's ARIA state for a form's error: aria-invalid, and aria-describedby naming the error
+ * notice (`errorId`) after the field's own description (`describedBy`), when `invalid`.
+ */
+export function fieldErrorProps(invalid: boolean, errorId: string, describedBy?: string): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  const ids = [describedBy, invalid ? errorId : undefined].filter(Boolean).join(' ');
+  return { ...(invalid && { 'aria-invalid': 'true' as const }), ...(ids && { 'aria-describedby': ids }) };
+}
+
+/** An error, shown as its message (never a blank screen); `id` lets a field in error point at it. */
+export function ErrorNotice({ error, id, children }: { error: unknown; id?: string; children?: ComponentChildren }) {
   if (!error) return null;
   return (
-    <div class="notice notice-error" role="alert">
+    <div class="notice notice-error" role="alert" id={id}>
       <p>{errorMessage(error)}</p>
       {children}
     </div>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Copilot, type CopilotSummary } from '../api';
-import { ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
-import { useDebounced, useLoad } from '../hooks';
+import { ErrorNotice, FieldError, fieldErrorProps, fieldsInError, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
+import { useDebounced, useDocumentTitle, useLoad } from '../hooks';
 import { formatTimestamp } from '../lib/format';
 import { copilotFiltersQuery, currentCopilotFiltersQuery, flash, href, navigate, replaceRoute, type CopilotFilters } from '../router';
 import { usePermissions } from '../use-permissions';
@@ -18,6 +18,7 @@ export function CopilotsScreen({ filters = {} }: { filters?: CopilotFilters }) {
   const [creating, setCreating] = useState(false);
   const cursor = cursors[cursors.length - 1] ?? null;
   const permissions = usePermissions();
+  useDocumentTitle('Copilots');
   const canList = permissions.may('copilots:read');
 
   const list = useLoad(
@@ -115,7 +116,8 @@ export function CopilotsScreen({ filters = {} }: { filters?: CopilotFilters }) {
               : 'No copilots this key may see yet.'}
         </p>
       )}
-      {rows.length > 0 && (
+      {/* Under an error, the rows of an earlier query would read as the answer to this one. */}
+      {rows.length > 0 && !list.error && (
         <div class="table-wrap" aria-busy={list.loading}>
           <table class="copilots">
             <caption class="visually-hidden">Copilots, newest first</caption>
@@ -243,8 +245,14 @@ function CreateCopilot({ onCancel }: { onCancel(): void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
+  const invalid = fieldsInError(error);
+
   async function submit(event: Event) {
     event.preventDefault();
+    if (name.trim() === '') {
+      setError(new FieldError('name', 'Enter a name for the copilot.'));
+      return;
+    }
     setBusy(true);
     setError(null);
     try {
@@ -262,11 +270,18 @@ function CreateCopilot({ onCancel }: { onCancel(): void }) {
   }
 
   return (
-    <form id="create-copilot" class="card form" onSubmit={submit} aria-labelledby="create-title">
+    <form id="create-copilot" class="card form" onSubmit={submit} aria-labelledby="create-title" noValidate>
       <h2 id="create-title">New copilot</h2>
       <div class="field">
         <label for="new-name">Name</label>
-        <input id="new-name" value={name} required maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <input
+          id="new-name"
+          value={name}
+          required
+          maxLength={200}
+          {...fieldErrorProps(invalid.has('name'), 'create-copilot-error')}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
       </div>
       <div class="field">
         <label for="new-website">Website</label>
@@ -275,6 +290,7 @@ function CreateCopilot({ onCancel }: { onCancel(): void }) {
           inputMode="url"
           placeholder="https://example.com"
           value={website}
+          {...fieldErrorProps(invalid.has('website'), 'create-copilot-error')}
           onInput={(e) => setWebsite((e.target as HTMLInputElement).value)}
         />
       </div>
@@ -285,10 +301,11 @@ function CreateCopilot({ onCancel }: { onCancel(): void }) {
           rows={3}
           placeholder="Leave empty for the default assistant prompt"
           value={prompt}
+          {...fieldErrorProps(invalid.has('prompt_message'), 'create-copilot-error')}
           onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)}
         />
       </div>
-      <ErrorNotice error={error} />
+      <ErrorNotice error={error} id="create-copilot-error" />
       <div class="actions">
         <button type="button" onClick={onCancel} disabled={busy}>
           Cancel

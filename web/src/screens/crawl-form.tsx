@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Crawl, CrawlRequest } from '../../../src/domain/crawl-wire.js';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_PAGES, MAX_MAX_DEPTH, MAX_MAX_PAGES, MAX_PATTERNS } from '../../../src/domain/knowledgebase/crawl-limits.js';
 import { api } from '../api';
-import { Announcer, ErrorNotice, StatusBadge } from '../components/feedback';
+import { Announcer, ErrorNotice, FieldError, fieldErrorProps, fieldsInError, StatusBadge } from '../components/feedback';
 import { formatCount, formatTimestamp } from '../lib/format';
 
 /** How often a running crawl's progress is read again. */
@@ -90,11 +90,14 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
     };
   }, [crawl, active]);
 
+  const invalid = fieldsInError(error);
+  const fieldProps = (field: string) => fieldErrorProps(invalid.has(field), 'crawl-error');
+
   async function submit(event: Event) {
     event.preventDefault();
     const target = url.trim();
     if (target === '') {
-      setError(new Error(mode === 'url' ? 'Enter the start URL (http:// or https://).' : 'Enter the sitemap URL (http:// or https://).'));
+      setError(new FieldError(mode, mode === 'url' ? 'Enter the start URL (http:// or https://).' : 'Enter the sitemap URL (http:// or https://).'));
       return;
     }
     const request: CrawlRequest = {
@@ -154,6 +157,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
             spellcheck={false}
             placeholder={mode === 'url' ? 'https://docs.example.com/guide/' : 'https://docs.example.com/sitemap.xml'}
             value={url}
+            {...fieldProps(mode)}
             onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
           />
         </div>
@@ -166,6 +170,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
               min={1}
               max={MAX_MAX_PAGES}
               value={maxPages}
+              {...fieldProps('max_pages')}
               onInput={(e) => setMaxPages((e.target as HTMLInputElement).value)}
             />
           </div>
@@ -178,6 +183,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
               max={MAX_MAX_DEPTH}
               disabled={mode === 'sitemap'}
               value={maxDepth}
+              {...fieldProps('max_depth')}
               onInput={(e) => setMaxDepth((e.target as HTMLInputElement).value)}
             />
           </div>
@@ -191,6 +197,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
               spellcheck={false}
               placeholder="/guide/"
               value={include}
+              {...fieldProps('include')}
               onInput={(e) => setInclude((e.target as HTMLTextAreaElement).value)}
             />
           </div>
@@ -202,6 +209,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
               spellcheck={false}
               placeholder="*.pdf$"
               value={exclude}
+              {...fieldProps('exclude')}
               onInput={(e) => setExclude((e.target as HTMLTextAreaElement).value)}
             />
           </div>
@@ -209,7 +217,7 @@ export function CrawlForm({ botId, hidden, onProgress }: { botId: string; hidden
         <p class="hint">
           Patterns as in robots.txt: a path prefix, <code>*</code> for any characters, <code>$</code> for the end; at most {MAX_PATTERNS} each.
         </p>
-        <ErrorNotice error={error} />
+        <ErrorNotice error={error} id="crawl-error" />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy || active}>
             {active ? 'Crawling…' : 'Start crawl'}

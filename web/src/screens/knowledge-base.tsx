@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Copilot, type DeleteLinksResult, type KnowledgeBaseLink, type SearchResult } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
-import { Announcer, ErrorNotice, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
+import { Announcer, ErrorNotice, fieldErrorProps, Loading, StatusBadge, SuccessNotice } from '../components/feedback';
 import { Highlighted } from '../components/highlighted';
 import { useLoad } from '../hooks';
 import { formatCount, formatTimestamp, plural } from '../lib/format';
@@ -182,11 +182,12 @@ function AddLinks({ botId, onAdded, hidden }: { botId: string; onAdded(): void; 
           rows={3}
           placeholder="https://docs.example.com/getting-started"
           value={text}
+          {...fieldErrorProps(Boolean(error), 'add-links-error')}
           spellcheck={false}
           onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
         />
       </div>
-      <ErrorNotice error={error} />
+      <ErrorNotice error={error} id="add-links-error" />
       {added && <SuccessNotice>{added}</SuccessNotice>}
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>

@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Copilot, type CopilotChanges, type CopilotStatus } from '../api';
 import { ConfirmDialog } from '../components/confirm-dialog';
-import { ErrorNotice, errorMessage, SuccessNotice } from '../components/feedback';
+import { ErrorNotice, errorMessage, FieldError, fieldErrorProps, fieldsInError, SuccessNotice } from '../components/feedback';
 import { useLoad } from '../hooks';
 import { formatBytes, formatTimestamp } from '../lib/format';
 import { descriptionMediaType } from '../lib/upload';
@@ -57,8 +57,15 @@ function EditCopilot({ copilot, onChange, readOnly }: { copilot: Copilot; onChan
     return out;
   }
 
+  const invalid = fieldsInError(error);
+
   async function submit(event: Event) {
     event.preventDefault();
+    if (name.trim() === '') {
+      setError(new FieldError('name', 'Enter a name for the copilot.'));
+      setSaved(null);
+      return;
+    }
     const patch = changes();
     if (Object.keys(patch).length === 0) {
       setSaved('Nothing changed.');
@@ -88,16 +95,31 @@ function EditCopilot({ copilot, onChange, readOnly }: { copilot: Copilot; onChan
   }
 
   return (
-    <form class="card form" onSubmit={submit} aria-labelledby="edit-title">
+    <form class="card form" onSubmit={submit} aria-labelledby="edit-title" noValidate>
       <h2 id="edit-title">Settings</h2>
       <div class="grid-2">
         <div class="field">
           <label for="edit-name">Name</label>
-          <input id="edit-name" disabled={readOnly} value={name} required maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input
+            id="edit-name"
+            disabled={readOnly}
+            value={name}
+            required
+            maxLength={200}
+            {...fieldErrorProps(invalid.has('name'), 'edit-copilot-error')}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          />
         </div>
         <div class="field">
           <label for="edit-website">Website</label>
-          <input id="edit-website" disabled={readOnly} inputMode="url" value={website} onInput={(e) => setWebsite((e.target as HTMLInputElement).value)} />
+          <input
+            id="edit-website"
+            disabled={readOnly}
+            inputMode="url"
+            value={website}
+            {...fieldErrorProps(invalid.has('website'), 'edit-copilot-error')}
+            onInput={(e) => setWebsite((e.target as HTMLInputElement).value)}
+          />
         </div>
       </div>
       <div class="field">
@@ -109,7 +131,14 @@ function EditCopilot({ copilot, onChange, readOnly }: { copilot: Copilot; onChan
       </div>
       <div class="field">
         <label for="edit-prompt">Prompt message</label>
-        <textarea id="edit-prompt" disabled={readOnly} rows={4} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          id="edit-prompt"
+          disabled={readOnly}
+          rows={4}
+          value={prompt}
+          {...fieldErrorProps(invalid.has('prompt_message'), 'edit-copilot-error')}
+          onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)}
+        />
       </div>
       <fieldset class="flags" disabled={readOnly}>
         <legend>Options</legend>
@@ -142,7 +171,7 @@ function EditCopilot({ copilot, onChange, readOnly }: { copilot: Copilot; onChan
           <dd>{formatTimestamp(copilot.updated_at)}</dd>
         </div>
       </dl>
-      <ErrorNotice error={error} />
+      <ErrorNotice error={error} id="edit-copilot-error" />
       {saved && <SuccessNotice>{saved}</SuccessNotice>}
       <div class="actions" hidden={readOnly}>
         <button type="submit" class="primary" disabled={busy || readOnly}>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
-import { ErrorNotice } from '../components/feedback';
+import { ErrorNotice, fieldErrorProps } from '../components/feedback';
+import { useDocumentTitle } from '../hooks';
 import { ThemeToggle } from '../components/theme-toggle';
 import { keyFromPaste } from '../lib/api-key';
 
@@ -21,6 +22,7 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const heading = useRef<HTMLHeadingElement>(null);
+  useDocumentTitle('Sign in');
   // Shown after a sign-out (the notice says why): the focus starts here, not on the page's body.
   useEffect(() => {
     if (notice) heading.current?.focus();
@@ -75,14 +77,14 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
           placeholder="cms_…"
           value={key}
           onInput={(e) => setKey((e.target as HTMLInputElement).value)}
-          aria-describedby="api-key-help"
+          {...fieldErrorProps(Boolean(error), 'sign-in-error', 'api-key-help')}
           required
         />
         <p id="api-key-help" class="hint">
           The key stays in this browser tab only (session storage) and is sent only to this service. On its first start the service writes an admin key to{' '}
           <code>DATA_DIR/bootstrap-admin-key</code>.
         </p>
-        <ErrorNotice error={error} />
+        <ErrorNotice error={error} id="sign-in-error" />
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
