@@ -168,12 +168,13 @@ keys
       k.id,
       k.revoked_at ? 'revoked' : 'active',
       k.scopes.join(','),
-      k.bots ? k.bots.join(',') : '*',
+      // Up to three bots, else two and a count: one key of a thousand bots widened every row (--json lists them all).
+      k.bots ? (k.bots.length <= 3 ? k.bots.join(',') : `${k.bots.slice(0, 2).join(',')},+${k.bots.length - 2}`) : '*',
       printable(k.name),
       k.created_at,
     ]);
     const header = ['ID', 'STATE', 'SCOPES', 'BOTS', 'NAME', 'CREATED'];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    const widths = header.map((h, i) => rows.reduce((widest, r) => Math.max(widest, r[i]!.length), h.length));
     for (const row of [header, ...rows])
       print(
         row

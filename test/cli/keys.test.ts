@@ -117,6 +117,22 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it.sequential('list names up to three bots a row and counts the rest: a key of many bots no longer widens every row to its list (scale sweep: 3,142 keys made 116 MB)', async () => {
+      const bots: string[] = [];
+      for (let i = 0; i < 12; i++) bots.push((await createCopilot(db().db, { name: `Many ${i}` })).id);
+      const made = await cli('keys', 'create', '--scopes', 'copilots:read', '--bots', bots.join(','), '--name', 'many');
+      expect(made.code, made.stderr).toBe(0);
+      const manyId = made.stdout.trim().split('_')[1]!;
+      const table = await cli('keys', 'list');
+      const lines = table.stdout.split('\n');
+      const row = lines.find((l) => l.startsWith(manyId))!;
+      expect(row.split(/\s+/)[3]).toBe(`${bots[0]},${bots[1]},+10`);
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(3 * 40 + 120);
+      const entry = (JSON.parse((await cli('keys', 'list', '--json')).stdout) as Array<{ id: string; bots: string[] }>).find((k) => k.id === manyId);
+      expect(entry!.bots).toEqual(bots);
+      await db().db.deleteFrom('api_keys').where('id', '=', manyId).execute();
+    });
+
     it.sequential('revoke ID revokes the key at once', async () => {
       const result = await cli('keys', 'revoke', id);
       expect(result.code, result.stderr).toBe(0);
@@ -314,7 +330,8 @@ describe('copilot-service usage errors', () => {
       await empty?.drop();
       rmSync(parent, { recursive: true, force: true });
     }
-  });
+    // Ten CLI processes one after another: past the default 30 s on a busy machine (a full run).
+  }, 120_000);
 
   it('a database out of reach is named, as the service names it, never with its password (keys, migrate, copilots)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cms-cli-unreachable-'));
