@@ -266,8 +266,8 @@ function misspeltSettings(env: Env, settings: ReadonlySet<string>): string[] {
 
 const MiB = 1024 * 1024;
 
-/** A DNS host name: labels of letters, digits and hyphens, at most 63 characters each, 253 in all. */
-const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*\.?$/i;
+/** A host name: labels of letters, digits, hyphens (and the underscores of container names), at most 63 characters each, 253 in all. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z\d_](?:[a-z\d_-]{0,61}[a-z\d_])?(?:\.[a-z\d_](?:[a-z\d_-]{0,61}[a-z\d_])?)*\.?$/i;
 
 /**
  * HOST: an IP address (IPv6 with or without the brackets of a URL) or a host name. Anything

@@ -289,6 +289,7 @@ describe('configuration', () => {
       expect(loadConfig({ HOST: '::' }).host).toBe('::');
       expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
       expect(loadConfig({ HOST: 'api-1.internal' }).host).toBe('api-1.internal');
+      expect(loadConfig({ HOST: 'copilot_service' }).host).toBe('copilot_service');
     });
 
     it('HOST takes an IPv6 address with or without brackets; a port, a malformed address or name stops the start (operator sweep: Node asked DNS for them)', () => {

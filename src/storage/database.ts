@@ -353,13 +353,6 @@ export async function databaseAdvice(storage: Storage): Promise<string[]> {
 const CLOCK_SKEW_WARNING_MS = 2000;
 
 /**
- * A client losing its connection must not crash the process. pg-pool listens for a client's
- * 'error' only while the client is idle in the pool; one checked out (a transaction between two
- * statements) that loses its connection (a failover, a restart, `pg_terminate_backend`) emitted
- * the event to no listener, and the process exited. Each client now keeps a listener of its own:
- * the next statement on it fails (503, `isDatabaseUnavailable`) and the pool drops it on release.
- */
-/**
  * The pool as Kysely takes it, every failure to connect marked as the database being unavailable
  * (unavailable.ts). Not a pool this process has ended: that is the service's own state, a bug
  * if a request meets it.
@@ -394,6 +387,13 @@ function settingEverySession(pool: pg.Pool, timeouts: { statementTimeoutMs: numb
   pool.on('connect', (client) => void client.query(settings).catch(() => undefined));
 }
 
+/**
+ * A client losing its connection must not crash the process. pg-pool listens for a client's
+ * 'error' only while the client is idle in the pool; one checked out (a transaction between two
+ * statements) that loses its connection (a failover, a restart, `pg_terminate_backend`) emitted
+ * the event to no listener, and the process exited. Each client now keeps a listener of its own:
+ * the next statement on it fails (503, `isDatabaseUnavailable`) and the pool drops it on release.
+ */
 function keepErrorsHandled(pool: pg.Pool): void {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
