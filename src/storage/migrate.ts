@@ -23,7 +23,7 @@ import { postingsBlocks } from './migrations/020-postings-blocks.js';
 import { truncatedPages } from './migrations/021-truncated-pages.js';
 import { olderData } from './migrations/022-older-data.js';
 import { formatCharacters } from './migrations/023-format-characters.js';
-import { auditFilters } from './migrations/024-audit-filters.js';
+import { filterIndexes } from './migrations/024-filter-indexes.js';
 
 // Arbitrary constant naming the advisory lock that serialises migrations across instances.
 const MIGRATION_LOCK_KEY = 7_420_331_118;
@@ -58,7 +58,7 @@ export function migrator(db: Kysely<any>, storage: Storage, schema?: string): Mi
     '021-truncated-pages': truncatedPages(),
     '022-older-data': olderData(),
     '023-format-characters': formatCharacters(),
-    '024-audit-filters': auditFilters(),
+    '024-filter-indexes': filterIndexes(),
   };
   return new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema !== undefined && { migrationTableSchema: schema }) });
 }

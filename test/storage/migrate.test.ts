@@ -30,7 +30,7 @@ const ALL_MIGRATIONS = [
   '021-truncated-pages',
   '022-older-data',
   '023-format-characters',
-  '024-audit-filters',
+  '024-filter-indexes',
 ];
 const TABLES = ['copilots', 'api_keys', 'swagger_documents', 'knowledge_bases', 'kb_links', 'kb_passages', 'audit_log'];
 

@@ -100,7 +100,7 @@ for (const dialect of DIALECTS) {
         '021-truncated-pages',
         '022-older-data',
         '023-format-characters',
-        '024-audit-filters',
+        '024-filter-indexes',
       ]);
     });
     afterAll(async () => {
