@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { formatMicros } from '../../src/domain/ids.js';
 import { insertCopilot } from '../../src/storage/copilot.repository.js';
 import type { CopilotRow } from '../../src/storage/schema.js';
@@ -424,6 +424,22 @@ for (const dialect of DIALECTS) {
       expect(await found('aLp')).toEqual(['Alpha Shop', 'Beta alp', 'the ALPHABET']);
       expect(await found('shop')).toEqual(['Alpha Shop']);
       expect(await found('nothing like it')).toEqual([]);
+    });
+
+    it("a name filter (and an audit time range) reads as a scan: off the event loop on SQLite, in the key's fair turns, within SEARCH_TIMEOUT_MS; a plain page does not (scale sweep: q over 50,000 names held every client on SQLite)", async () => {
+      const scan = vi.spyOn(t.storage, 'scan');
+      try {
+        const key = await t.key(['admin']);
+        const keyId = ((await call(t, 'GET', '/backend/api/keys/me', { key })).json() as { id: string }).id;
+        expect((await call(t, 'GET', `${COPILOTS_PATH}?limit=5`, { key })).statusCode).toBe(200);
+        expect((await call(t, 'GET', '/backend/api/audit?limit=5', { key })).statusCode).toBe(200);
+        expect(scan).not.toHaveBeenCalled();
+        expect((await call(t, 'GET', `${COPILOTS_PATH}?q=alpha&limit=5`, { key })).statusCode).toBe(200);
+        expect((await call(t, 'GET', '/backend/api/audit?since=2020-01-01T00:00:00Z&limit=5', { key })).statusCode).toBe(200);
+        expect(scan.mock.calls.map(([tenant]) => tenant)).toEqual([`key:${keyId}`, `key:${keyId}`]);
+      } finally {
+        scan.mockRestore();
+      }
     });
 
     it('q treats %, _ and \\ literally', async () => {

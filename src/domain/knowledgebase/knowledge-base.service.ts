@@ -3,8 +3,7 @@ import { recordAudit } from '../audit.js';
 import type { DialectName, Storage } from '../../storage/database.js';
 import * as kb from '../../storage/knowledge-base.repository.js';
 import type { Db, KbLinkRow } from '../../storage/schema.js';
-import { TooManyWaiting } from '../../fair-turns.js';
-import { ScanTimedOut } from '../../storage/scans.js';
+import { asScan } from '../scans.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Principal } from '../auth/api-keys.js';
 import { getCopilot, isCopilotId } from '../copilots/copilot.service.js';
@@ -144,25 +143,16 @@ export async function searchKnowledgeBase(
   const id = await liveBot(storage.readDb, botId, () => kbNotFound(botId));
   if (!(await kb.findKnowledgeBase(storage.readDb, id))) throw kbNotFound(botId);
   const terms = queryTerms(q);
-  const hits = await storage
-    .scan(id, (db) =>
-      kb.searchPassages(db, storage.dialect, id, terms, limit, (blobs, totals, n, excluded) => scorer.scoreOnThread(blobs, totals, n, excluded)),
-    )
-    .catch((err: unknown) => {
-      if (err instanceof TooManyWaiting) {
-        throw new AppError('quota_exceeded', `This knowledge base has ${err.waiting} searches waiting already, its limit; try again when they have answered.`, {
-          waiting: err.waiting,
-        });
-      }
-      if (err instanceof ScanTimedOut) {
-        throw new AppError(
-          'quota_exceeded',
-          `This search ran past its time limit of ${err.limitMs} ms and was stopped: too many of this knowledge base's passages hold its words; search without the words most passages hold.`,
-          { time_limit_ms: err.limitMs },
-        );
-      }
-      throw err;
-    });
+  const hits = await asScan(
+    storage,
+    id,
+    (db) => kb.searchPassages(db, storage.dialect, id, terms, limit, (blobs, totals, n, excluded) => scorer.scoreOnThread(blobs, totals, n, excluded)),
+    {
+      waiting: (n) => `This knowledge base has ${n} searches waiting already, its limit; try again when they have answered.`,
+      timedOut: (ms) =>
+        `This search ran past its time limit of ${ms} ms and was stopped: too many of this knowledge base's passages hold its words; search without the words most passages hold.`,
+    },
+  );
   return { bot_id: id, query: q, results: hits.map((h) => ({ url: h.url, passage: h.seq, content: h.content, score: h.score })) };
 }
 

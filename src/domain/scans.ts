@@ -1,0 +1,43 @@
+import type { Kysely } from 'kysely';
+import { AppError } from '../errors.js';
+import { TooManyWaiting } from '../fair-turns.js';
+import type { Storage } from '../storage/database.js';
+import { ScanTimedOut } from '../storage/scans.js';
+import type { Database } from '../storage/schema.js';
+import type { Principal } from './auth/api-keys.js';
+
+/** What a refused scan is told: the contract's 429, in the words of what it was. */
+export interface ScanWords {
+  /** `n` of the tenant's scans wait already (its queue is full). */
+  waiting(n: number): string;
+  /** It ran past `limitMs` and was stopped. */
+  timedOut(limitMs: number): string;
+}
+
+/**
+ * Runs `work` as a scan (storage/scans.ts): the reads whose work grows with a tenant's data,
+ * on connections of their own (on SQLite, threads: never the event loop), in fair turns by
+ * `tenant`, bounded by SEARCH_TIMEOUT_MS. Its refusals are 429 `quota_exceeded`.
+ */
+export function asScan<T>(storage: Pick<Storage, 'scan'>, tenant: string, work: (db: Kysely<Database>) => Promise<T>, words: ScanWords): Promise<T> {
+  return storage.scan(tenant, work).catch((err: unknown) => {
+    if (err instanceof TooManyWaiting) throw new AppError('quota_exceeded', words.waiting(err.waiting), { waiting: err.waiting });
+    if (err instanceof ScanTimedOut) throw new AppError('quota_exceeded', words.timedOut(err.limitMs), { time_limit_ms: err.limitMs });
+    throw err;
+  });
+}
+
+/** Whose turn a reader's scan takes: its key's (the open reads of ALLOW_ANONYMOUS_READ share one). */
+export function scanTenant(principal: Principal): string {
+  return principal.kind === 'key' ? `key:${principal.keyId}` : 'anonymous';
+}
+
+export const NAME_FILTER_REFUSALS: ScanWords = {
+  waiting: (n) => `This API key has ${n} scans (name filters, searches) waiting already, its limit; try again when they have answered.`,
+  timedOut: (ms) => `This name filter ran past its time limit of ${ms} ms and was stopped; filter by status, or page without q.`,
+};
+
+export const AUDIT_RANGE_REFUSALS: ScanWords = {
+  waiting: (n) => `This API key has ${n} scans (audit ranges, name filters) waiting already, its limit; try again when they have answered.`,
+  timedOut: (ms) => `This audit range ran past its time limit of ${ms} ms and was stopped; filter by bot_id or action as well.`,
+};
