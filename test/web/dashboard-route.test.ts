@@ -1,12 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../src/http/errors.js';
 import { DASHBOARD_ROOT, dashboardRoutes } from '../../src/http/routes/dashboard.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'cms-dashboard-'));
+const BIG_SCRIPT = `console.log(${JSON.stringify('dashboard '.repeat(2000))});`;
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function appServing(root: string): Promise<FastifyInstance> {
@@ -26,6 +28,9 @@ describe('dashboard routes', () => {
     mkdirSync(path.join(root, 'assets'), { recursive: true });
     writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>Dashboard</title><script type="module" src="./assets/index-AbC123.js"></script>');
     writeFileSync(path.join(root, 'assets/index-AbC123.js'), 'console.log("dashboard")');
+    writeFileSync(path.join(root, 'assets/big-AbC123.js'), BIG_SCRIPT);
+    writeFileSync(path.join(root, 'assets/big-AbC123.js.gz'), gzipSync(BIG_SCRIPT));
+    writeFileSync(path.join(root, 'assets/big-AbC123.js.br'), brotliCompressSync(BIG_SCRIPT));
     writeFileSync(path.join(root, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     writeFileSync(path.join(root, '.env'), 'SECRET=1');
     app = await appServing(root);
@@ -53,6 +58,32 @@ describe('dashboard routes', () => {
     const icon = await app.inject({ method: 'GET', url: '/favicon.svg' });
     expect(icon.statusCode).toBe(200);
     expect(icon.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('sends an asset compressed where the build compressed it and the browser takes it (a11y sweep: 112 KB of script went uncompressed)', async () => {
+    for (const [accept, encoding, decode] of [
+      ['br, gzip', 'br', brotliDecompressSync],
+      ['gzip', 'gzip', gunzipSync],
+      ['identity', undefined, (b: Buffer) => b],
+    ] as const) {
+      const res = await app.inject({ method: 'GET', url: '/assets/big-AbC123.js', headers: { 'accept-encoding': accept } });
+      expect(res.statusCode, accept).toBe(200);
+      expect(res.headers['content-encoding'], accept).toBe(encoding);
+      expect(res.headers['content-type'], accept).toMatch(/javascript/);
+      expect(res.headers.vary, accept).toMatch(/accept-encoding/i);
+      expect(res.headers['cache-control'], accept).toBe('public, max-age=31536000, immutable');
+      expect(decode(res.rawPayload).toString(), accept).toBe(BIG_SCRIPT);
+    }
+  });
+
+  it('the build compresses every script and style of the dashboard (br and gzip beside each)', () => {
+    const assets = readdirSync(path.join(DASHBOARD_ROOT, 'assets')).filter((f) => /\.(js|css)$/.test(f));
+    expect(assets.length).toBeGreaterThan(0);
+    for (const file of assets) {
+      const body = readFileSync(path.join(DASHBOARD_ROOT, 'assets', file));
+      expect(gunzipSync(readFileSync(path.join(DASHBOARD_ROOT, 'assets', `${file}.gz`))).equals(body), file).toBe(true);
+      expect(brotliDecompressSync(readFileSync(path.join(DASHBOARD_ROOT, 'assets', `${file}.br`))).equals(body), file).toBe(true);
+    }
   });
 
   it('leaves every other path to the API: JSON 404s, dotfiles and traversal included', async () => {

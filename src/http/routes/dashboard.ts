@@ -65,6 +65,8 @@ export async function dashboardRoutes(instance: FastifyInstance, options: { root
     serveDotFiles: false,
     // Whole files only: a Range header is ignored (a few small files; an unsatisfiable range was a 500).
     acceptRanges: false,
+    // The build writes .br and .gz beside each script and style (scripts/compress-web.mjs).
+    preCompressed: true,
     schemaHide: true,
     setHeaders: (reply, file) => setHeaders(root, reply, file),
   });
