@@ -10,6 +10,7 @@ import { DataDirError } from './storage/data-dir.js';
 import { databaseAdvice, type Storage } from './storage/database.js';
 import { createServices, type Services } from './services.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { followDatabaseClock } from './jobs/database-clock.js';
 import { isDatabaseOutOfReach } from './storage/unavailable.js';
 import { holdInstanceLock } from './storage/instance-lock.js';
 
@@ -33,6 +34,8 @@ export async function startService(config: Config): Promise<RunningService> {
     await checkAddress(config.host, config.port);
     await waitForDatabase(storage, config);
     await migrateToLatest(storage);
+    // PostgreSQL: the server's clock is the service's (every instance's leases by one clock).
+    await followDatabaseClock(storage);
     // A thread that cannot start (a broken install) stops the start, not each validation.
     await services.taskThreads.ready();
     app = await buildApp(services);

@@ -13,6 +13,7 @@ import { startCrawls } from './jobs/crawl.js';
 import { startLinkRefreshSchedule } from './jobs/link-refresh.js';
 import { retentionWanted, startRetention } from './jobs/retention.js';
 import { startSearchIndexHousekeeping } from './jobs/search-index-housekeeping.js';
+import { startDatabaseClock } from './jobs/database-clock.js';
 import { fetchPolicyOf, type FetchPolicy } from './net/guarded-fetch.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { countLinksByStatus, countPassagesToDelete } from './storage/knowledge-base.repository.js';
@@ -176,6 +177,7 @@ export function createServices(config: Config, parts: ServiceParts = {}): Servic
       crawlJob = startCrawls(crawls, { intervalMs: config.kbPollIntervalMs, logger: jobLogger });
       jobs.push(crawlJob);
       jobs.push(startApiDescriptionSync(storage, sync, { logger: jobLogger }));
+      if (storage.dialect === 'postgres') jobs.push(startDatabaseClock(storage, { logger: jobLogger }));
       jobs.push(startLinkRefreshSchedule(storage, { intervalMs: config.syncIntervalMs, logger: jobLogger }));
       if (webhookTarget) {
         const delivery = { policy: fetchPolicy, secret: webhookTarget.secret, owner: sync.owner, retryBaseMs: 10_000 };

@@ -58,7 +58,11 @@ async function withStorage<T>(
         `${services.storage.name} holds no copilot-service schema: is DATABASE_URL the service's? (A new one is made by serve or migrate.)`,
       );
     }
-    return await work(services.storage, await migrateToLatest(services.storage));
+    const applied = await migrateToLatest(services.storage);
+    // What the command writes is timed by the database server's clock, as the service's writes are.
+    const { followDatabaseClock } = await import('../jobs/database-clock.js');
+    await followDatabaseClock(services.storage);
+    return await work(services.storage, applied);
   } finally {
     await services.close();
   }

@@ -329,24 +329,31 @@ export async function databaseNotReady(storage: Storage): Promise<string | null>
 export async function databaseAdvice(storage: Storage): Promise<string[]> {
   if (storage.dialect !== 'postgres') return [];
   const advice: string[] = [];
-  const asked = Date.now();
-  const { rows } = await sql<{ autovacuum: string; server_ms: string }>`
-    select current_setting('autovacuum') as autovacuum, (extract(epoch from clock_timestamp()) * 1000)::bigint::text as server_ms`.execute(storage.db);
-  const answered = Date.now();
+  const { rows } = await sql<{ autovacuum: string }>`select current_setting('autovacuum') as autovacuum`.execute(storage.db);
   if (rows[0]?.autovacuum === 'off') {
     advice.push(
       'PostgreSQL runs with autovacuum off: table statistics go stale and lists can read whole tables; turn it on, or run ANALYZE after large changes',
     );
   }
-  // Instances time leases, schedules and timestamps by their own clocks (a job's lease is
-  // 2 × FETCH_TIMEOUT_MS + 5 s): one that runs fast takes over work still held.
-  const skewMs = (asked + answered) / 2 - Number(rows[0]?.server_ms);
-  if (Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS + (answered - asked) / 2) {
+  const offsetMs = (await databaseClockOffset(storage)) ?? 0;
+  if (Math.abs(offsetMs) > CLOCK_SKEW_WARNING_MS) {
     advice.push(
-      `This machine's clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'ahead of' : 'behind'} the PostgreSQL server's: instances take over each other's work and order what they write by their own clocks; keep every instance's clock synchronised (NTP)`,
+      `This machine's clock is ${Math.round(Math.abs(offsetMs) / 1000)} s ${offsetMs < 0 ? 'ahead of' : 'behind'} the PostgreSQL server's: the service times its work and its timestamps by the server's clock, but its log lines are this machine's; keep every instance's clock synchronised (NTP)`,
     );
   }
   return advice;
+}
+
+/**
+ * How far the PostgreSQL server's clock is ahead of this machine's, in milliseconds (negative:
+ * behind), read at the middle of a round trip; null on SQLite (one machine, one clock).
+ */
+export async function databaseClockOffset(storage: Pick<Storage, 'dialect' | 'db'>): Promise<number | null> {
+  if (storage.dialect !== 'postgres') return null;
+  const asked = Date.now();
+  const { rows } = await sql<{ server_ms: string }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint::text as server_ms`.execute(storage.db);
+  const answered = Date.now();
+  return Number(rows[0]!.server_ms) - (asked + answered) / 2;
 }
 
 /** How far this machine's clock may be from the database server's before the start warns. */

@@ -4,10 +4,13 @@
  * monotonic timer kept a boot-time error, or a suspend's lag, for the life of the process).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { daysAgo, formatMicros, isTimestamp, nowTimestamp, timestampIn } from '../../src/domain/ids.js';
+import { daysAgo, formatMicros, followClockOffset, isTimestamp, nowTimestamp, timestampIn } from '../../src/domain/ids.js';
 
 const at = (iso: string) => vi.spyOn(Date, 'now').mockReturnValue(Date.parse(iso));
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  followClockOffset(0);
+});
 
 describe('timestamps', () => {
   it('follow the wall clock when it is stepped, forward or back', () => {
@@ -34,5 +37,23 @@ describe('timestamps', () => {
   it('are in the wire format past 2038', () => {
     expect(formatMicros(Date.parse('2200-12-31T23:59:59.999Z') * 1000 + 999)).toBe('2200-12-31T23:59:59.999999Z');
     expect(formatMicros(Date.parse('2038-01-19T03:14:08Z') * 1000)).toBe('2038-01-19T03:14:08.000000Z');
+  });
+
+  it("follow the database server's clock once it is more than a second from this machine's (clock sweep: instances timed leases by their own clocks)", () => {
+    at('2031-05-06T07:00:00.000Z');
+    // Under a second: measurement noise, not followed (timestamps stay as the machine reads them).
+    expect(followClockOffset(800)).toBe(false);
+    expect(nowTimestamp()).toBe('2031-05-06T07:00:00.000000Z');
+    // This machine runs two hours fast: every reading is the server's time.
+    expect(followClockOffset(-7_200_000)).toBe(true);
+    at('2031-05-06T07:00:01.000Z');
+    expect(nowTimestamp()).toBe('2031-05-06T05:00:01.000000Z');
+    expect(timestampIn(30_000)).toBe('2031-05-06T05:00:31.000000Z');
+    expect(daysAgo(1)).toBe('2031-05-05T05:00:01.000000Z');
+    // Measured again a few milliseconds off: kept as it is.
+    expect(followClockOffset(-7_200_004)).toBe(false);
+    expect(followClockOffset(0)).toBe(true);
+    at('2031-05-06T07:00:02.000Z');
+    expect(nowTimestamp()).toBe('2031-05-06T07:00:02.000000Z');
   });
 });

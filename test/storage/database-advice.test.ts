@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { followClockOffset, nowTimestamp, timestampIn } from '../../src/domain/ids.js';
+import { followDatabaseClock } from '../../src/jobs/database-clock.js';
 import { databaseAdvice, openStorage, type Storage } from '../../src/storage/database.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js';
 
@@ -47,6 +49,24 @@ for (const dialect of DIALECTS) {
           }
         }
         expect((await databaseAdvice(storage)).some((line) => line.includes('clock'))).toBe(false);
+      },
+    );
+
+    it.runIf(dialect === 'postgres')(
+      "takes the server's clock as the service's: an instance whose machine runs an hour fast writes the server's time (clock sweep: it took over leases still held)",
+      async () => {
+        const now = Date.now;
+        vi.spyOn(Date, 'now').mockImplementation(() => now() + 3_600_000);
+        try {
+          const offset = await followDatabaseClock(storage);
+          expect(Math.abs(offset! + 3_600_000)).toBeLessThan(1000);
+          const written = Date.parse(nowTimestamp());
+          expect(Math.abs(written - now())).toBeLessThan(1000);
+          expect(Math.abs(Date.parse(timestampIn(60_000)) - (now() + 60_000))).toBeLessThan(1000);
+        } finally {
+          vi.restoreAllMocks();
+          followClockOffset(0);
+        }
       },
     );
   });

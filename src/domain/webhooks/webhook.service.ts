@@ -4,7 +4,7 @@ import { FetchError, fetchGuarded, type FetchPolicy } from '../../net/guarded-fe
 import type { Db, WebhookDeliveryRow } from '../../storage/schema.js';
 import * as deliveries from '../../storage/webhook.repository.js';
 import { decodeCursor, pageByCreation } from '../cursor.js';
-import { nowTimestamp, timestampIn } from '../ids.js';
+import { clockNow, nowTimestamp, timestampIn } from '../ids.js';
 import type { WebhookDelivery } from '../wire.js';
 
 /**
@@ -81,7 +81,7 @@ export async function attemptDelivery(db: Db, deps: DeliveryDeps, id: string): P
     });
     return true;
   }
-  const timestamp = String(Math.floor(Date.now() / 1000));
+  const timestamp = String(Math.floor(clockNow() / 1000));
   let status: number | null = null;
   let error: string | null = null;
   try {

@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import * as historyService from '../../domain/copilots/api-description-history.service.js';
 import { MAX_POSITION } from '../../domain/cursor.js';
+import { clockNow } from '../../domain/ids.js';
 import { ApiDescriptionChange, ApiDescriptionSync, ApiDescriptionVersion, ChangeCounts, oneOf, SYNC_OUTCOMES } from '../../domain/wire.js';
 import { AppError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
@@ -162,7 +163,7 @@ export function apiDescriptionHistoryRoutes(
       if (outcome.status === 'busy') {
         // Until its lease ends: a sync under way ends sooner; one whose instance stopped, then.
         const until = outcome.lease_expires_at;
-        if (until !== null) reply.header('retry-after', String(Math.max(1, Math.ceil((Date.parse(until) - Date.now()) / 1000))));
+        if (until !== null) reply.header('retry-after', String(Math.max(1, Math.ceil((Date.parse(until) - clockNow()) / 1000))));
         throw new AppError(
           'conflict',
           'A sync of this copilot’s API description is under way (or its instance stopped during it); try again when it ends, at the latest when its lease does.',
