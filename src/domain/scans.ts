@@ -32,12 +32,7 @@ export function scanTenant(principal: Principal): string {
   return principal.kind === 'key' ? `key:${principal.keyId}` : 'anonymous';
 }
 
-export const NAME_FILTER_REFUSALS: ScanWords = {
-  waiting: (n) => `This API key has ${n} scans (name filters, searches) waiting already, its limit; try again when they have answered.`,
-  timedOut: (ms) => `This name filter ran past its time limit of ${ms} ms and was stopped; filter by status, or page without q.`,
-};
-
 export const AUDIT_RANGE_REFUSALS: ScanWords = {
-  waiting: (n) => `This API key has ${n} scans (audit ranges, name filters) waiting already, its limit; try again when they have answered.`,
+  waiting: (n) => `This API key has ${n} audit ranges waiting already, its limit; try again when they have answered.`,
   timedOut: (ms) => `This audit range ran past its time limit of ${ms} ms and was stopped; filter by bot_id or action as well.`,
 };

@@ -4,9 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import * as copilots from '../../domain/copilots/copilot.service.js';
 import { AppError } from '../../errors.js';
 import { Copilot, CopilotCreate, CopilotPatch, PurgeResult } from '../../domain/wire.js';
-import { asScan, NAME_FILTER_REFUSALS, scanTenant } from '../../domain/scans.js';
 import type { Storage } from '../../storage/database.js';
-import type { Db } from '../../storage/schema.js';
 import { botLimit, visibleCopilot, type AccessHook } from '../auth.js';
 import { CopilotIdParams, errorResponses, jsonAnswer, LINK_HEADER, ListCopilotsQuery, LOCATION_HEADER, ref } from '../schemas.js';
 
@@ -44,7 +42,7 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
         querystring: ListCopilotsQuery,
         response: {
           200: jsonAnswer('The copilots of this page', Type.Array(CopilotRef), LINK_HEADER),
-          ...errorResponses('invalid_cursor', 'unauthorized', 'forbidden', 'quota_exceeded'),
+          ...errorResponses('invalid_cursor', 'unauthorized', 'forbidden'),
         },
       },
     },
@@ -56,17 +54,14 @@ export function copilotRoutes(instance: FastifyInstance, deps: { storage: Storag
         const message = 'include_deleted lists deleted copilots to an API key with the copilots:read scope only.';
         throw request.headers.authorization === undefined ? new AppError('unauthorized', message) : new AppError('forbidden', message);
       }
-      const list = (db: Db) =>
-        copilots.listCopilots(db, {
-          limit: query.limit,
-          cursor: query.cursor,
-          status: query.status,
-          q: query.q,
-          includeDeleted: query.include_deleted,
-          onlyIds: botLimit(request.principal),
-        });
-      // A name filter reads every name (no index serves "contains"): a scan, as a search is.
-      const page = await (query.q === undefined ? list(storage.readDb) : asScan(storage, scanTenant(request.principal), list, NAME_FILTER_REFUSALS));
+      const page = await copilots.listCopilots(storage.readDb, {
+        limit: query.limit,
+        cursor: query.cursor,
+        status: query.status,
+        q: query.q,
+        includeDeleted: query.include_deleted,
+        onlyIds: botLimit(request.principal),
+      });
       if (page.nextCursor) reply.header('link', nextPage(query, page.nextCursor));
       return page.items;
     },
