@@ -5,10 +5,12 @@
  */
 import { AppError } from '../errors.js';
 import * as audit from '../storage/audit.repository.js';
+import type { Storage } from '../storage/database.js';
 import type { Db } from '../storage/schema.js';
 import type { Principal } from './auth/api-keys.js';
 import { nowTimestamp } from './ids.js';
 import { loggedUrl } from './knowledgebase/links.js';
+import { asScan } from './scans.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from './wire.js';
 
 export { AUDIT_ACTIONS, type AuditAction, type AuditEntry };
@@ -158,9 +160,15 @@ const LAST_SECOND = Date.parse('9999-12-31T23:59:59Z');
 
 /**
  * Newest first, paged by id. A key limited to bots reads only its bots' entries: asking
- * for another bot is 403, and entries of no bot (keys for every bot) are not shown.
+ * for another bot is 403, and entries of no bot (keys for every bot) are not shown. A time
+ * range is read newest first for as long as it matches little: a scan (scans.ts), in the
+ * viewing key's turns; other pages are index reads on `readDb`.
  */
-export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
+export async function listAudit(
+  storage: Pick<Storage, 'readDb' | 'scan'>,
+  query: AuditQuery,
+  viewer?: Principal,
+): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
   let beforeId: number | undefined;
   if (query.cursor !== undefined) {
     if (!/^\d{1,15}$/.test(query.cursor)) throw new AppError('invalid_cursor', 'The cursor is not one this service issued.');
@@ -178,16 +186,23 @@ export async function listAudit(db: Db, query: AuditQuery, viewer?: Principal): 
     since: toWireTime('since', query.since),
     until: toWireTime('until', query.until),
   };
-  // The page's entries by their size first, so that no more details are read than a page answers.
-  const sizes = await audit.listAuditSizes(db, { ...filters, limit: query.limit + 1 });
-  let fit = 0;
-  for (let chars = 0; fit < Math.min(sizes.length, query.limit); fit++) {
-    chars += Number(sizes[fit]!.chars);
-    if (fit > 0 && chars > AUDIT_PAGE_MAX_CHARS) break;
-  }
-  const ids = sizes.slice(0, fit).map((s) => Number(s.id));
-  const rows = ids.length === 0 ? [] : await audit.listAuditEntriesById(db, ids);
-  return { items: rows.map(toEntry), nextCursor: fit < sizes.length ? String(ids.at(-1)) : null };
+  const read = async (db: Db) => {
+    // The page's entries by their size first, so that no more details are read than a page answers.
+    const sizes = await audit.listAuditSizes(db, { ...filters, limit: query.limit + 1 });
+    let fit = 0;
+    for (let chars = 0; fit < Math.min(sizes.length, query.limit); fit++) {
+      chars += Number(sizes[fit]!.chars);
+      if (fit > 0 && chars > AUDIT_PAGE_MAX_CHARS) break;
+    }
+    const ids = sizes.slice(0, fit).map((s) => Number(s.id));
+    const rows = ids.length === 0 ? [] : await audit.listAuditEntriesById(db, ids);
+    return { items: rows.map(toEntry), nextCursor: fit < sizes.length ? String(ids.at(-1)) : null };
+  };
+  if (filters.since === undefined && filters.until === undefined) return read(storage.readDb);
+  return asScan(storage, viewer?.kind === 'key' ? `key:${viewer.keyId}` : 'anonymous', read, {
+    waiting: (n) => `This API key has ${n} audit ranges waiting already, its limit; try again when they have answered.`,
+    timedOut: (ms) => `This audit range ran past its time limit of ${ms} ms and was stopped; filter by bot_id or action as well.`,
+  });
 }
 
 function toEntry(row: Awaited<ReturnType<typeof audit.listAuditEntriesById>>[number]): AuditEntry {

@@ -4,7 +4,6 @@ import { TooManyWaiting } from '../fair-turns.js';
 import type { Storage } from '../storage/database.js';
 import { ScanTimedOut } from '../storage/scans.js';
 import type { Database } from '../storage/schema.js';
-import type { Principal } from './auth/api-keys.js';
 
 /** What a refused scan is told: the contract's 429, in the words of what it was. */
 export interface ScanWords {
@@ -26,13 +25,3 @@ export function asScan<T>(storage: Pick<Storage, 'scan'>, tenant: string, work: 
     throw err;
   });
 }
-
-/** Whose turn a reader's scan takes: its key's (the open reads of ALLOW_ANONYMOUS_READ share one). */
-export function scanTenant(principal: Principal): string {
-  return principal.kind === 'key' ? `key:${principal.keyId}` : 'anonymous';
-}
-
-export const AUDIT_RANGE_REFUSALS: ScanWords = {
-  waiting: (n) => `This API key has ${n} audit ranges waiting already, its limit; try again when they have answered.`,
-  timedOut: (ms) => `This audit range ran past its time limit of ${ms} ms and was stopped; filter by bot_id or action as well.`,
-};

@@ -6,9 +6,7 @@ import { listAudit } from '../../domain/audit.js';
 import * as knowledgeBase from '../../domain/knowledgebase/knowledge-base.service.js';
 import { MAX_LINK_LENGTH, MAX_LINKS_PER_REQUEST } from '../../domain/knowledgebase/links.js';
 import { AuditEntry, KnowledgeBaseLinks, LinksDeleted, LinksRefreshed, LinksRequest, SearchResults } from '../../domain/wire.js';
-import { AUDIT_RANGE_REFUSALS, asScan, scanTenant } from '../../domain/scans.js';
 import { SCAN_WAITING_PER_TENANT, type Storage } from '../../storage/database.js';
-import type { Db } from '../../storage/schema.js';
 import type { TaskThreads } from '../../threads/task-threads.js';
 import type { AccessHook } from '../auth.js';
 import { AuditQuery, BotParams, errorResponses, jsonAnswer, LINK_HEADER, nextLink, PageQuery, ref, SearchQuery } from '../schemas.js';
@@ -191,11 +189,7 @@ export function knowledgeBaseRoutes(
     },
     async (request, reply) => {
       const { limit, cursor, bot_id: botId, action, since, until } = request.query;
-      const read = (db: Db) => listAudit(db, { limit, cursor, botId, action, since, until }, request.principal);
-      // A time range is read along the log, newest first, for as long as it matches little: a scan.
-      const page = await (since === undefined && until === undefined
-        ? read(storage.readDb)
-        : asScan(storage, scanTenant(request.principal), read, AUDIT_RANGE_REFUSALS));
+      const page = await listAudit(storage, { limit, cursor, botId, action, since, until }, request.principal);
       const filters = Object.fromEntries(Object.entries({ bot_id: botId, action, since, until }).filter((e): e is [string, string] => e[1] !== undefined));
       const link = nextLink('/backend/api/audit', limit, page.nextCursor, filters);
       if (link) reply.header('link', link);
