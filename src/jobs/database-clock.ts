@@ -19,7 +19,7 @@ export async function followDatabaseClock(storage: Pick<Storage, 'dialect' | 'db
 }
 
 /** Reads the database server's clock again every minute (a clock stepped on either side is followed). */
-export function startDatabaseClock(storage: Storage, options: { logger: Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'> }): { stop(): Promise<void> } {
+export function startDatabaseClock(storage: Storage, options: { logger: Pick<FastifyBaseLogger, 'error' | 'warn'> }): { stop(): Promise<void> } {
   return everyInterval(
     CLOCK_READ_MS,
     async () => {
